@@ -1,0 +1,287 @@
+//! The HTTP vocabulary shared by the engine (which decides) and the server
+//! (which does the I/O): a parsed request head, and a response whose body is
+//! described rather than produced, so that files can be sent zero-copy and so
+//! that `htaccel explain` and the tests can look at a decision without a
+//! socket.
+//!
+//! The submodules hold the parts of Apache's `modules/http` that are pure
+//! functions of a request and some file metadata: status lines, the built-in
+//! error pages, conditional requests, byte ranges.
+
+use bytes::Bytes;
+use std::fs::File;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// HTTP protocol version of a request, as Apache numbers it (`HTTP_VERSION(major, minor)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
+    Http10,
+    Http11,
+}
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::Http10 => "HTTP/1.0",
+            Version::Http11 => "HTTP/1.1",
+        }
+    }
+}
+
+/// Request headers in arrival order. Names compare case-insensitively;
+/// values are raw bytes (Apache does not require them to be UTF-8).
+#[derive(Clone, Debug, Default)]
+pub struct Headers {
+    entries: Vec<(String, Bytes)>,
+}
+
+impl Headers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn push(&mut self, name: impl Into<String>, value: impl Into<Bytes>) {
+        self.entries.push((name.into(), value.into()));
+    }
+    /// The first value of `name`.
+    pub fn get(&self, name: &str) -> Option<&Bytes> {
+        self.entries
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+    /// The first value of `name` as text, if it is valid UTF-8.
+    pub fn get_str(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(|v| std::str::from_utf8(v).ok())
+    }
+    /// Every value of `name` joined with ", ", as Apache's table merges
+    /// repeated request headers (`apr_table_mergen`).
+    pub fn get_joined(&self, name: &str) -> Option<Bytes> {
+        let mut it = self.get_all(name);
+        let first = it.next()?.clone();
+        let mut rest = it.peekable();
+        if rest.peek().is_none() {
+            return Some(first);
+        }
+        let mut out = first.to_vec();
+        for v in rest {
+            out.extend_from_slice(b", ");
+            out.extend_from_slice(v);
+        }
+        Some(Bytes::from(out))
+    }
+    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Bytes> + 'a {
+        self.entries
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    pub fn remove(&mut self, name: &str) {
+        self.entries.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    }
+    /// Replace every value of `name` with one value.
+    pub fn set(&mut self, name: &str, value: impl Into<Bytes>) {
+        let value = value.into();
+        if let Some(pos) = self.entries.iter().position(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            self.entries[pos].1 = value;
+            let mut i = pos + 1;
+            while i < self.entries.len() {
+                if self.entries[i].0.eq_ignore_ascii_case(name) {
+                    self.entries.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            self.entries.push((name.to_string(), value));
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Bytes)> {
+        self.entries.iter().map(|(n, v)| (n.as_str(), v))
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// How the request body is framed, as the connection layer found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BodyFraming {
+    #[default]
+    None,
+    Length(u64),
+    Chunked,
+}
+
+/// A request head as read off the wire, after the connection layer's own
+/// checks (line lengths, field counts, framing). Everything the engine needs
+/// to decide; the body stays with the connection.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The method token exactly as sent (`GET`, `PROPFIND`, …; case-sensitive as in Apache).
+    pub method: String,
+    /// The request-target exactly as sent (`/a%20b?x=1`, `*`, `http://host/p`).
+    pub target: String,
+    pub version: Version,
+    /// The request line as sent, without CRLF (`THE_REQUEST`).
+    pub request_line: String,
+    pub headers: Headers,
+    pub framing: BodyFraming,
+    pub remote: SocketAddr,
+    pub local: SocketAddr,
+    /// Whether the connection is TLS (`HTTPS`).
+    pub secure: bool,
+}
+
+/// A part of a response body. Files are referenced, not read, so the server
+/// can use `sendfile(2)`.
+#[derive(Clone, Debug)]
+pub enum BodyPart {
+    Bytes(Bytes),
+    File { file: Arc<File>, offset: u64, len: u64 },
+}
+
+impl BodyPart {
+    pub fn len(&self) -> u64 {
+        match self {
+            BodyPart::Bytes(b) => b.len() as u64,
+            BodyPart::File { len, .. } => *len,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A response body: a sequence of parts whose total length is known up front.
+#[derive(Clone, Debug, Default)]
+pub struct Body {
+    pub parts: Vec<BodyPart>,
+}
+
+impl Body {
+    pub fn empty() -> Self {
+        Self::default()
+    }
+    pub fn bytes(b: impl Into<Bytes>) -> Self {
+        Body { parts: vec![BodyPart::Bytes(b.into())] }
+    }
+    pub fn file(file: Arc<File>, offset: u64, len: u64) -> Self {
+        Body { parts: vec![BodyPart::File { file, offset, len }] }
+    }
+    pub fn len(&self) -> u64 {
+        self.parts.iter().map(BodyPart::len).sum()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The body as one buffer (reads files). For tests, `explain` and filters
+    /// that must see the bytes (compression); never for the plain static path.
+    pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut out = Vec::with_capacity(self.len() as usize);
+        for p in &self.parts {
+            match p {
+                BodyPart::Bytes(b) => out.extend_from_slice(b),
+                BodyPart::File { file, offset, len } => {
+                    let start = out.len();
+                    out.resize(start + *len as usize, 0);
+                    file.read_exact_at(&mut out[start..], *offset)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What the server must do with a request body it has not read yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BodyDisposal {
+    /// Read and discard it, answering 413 instead if it exceeds the limit
+    /// (`LimitRequestBody`; 0 means unlimited). Apache's `ap_discard_request_body`.
+    #[default]
+    Discard,
+}
+
+/// A response as the engine decided it. The server adds `Date`, `Server`,
+/// `Connection`/`Keep-Alive` and the framing (`Content-Length` from the body
+/// length unless a header already says otherwise), suppresses the body for
+/// HEAD and for 1xx/204/304, and writes the parts.
+#[derive(Clone, Debug)]
+pub struct Response {
+    pub status: u16,
+    /// Response headers in the order they are sent.
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+    /// Close the connection after this response (Apache does after errors
+    /// that leave the request stream in an unknown state, e.g. 400, 408, 413).
+    pub close: bool,
+    /// `LimitRequestBody` in force for this request (0 = unlimited).
+    pub body_limit: u64,
+}
+
+impl Response {
+    pub fn new(status: u16) -> Self {
+        Response { status, headers: Vec::new(), body: Body::empty(), close: false, body_limit: 0 }
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn set_header(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_string(), value));
+    }
+    pub fn add_header(&mut self, name: &str, value: impl Into<String>) {
+        self.headers.push((name.to_string(), value.into()));
+    }
+    pub fn remove_header(&mut self, name: &str) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    }
+}
+
+/// The engine as the server sees it.
+pub trait Handler: Send + Sync + 'static {
+    /// Decide the response to one request.
+    fn handle(&self, req: &Request) -> Response;
+    /// The response for an error the connection layer detected itself
+    /// (400 malformed request, 408 timeout, 413, 414, 501 …), shaped as
+    /// Apache's built-in error page for `status`. `note` is Apache's
+    /// error-notes text where it adds one, e.g. "Size of a request header
+    /// field exceeds server limit."
+    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response;
+    /// Where to write log lines.
+    fn log(&self) -> &dyn Log;
+}
+
+/// Sink for the access log and the error log.
+pub trait Log: Send + Sync {
+    /// One access-log record, after the response was sent.
+    fn access(&self, entry: &AccessEntry<'_>);
+    /// One error-log line: Apache level name (`error`, `warn`, …), module (`core`), message.
+    fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str);
+}
+
+/// What the access log may print about one exchange (`LogFormat` inputs).
+pub struct AccessEntry<'a> {
+    pub request: Option<&'a Request>,
+    pub remote: SocketAddr,
+    pub local: SocketAddr,
+    pub status: u16,
+    /// Body bytes sent (`%b`/`%B`).
+    pub bytes_sent: u64,
+    pub response_headers: &'a [(String, String)],
+    /// When the request's first byte arrived.
+    pub received: std::time::SystemTime,
+    pub duration: std::time::Duration,
+    pub remote_user: Option<&'a str>,
+}

@@ -1,0 +1,10 @@
+//! htaccel's engine: the meaning of Apache configuration.
+//!
+//! It turns the syntax tree of `htaccel-conf` into typed per-directory
+//! configuration through one directive registry, keeps the compiled
+//! per-directory configuration cached, and runs a request through Apache's
+//! phases to a [`http::Response`]. It never touches a socket: the server
+//! crate carries out what the engine decides.
+
+pub mod http;
+pub mod uri;
