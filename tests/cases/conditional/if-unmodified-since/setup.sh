@@ -1,0 +1,2 @@
+# Fixed time stamps, so that requests can name ETag and dates.
+touch -d '2020-01-01 00:00:00 UTC' f.txt

@@ -1,0 +1,1 @@
+ln -s a.txt list/link.txt

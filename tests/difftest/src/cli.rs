@@ -1,0 +1,115 @@
+//! Command-line options of `difftest`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const USAGE: &str = "\
+usage: difftest [OPTIONS] [FILTER...]
+
+Runs real Apache and htaccel on each case's site tree, sends both the same
+requests and compares what a client sees. FILTERs select cases whose name
+contains one of them.
+
+  --apache-only         run only Apache and print what it answers
+  --htaccel PATH        the htaccel binary (default: $HTACCEL_BIN, else next
+                        to this program, else target/debug/htaccel)
+  --htaccel-is-apache   compare Apache with a second Apache (checks the harness)
+  -j, --jobs N          cases run in parallel (default 2)
+  --cases DIR           root of the cases (default: tests/cases)
+  --oracle-conf FILE    the Apache config htaccel serve must equal (default:
+                        $DIFFTEST_ORACLE_CONF, else
+                        shared/oracle/serve-equivalent.conf beside the repository)
+  --time-limit SECS     stop everything after this long (default 1800)
+  --pending             also run cases marked PENDING (not yet required)
+  --keep                keep the temporary trees of the cases
+  --list                list the cases and exit
+  -h, --help            this text
+";
+
+#[derive(Debug)]
+pub struct Options {
+    pub filters: Vec<String>,
+    pub apache_only: bool,
+    pub htaccel: Option<PathBuf>,
+    pub htaccel_is_apache: bool,
+    pub jobs: usize,
+    pub cases: Option<PathBuf>,
+    pub oracle_conf: Option<PathBuf>,
+    pub time_limit: Duration,
+    pub keep: bool,
+    pub pending: bool,
+    pub list: bool,
+    pub help: bool,
+}
+
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+    let mut o = Options {
+        filters: Vec::new(),
+        apache_only: false,
+        htaccel: None,
+        htaccel_is_apache: false,
+        jobs: 2,
+        cases: None,
+        oracle_conf: None,
+        time_limit: Duration::from_secs(1800),
+        keep: false,
+        pending: false,
+        list: false,
+        help: false,
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--apache-only" => o.apache_only = true,
+            "--htaccel" => o.htaccel = Some(value()?.into()),
+            "--htaccel-is-apache" => o.htaccel_is_apache = true,
+            "-j" | "--jobs" => o.jobs = number(&value()?)?,
+            j if j.starts_with("-j") => o.jobs = number(&j[2..])?,
+            "--cases" => o.cases = Some(value()?.into()),
+            "--oracle-conf" => o.oracle_conf = Some(value()?.into()),
+            "--time-limit" => o.time_limit = Duration::from_secs(number(&value()?)? as u64),
+            "--keep" => o.keep = true,
+            "--pending" => o.pending = true,
+            "--list" => o.list = true,
+            "-h" | "--help" => o.help = true,
+            f if f.starts_with('-') => return Err(format!("unknown option {f}")),
+            _ => o.filters.push(arg),
+        }
+    }
+    if o.jobs == 0 || o.jobs > 64 {
+        return Err("--jobs must be between 1 and 64".into());
+    }
+    Ok(o)
+}
+
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|_| format!("not a number: {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    fn p(args: &[&str]) -> super::Options {
+        super::parse(args.iter().map(|s| s.to_string())).unwrap()
+    }
+
+    #[test]
+    fn options_and_filters() {
+        let o = p(&["-j3", "static", "--htaccel=/x", "--apache-only", "uri"]);
+        assert_eq!(o.jobs, 3);
+        assert_eq!(o.filters, ["static", "uri"]);
+        assert_eq!(o.htaccel.unwrap().to_str(), Some("/x"));
+        assert!(o.apache_only);
+        assert_eq!(p(&["-j", "1"]).jobs, 1);
+        assert!(super::parse(["--nope".to_string()]).is_err());
+    }
+}

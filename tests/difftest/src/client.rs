@@ -1,0 +1,172 @@
+//! The client side: sends one request block to a server on 127.0.0.1 over a
+//! fresh TCP connection and records everything that comes back (responses,
+//! stray bytes, how the connection ended), with bounded waits so that a
+//! server that hangs costs seconds, never the whole run.
+
+use crate::requests::{methods_in, Request};
+use crate::response::{parse, Parsed, Response};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// How long the server may stay silent before the client gives up.
+const DEFAULT_IDLE: Duration = Duration::from_secs(10);
+/// Upper bound on one exchange, whatever the server does.
+const MAX_EXCHANGE: Duration = Duration::from_secs(60);
+/// Upper bound on what one exchange may receive.
+const MAX_RECEIVED: usize = 300 << 20;
+
+/// How the connection looked when the client stopped reading.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The server closed it.
+    Closed,
+    /// The server reset it.
+    Reset,
+    /// The server kept it open and said nothing more within the timeout.
+    Open,
+    /// The client could not connect.
+    NoConnection(String),
+}
+
+impl End {
+    pub fn describe(&self) -> String {
+        match self {
+            End::Closed => "connection closed by the server".into(),
+            End::Reset => "connection reset by the server".into(),
+            End::Open => "connection left open (client timed out)".into(),
+            End::NoConnection(e) => format!("could not connect: {e}"),
+        }
+    }
+}
+
+/// Everything a client saw on one connection.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub responses: Vec<Response>,
+    /// Bytes after the last response that do not parse as one.
+    pub trailing: Vec<u8>,
+    pub end: End,
+}
+
+/// Sends `req` to 127.0.0.1:`port` and reads what comes back.
+pub fn exchange(port: u16, req: &Request) -> Exchange {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut stream = match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+        Ok(s) => s,
+        Err(e) => {
+            return Exchange {
+                responses: Vec::new(),
+                trailing: Vec::new(),
+                end: End::NoConnection(e.to_string()),
+            }
+        }
+    };
+    let _ = stream.set_nodelay(true);
+    let idle = req.opts.timeout.unwrap_or(DEFAULT_IDLE);
+    let _ = stream.set_read_timeout(Some(idle));
+    let _ = stream.set_write_timeout(Some(idle));
+    let mut reader = Reader::new(req.bytes(), Instant::now() + MAX_EXCHANGE);
+    let mut sent = Vec::new();
+    for (k, segment) in req.segments.iter().enumerate() {
+        if stream.write_all(segment).is_err() {
+            break; // the server stopped reading; what it answered still counts
+        }
+        sent.extend_from_slice(segment);
+        if k + 1 < req.segments.len() {
+            // wait for the answers to everything sent so far, or for an
+            // interim answer (`100 Continue` invites the body)
+            let want = methods_in(&sent).len();
+            let seen = reader.responses.len();
+            while reader.end.is_none()
+                && reader.finals() < want
+                && !reader.responses[seen..].iter().any(Response::is_interim)
+            {
+                reader.read_once(&mut stream);
+            }
+            if reader.end.is_some() {
+                break;
+            }
+        }
+    }
+    while reader.end.is_none() {
+        reader.read_once(&mut stream);
+    }
+    reader.finish()
+}
+
+/// Accumulates bytes and cuts them into responses as they complete.
+struct Reader {
+    methods: Vec<String>,
+    buf: Vec<u8>,
+    pos: usize,
+    responses: Vec<Response>,
+    invalid: bool,
+    end: Option<End>,
+    deadline: Instant,
+}
+
+impl Reader {
+    fn new(request: Vec<u8>, deadline: Instant) -> Self {
+        Reader {
+            methods: methods_in(&request),
+            buf: Vec::new(),
+            pos: 0,
+            responses: Vec::new(),
+            invalid: false,
+            end: None,
+            deadline,
+        }
+    }
+
+    /// Number of final (non-1xx) responses so far.
+    fn finals(&self) -> usize {
+        self.responses.iter().filter(|r| !r.is_interim()).count()
+    }
+
+    fn read_once(&mut self, stream: &mut TcpStream) {
+        if Instant::now() > self.deadline || self.buf.len() > MAX_RECEIVED {
+            self.end = Some(End::Open);
+            return;
+        }
+        let mut chunk = [0u8; 65536];
+        match stream.read(&mut chunk) {
+            Ok(0) => self.end = Some(End::Closed),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                self.cut(false);
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                self.end = Some(End::Open)
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => self.end = Some(End::Reset),
+        }
+    }
+
+    fn cut(&mut self, eof: bool) {
+        while !self.invalid && self.pos < self.buf.len() {
+            let head = self
+                .methods
+                .get(self.finals())
+                .is_some_and(|m| m.eq_ignore_ascii_case("HEAD"));
+            match parse(&self.buf[self.pos..], head, eof) {
+                Parsed::Complete(r, used) => {
+                    self.responses.push(r);
+                    self.pos += used;
+                }
+                Parsed::Incomplete => break,
+                Parsed::Invalid => self.invalid = true,
+            }
+        }
+    }
+
+    fn finish(mut self) -> Exchange {
+        self.cut(true);
+        Exchange {
+            trailing: self.buf[self.pos..].to_vec(),
+            responses: self.responses,
+            end: self.end.unwrap_or(End::Open),
+        }
+    }
+}

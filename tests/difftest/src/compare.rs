@@ -1,0 +1,319 @@
+//! Deciding whether two servers answered the same, as a client would judge.
+//!
+//! What is compared: status line, every header except those that only
+//! identify the server or the moment (`Date`, `Server`, `Keep-Alive`,
+//! `Connection`), bodies, stray bytes and how the connection ended. Header
+//! names are case-insensitive; the order of headers of the same name is kept,
+//! the order between different names is not (clients do not see it).
+//!
+//! What is normalised first: each server's own port (the two listen on
+//! different ports), multipart/byteranges boundaries (random by design), the
+//! order of the methods in `Allow` (Apache lists them in hash-table order,
+//! which changes from one process to the next), and times taken from the
+//! clock (`Expires`, `Cache-Control: max-age`), which may differ by a few
+//! seconds between the two requests.
+
+use crate::client::Exchange;
+use crate::httpdate;
+use crate::requests::RequestOptions;
+use crate::response::Response;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Headers that never count.
+const UNCOMPARED: [&str; 4] = ["date", "server", "keep-alive", "connection"];
+/// Seconds two clock-derived values may differ by.
+const CLOCK_TOLERANCE: i64 = 5;
+
+/// A response with everything server-specific replaced by placeholders.
+#[derive(Debug)]
+pub struct Normal {
+    pub status_line: String,
+    pub headers: BTreeMap<String, Vec<String>>,
+    pub body: Vec<u8>,
+}
+
+/// Normalises one response of a server listening on `port`.
+pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
+    let port_text = format!(":{port}");
+    let boundary = r
+        .header("content-type")
+        .filter(|t| t.to_ascii_lowercase().starts_with("multipart/"))
+        .and_then(|t| t.split_once("boundary="))
+        .map(|(_, b)| b.trim_matches('"').to_string())
+        .filter(|b| !b.is_empty());
+    let fix = |s: &str| {
+        let s = s.replace(&port_text, ":PORT");
+        match &boundary {
+            Some(b) => s.replace(b.as_str(), "BOUNDARY"),
+            None => s,
+        }
+    };
+    let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, value) in &r.headers {
+        let name = name.to_ascii_lowercase();
+        if UNCOMPARED.contains(&name.as_str())
+            || opts.ignore_headers.contains(&name)
+            || (opts.ignore_body && name == "content-length")
+        {
+            continue;
+        }
+        let value = if name == "allow" {
+            sorted_list(value)
+        } else {
+            fix(value)
+        };
+        headers.entry(name).or_default().push(value);
+    }
+    let mut body = replace(&r.body, port_text.as_bytes(), b":PORT");
+    if let Some(b) = &boundary {
+        body = replace(&body, b.as_bytes(), b"BOUNDARY");
+        // the boundary's length varies, and the body's length with it
+        if let Some(cl) = headers.get_mut("content-length") {
+            for v in cl.iter_mut().filter(|v| **v == r.body.len().to_string()) {
+                *v = body.len().to_string();
+            }
+        }
+    }
+    if opts.ignore_body {
+        body.clear();
+    }
+    Normal {
+        status_line: fix(&r.status_line),
+        headers,
+        body,
+    }
+}
+
+/// A comma-separated list in sorted order.
+fn sorted_list(v: &str) -> String {
+    let mut items: Vec<&str> = v.split(',').map(str::trim).collect();
+    items.sort_unstable();
+    items.join(",")
+}
+
+/// Every difference a client could notice between Apache's exchange `a`
+/// (on `a_port`) and the other server's `b` (on `b_port`). Empty: same.
+pub fn differences(
+    a: &Exchange,
+    a_port: u16,
+    b: &Exchange,
+    b_port: u16,
+    opts: &RequestOptions,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.responses.len() != b.responses.len() {
+        out.push(format!(
+            "number of responses: Apache {}, htaccel {}",
+            a.responses.len(),
+            b.responses.len()
+        ));
+    }
+    for (i, (ra, rb)) in a.responses.iter().zip(&b.responses).enumerate() {
+        let which = if a.responses.len() > 1 {
+            format!("response {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        let (na, nb) = (normalise(ra, a_port, opts), normalise(rb, b_port, opts));
+        if na.status_line != nb.status_line {
+            out.push(format!(
+                "{which}status line: Apache `{}`, htaccel `{}`",
+                na.status_line, nb.status_line
+            ));
+        }
+        let names: BTreeSet<&String> = na.headers.keys().chain(nb.headers.keys()).collect();
+        for name in names {
+            let (va, vb) = (na.headers.get(name), nb.headers.get(name));
+            if !same_values(name, va, vb) {
+                out.push(format!(
+                    "{which}header {name}: Apache {}, htaccel {}",
+                    show_values(va),
+                    show_values(vb)
+                ));
+            }
+        }
+        if na.body != nb.body {
+            out.push(format!(
+                "{which}body: {}",
+                body_difference(&na.body, &nb.body)
+            ));
+        }
+    }
+    let (ta, tb) = (
+        replace(&a.trailing, format!(":{a_port}").as_bytes(), b":PORT"),
+        replace(&b.trailing, format!(":{b_port}").as_bytes(), b":PORT"),
+    );
+    if ta != tb {
+        out.push(format!(
+            "bytes after the last response: {}",
+            body_difference(&ta, &tb)
+        ));
+    }
+    if a.end != b.end {
+        out.push(format!(
+            "connection: Apache: {}; htaccel: {}",
+            a.end.describe(),
+            b.end.describe()
+        ));
+    }
+    out
+}
+
+fn same_values(name: &str, a: Option<&Vec<String>>, b: Option<&Vec<String>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(name, x, y))
+        }
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// Exact, except for values computed from the clock.
+fn same_value(name: &str, a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    match name {
+        "expires" => match (httpdate::parse(a), httpdate::parse(b)) {
+            (Some(x), Some(y)) => (x - y).abs() <= CLOCK_TOLERANCE,
+            _ => false,
+        },
+        "cache-control" => {
+            let (xa, xb): (Vec<&str>, Vec<&str>) = (
+                a.split(',').map(str::trim).collect(),
+                b.split(',').map(str::trim).collect(),
+            );
+            xa.len() == xb.len() && xa.iter().zip(&xb).all(|(x, y)| same_directive(x, y))
+        }
+        _ => false,
+    }
+}
+
+/// `max-age=N` and `s-maxage=N` agree within the clock tolerance.
+fn same_directive(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (Some((ka, va)), Some((kb, vb))) = (a.split_once('='), b.split_once('=')) else {
+        return false;
+    };
+    let seconds = |v: &str| v.trim_matches('"').parse::<i64>().ok();
+    ka.eq_ignore_ascii_case(kb)
+        && matches!(ka.to_ascii_lowercase().as_str(), "max-age" | "s-maxage")
+        && matches!((seconds(va), seconds(vb)), (Some(x), Some(y)) if (x - y).abs() <= CLOCK_TOLERANCE)
+}
+
+fn show_values(v: Option<&Vec<String>>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => v
+            .iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(" + "),
+    }
+}
+
+fn body_difference(a: &[u8], b: &[u8]) -> String {
+    let at = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "Apache {} bytes, htaccel {} bytes, first difference at byte {at}",
+        a.len(),
+        b.len()
+    )
+}
+
+/// `hay` with every occurrence of `needle` replaced.
+pub fn replace(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() {
+        return hay.to_vec();
+    }
+    let mut out = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(hay[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::End;
+
+    fn resp(headers: &[(&str, &str)], body: &str) -> Response {
+        Response {
+            status_line: "HTTP/1.1 200 OK".into(),
+            status: 200,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    fn ex(r: Response) -> Exchange {
+        Exchange {
+            responses: vec![r],
+            trailing: Vec::new(),
+            end: End::Closed,
+        }
+    }
+
+    #[test]
+    fn ignores_identity_headers_and_ports() {
+        let a = ex(resp(
+            &[("Date", "x"), ("Location", "http://localhost:1111/d/")],
+            "see :1111",
+        ));
+        let b = ex(resp(
+            &[("date", "y"), ("location", "http://localhost:2222/d/")],
+            "see :2222",
+        ));
+        assert!(differences(&a, 1111, &b, 2222, &Default::default()).is_empty());
+    }
+
+    #[test]
+    fn boundaries_and_clock_tolerance() {
+        let a = ex(resp(
+            &[
+                ("Content-Type", "multipart/byteranges; boundary=abc123"),
+                ("Expires", "Sun, 06 Nov 1994 08:49:37 GMT"),
+                ("Cache-Control", "max-age=60, public"),
+            ],
+            "--abc123\r\n",
+        ));
+        let b = ex(resp(
+            &[
+                ("Content-Type", "multipart/byteranges; boundary=zz9"),
+                ("Expires", "Sun, 06 Nov 1994 08:49:39 GMT"),
+                ("Cache-Control", "max-age=58, public"),
+            ],
+            "--zz9\r\n",
+        ));
+        assert!(differences(&a, 1, &b, 2, &Default::default()).is_empty());
+    }
+
+    #[test]
+    fn reports_values_order_and_absence() {
+        let a = ex(resp(&[("X", "1"), ("X", "2"), ("ETag", "\"a\"")], "b"));
+        let b = ex(resp(&[("X", "2"), ("X", "1")], "c"));
+        let d = differences(&a, 1, &b, 2, &Default::default());
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("header etag"));
+        assert!(d[1].starts_with("header x"));
+        assert!(d[2].starts_with("body"));
+    }
+}

@@ -1,0 +1,191 @@
+//! Running one case from start to end: build the trees, start the servers,
+//! send every request to both, compare, stop, keep the logs.
+
+use crate::cases::Case;
+use crate::client::{exchange, Exchange};
+use crate::compare::differences;
+use crate::report;
+use crate::requests::Request;
+use crate::sandbox::{Sandbox, Side};
+use crate::servers::{start_apache, start_htaccel, tails, Other, Server};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Apache marks an ETag weak when the file changed less than a second
+/// before the request; files this fresh would make the two servers differ.
+const SETTLE: Duration = Duration::from_millis(2100);
+
+/// What every case needs to know.
+pub struct Settings {
+    pub apache: PathBuf,
+    pub other: Other,
+    pub oracle: String,
+    pub tmp_root: PathBuf,
+    pub out_root: PathBuf,
+    pub keep: bool,
+    pub apache_only: bool,
+}
+
+/// One request whose answers differ.
+pub struct RequestDiff {
+    pub request: Request,
+    pub problems: Vec<String>,
+    pub apache: Exchange,
+    pub other: Exchange,
+}
+
+/// The outcome of a case.
+pub struct CaseResult {
+    pub name: String,
+    pub readme: Option<String>,
+    pub requests: usize,
+    pub identical: usize,
+    pub diffs: Vec<RequestDiff>,
+    /// The case could not be run at all.
+    pub error: Option<String>,
+    /// Tails of Apache's and the other server's logs.
+    pub apache_log: String,
+    pub other_log: String,
+    /// `--apache-only`: what Apache answered, for reading.
+    pub transcript: String,
+    pub elapsed: Duration,
+}
+
+impl CaseResult {
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.diffs.is_empty()
+    }
+
+    fn new(case: &Case) -> CaseResult {
+        CaseResult {
+            name: case.name.clone(),
+            readme: case.readme.clone(),
+            requests: 0,
+            identical: 0,
+            diffs: Vec::new(),
+            error: None,
+            apache_log: String::new(),
+            other_log: String::new(),
+            transcript: String::new(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// A case that could not be run at all.
+    pub fn failed(case: &Case, error: String) -> CaseResult {
+        CaseResult {
+            error: Some(error),
+            ..CaseResult::new(case)
+        }
+    }
+}
+
+pub fn run_case(case: &Case, s: &Settings) -> CaseResult {
+    let started = Instant::now();
+    let mut result = CaseResult::new(case);
+    if let Err(e) = run(case, s, &mut result) {
+        result.error = Some(e);
+    }
+    result.elapsed = started.elapsed();
+    result
+}
+
+fn run(case: &Case, s: &Settings, result: &mut CaseResult) -> Result<(), String> {
+    let requests = case.requests.as_ref().map_err(Clone::clone)?;
+    result.requests = requests.len();
+    let sb = Sandbox::create(&s.tmp_root, case, s.keep)?;
+    let out_dir = s.out_root.join(case.slug());
+    let _ = fs::remove_dir_all(&out_dir);
+    let outcome = serve_and_compare(case, s, &sb, requests, result);
+    keep_logs(&sb, &out_dir);
+    outcome
+}
+
+fn serve_and_compare(
+    case: &Case,
+    s: &Settings,
+    sb: &Sandbox,
+    requests: &[Request],
+    result: &mut CaseResult,
+) -> Result<(), String> {
+    let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
+        .map_err(|e| format!("Apache did not start: {e}"))?;
+    let mut other = if s.apache_only {
+        None
+    } else {
+        let started = match &s.other {
+            Other::Htaccel(bin) => start_htaccel(bin, &s.oracle, case, sb),
+            Other::Apache => start_apache(&s.apache, &s.oracle, case, sb, Side::Other),
+        };
+        match started {
+            Ok(server) => Some(server),
+            Err(e) => {
+                result.apache_log = tails(&apache.logs);
+                return Err(format!("htaccel did not start: {e}"));
+            }
+        }
+    };
+    settle(sb);
+    for req in requests {
+        let a = exchange(apache.port, req);
+        match &other {
+            None => result
+                .transcript
+                .push_str(&report::transcript_entry(req, &a)),
+            Some(o) => {
+                let b = exchange(o.port, req);
+                let problems = differences(&a, apache.port, &b, o.port, &req.opts);
+                if problems.is_empty() {
+                    result.identical += 1;
+                } else {
+                    result.diffs.push(RequestDiff {
+                        request: req.clone(),
+                        problems,
+                        apache: a,
+                        other: b,
+                    });
+                }
+            }
+        }
+    }
+    stop(&mut apache, &mut result.apache_log);
+    if let Some(o) = other.as_mut() {
+        stop(o, &mut result.other_log);
+    }
+    Ok(())
+}
+
+fn stop(server: &mut Server, log: &mut String) {
+    server.stop();
+    *log = tails(&server.logs);
+}
+
+/// Sleeps until every file of the tree is older than [`SETTLE`].
+fn settle(sb: &Sandbox) {
+    let Some(newest) = sb.newest_mtime() else {
+        return;
+    };
+    let age = SystemTime::now()
+        .duration_since(newest)
+        .unwrap_or(Duration::ZERO);
+    if age < SETTLE {
+        std::thread::sleep(SETTLE - age);
+    }
+}
+
+/// Copies configs, logs and outputs of both servers to `out_dir`.
+fn keep_logs(sb: &Sandbox, out_dir: &Path) {
+    for (side, prefix) in [(Side::Apache, "apache"), (Side::Other, "other")] {
+        let Ok(entries) = fs::read_dir(sb.rundir(side)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if [".log", ".out", ".conf"].iter().any(|x| name.ends_with(x)) {
+                let _ = fs::create_dir_all(out_dir);
+                let _ = fs::copy(e.path(), out_dir.join(format!("{prefix}.{name}")));
+            }
+        }
+    }
+}
