@@ -8,6 +8,17 @@
 //! functions of a request and some file metadata: status lines, the built-in
 //! error pages, conditional requests, byte ranges.
 
+pub mod autoindex;
+pub mod conditional;
+pub mod date;
+pub mod default_handler;
+pub mod digest;
+pub mod error_page;
+pub mod escape;
+pub mod etag;
+pub mod range;
+pub mod status;
+
 use bytes::Bytes;
 use std::fs::File;
 use std::net::SocketAddr;
