@@ -67,10 +67,16 @@ pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
     let mut body = replace(&r.body, port_text.as_bytes(), b":PORT");
     if let Some(b) = &boundary {
         body = replace(&body, b.as_bytes(), b"BOUNDARY");
-        // the boundary's length varies, and the body's length with it
+        // The boundary's length varies, and the body's length with it: a
+        // length that matches the body is compared as the normalised body's;
+        // without a body (HEAD) it cannot be told from the headers alone.
         if let Some(cl) = headers.get_mut("content-length") {
-            for v in cl.iter_mut().filter(|v| **v == r.body.len().to_string()) {
-                *v = body.len().to_string();
+            for v in cl.iter_mut() {
+                if r.body.is_empty() {
+                    *v = "(depends on the boundary)".into();
+                } else if *v == r.body.len().to_string() {
+                    *v = body.len().to_string();
+                }
             }
         }
     }

@@ -80,7 +80,15 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         .into_iter()
         .partition(|c| c.pending.is_some() && !opts.pending);
     if cases.is_empty() {
-        return Err(format!("no case matches under {}", cases_dir.display()));
+        let hint = if pending.is_empty() {
+            ""
+        } else {
+            " (only PENDING ones: add --pending)"
+        };
+        return Err(format!(
+            "no case matches under {}{hint}",
+            cases_dir.display()
+        ));
     }
     let apache = locate::apache()?;
     let (oracle_path, oracle) = locate::oracle_conf(opts.oracle_conf.as_deref())?;

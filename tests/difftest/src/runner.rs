@@ -15,6 +15,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// Apache marks an ETag weak when the file changed less than a second
 /// before the request; files this fresh would make the two servers differ.
 const SETTLE: Duration = Duration::from_millis(2100);
+/// A case whose requests take longer than this is cut short (a server
+/// that hangs on every request would otherwise cost minutes).
+const CASE_BUDGET: Duration = Duration::from_secs(180);
 
 /// What every case needs to know.
 pub struct Settings {
@@ -127,7 +130,15 @@ fn serve_and_compare(
         }
     };
     settle(sb);
+    let deadline = Instant::now() + CASE_BUDGET;
     for req in requests {
+        if Instant::now() > deadline {
+            result.error = Some(format!(
+                "gave up after {CASE_BUDGET:?}, before the request on line {}",
+                req.line
+            ));
+            break;
+        }
         let a = exchange(apache.port, req);
         match &other {
             None => result
