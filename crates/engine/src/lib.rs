@@ -6,5 +6,18 @@
 //! phases to a [`http::Response`]. It never touches a socket: the server
 //! crate carries out what the engine decides.
 
+pub mod config;
+pub mod dirconf;
+pub mod engine;
+pub mod errors;
+pub mod fs;
+pub mod handler;
 pub mod http;
+pub mod log_format;
+pub mod modules;
+pub mod registry;
+pub mod request;
+pub mod site;
+pub mod tree;
 pub mod uri;
+pub mod walk;

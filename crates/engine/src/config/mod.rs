@@ -1,0 +1,292 @@
+//! Reading configuration: the walk over a syntax tree that hands each
+//! directive to its handler, for the main config and for `.htaccess` alike.
+//!
+//! This is Apache's `ap_walk_config` + `invoke_cmd`: `${VAR}` substitution,
+//! lookup in the registry among the loaded modules, the context and
+//! `AllowOverride` checks with Apache's wording, then the handler. The
+//! walker carries what a handler may need: the server being built (main
+//! config only), the override mask in force, the enclosing sections.
+
+pub mod server;
+
+use crate::dirconf::DirConf;
+use crate::registry::{self, Args, Module, NONFATAL_OVERRIDE, NONFATAL_UNKNOWN};
+use htaccel_conf::{Node, Origin};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use server::{ServerBuild, ServerConf};
+
+/// What every configuration file is read against: the loaded modules,
+/// `Define`d names, the server root.
+#[derive(Clone)]
+pub struct Environment {
+    pub modules: Vec<&'static Module>,
+    pub defines: HashMap<String, String>,
+    pub server_root: PathBuf,
+}
+
+impl Environment {
+    pub fn is_loaded(&self, name: &str) -> bool {
+        self.modules.iter().any(|m| m.is_named(name))
+    }
+}
+
+/// A container a directive sits in, innermost last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectionKind {
+    VirtualHost,
+    Directory,
+    Location,
+    Files,
+    If,
+    Limit,
+    /// `<RequireAll>`, `<RequireAny>`, `<RequireNone>`.
+    Authz,
+}
+
+/// The context a directive is read in.
+#[derive(Clone)]
+pub struct Context {
+    /// Apache's `cmd->override`: which `req_override` bits are acceptable here.
+    pub override_mask: u32,
+    /// Options a `.htaccess` may name (`AllowOverride Options=…`).
+    pub override_opts: u32,
+    /// Directive names allowed by `AllowOverrideList`, lower-case.
+    pub override_list: Option<Arc<HashSet<String>>>,
+    pub htaccess: bool,
+    pub sections: Vec<SectionKind>,
+    /// Name of the innermost container as written (`Files`), for errors.
+    pub parent: Option<String>,
+    /// Methods limited by an enclosing `<Limit>`/`<LimitExcept>`.
+    pub limit: Option<crate::modules::core::MethodLimit>,
+}
+
+impl Context {
+    pub fn main_server() -> Self {
+        Context {
+            override_mask: registry::RSRC_CONF | registry::OR_ALL,
+            override_opts: crate::modules::core::options::OPT_ALL_WITH_EXTRAS,
+            override_list: None,
+            htaccess: false,
+            sections: Vec::new(),
+            parent: None,
+            limit: None,
+        }
+    }
+    pub fn within(&self, kind: SectionKind) -> bool {
+        self.sections.contains(&kind)
+    }
+}
+
+/// One directive or section as its handler sees it.
+pub struct Invocation<'n> {
+    /// The name as written.
+    pub name: &'n str,
+    /// Arguments after `${VAR}` substitution, split as Apache splits them.
+    pub words: Vec<String>,
+    /// Argument text after substitution.
+    pub raw: String,
+    pub origin: &'n Origin,
+    /// Children of a section.
+    pub children: &'n [Node],
+    /// Whether the section's closing tag was found.
+    pub closed: bool,
+}
+
+/// A warning or notice raised while reading configuration.
+#[derive(Clone, Debug)]
+pub struct Notice {
+    pub origin: Origin,
+    pub message: String,
+}
+
+/// An error that stops reading, with where it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub origin: Origin,
+    /// The directive's message, Apache's wording.
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.origin, self.message)
+    }
+}
+
+/// The state of one configuration read.
+pub struct Walker<'a> {
+    pub env: &'a mut Environment,
+    /// The server being built; `None` while compiling a `.htaccess`.
+    pub server: Option<&'a mut ServerBuild>,
+    pub ctx: Context,
+    pub notices: Vec<Notice>,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(
+        env: &'a mut Environment,
+        server: Option<&'a mut ServerBuild>,
+        ctx: Context,
+    ) -> Self {
+        Walker {
+            env,
+            server,
+            ctx,
+            notices: Vec::new(),
+        }
+    }
+
+    pub fn warn(&mut self, origin: &Origin, message: impl Into<String>) {
+        self.notices.push(Notice {
+            origin: origin.clone(),
+            message: message.into(),
+        });
+    }
+
+    /// Run every node of `nodes` into `conf`.
+    pub fn walk(&mut self, nodes: &[Node], conf: &mut DirConf) -> Result<(), ConfigError> {
+        for node in nodes {
+            self.dispatch(node, conf)?;
+        }
+        Ok(())
+    }
+
+    /// Run `nodes` inside a nested section: `ctx` is in force for them and
+    /// restored afterwards.
+    pub fn walk_nested(
+        &mut self,
+        nodes: &[Node],
+        conf: &mut DirConf,
+        kind: SectionKind,
+        section_name: &str,
+    ) -> Result<(), ConfigError> {
+        let saved = self.ctx.clone();
+        self.ctx.sections.push(kind);
+        self.ctx.parent = Some(section_name.to_string());
+        let result = self.walk(nodes, conf);
+        self.ctx = saved;
+        result
+    }
+
+    /// The main server (or `<VirtualHost>`) being configured. Only in the
+    /// main config; directives that need it are `RSRC_CONF` and so never
+    /// reach their handler from a `.htaccess`.
+    pub fn server(&mut self) -> Result<&mut ServerConf, String> {
+        match self.server.as_deref_mut() {
+            Some(b) => Ok(b.current()),
+            None => Err("not allowed here".into()),
+        }
+    }
+
+    fn dispatch(&mut self, node: &Node, conf: &mut DirConf) -> Result<(), ConfigError> {
+        let (name, raw, origin, children, closed, lookup_name) = match node {
+            Node::Directive(d) => (
+                d.name.as_str(),
+                d.raw_args.as_str(),
+                &d.origin,
+                &[][..],
+                true,
+                d.name.clone(),
+            ),
+            Node::Section(s) => (
+                s.name.as_str(),
+                s.raw_args.as_str(),
+                &s.origin,
+                &s.children[..],
+                s.closed,
+                format!("<{}", s.name),
+            ),
+        };
+        let err = |message: String| ConfigError {
+            origin: origin.clone(),
+            message,
+        };
+        let Some((_module, directive)) = registry::find(&self.env.modules, &lookup_name) else {
+            if self.ctx.htaccess && self.ctx.override_mask & NONFATAL_UNKNOWN != 0 {
+                self.warn(origin, format!("Unknown directive {lookup_name} perhaps misspelled or defined by a module not included in the server configuration"));
+                return Ok(());
+            }
+            return Err(err(format!(
+                "Invalid command '{lookup_name}', perhaps misspelled or defined by a module not included in the server configuration"
+            )));
+        };
+        let listed = self
+            .ctx
+            .override_list
+            .as_ref()
+            .is_some_and(|l| l.contains(&directive.name.to_ascii_lowercase()));
+        if self.ctx.override_mask & directive.req_override == 0 && !listed {
+            if self.ctx.htaccess && self.ctx.override_mask & NONFATAL_OVERRIDE != 0 {
+                self.warn(
+                    origin,
+                    format!("{} in .htaccess forbidden by AllowOverride", directive.name),
+                );
+                return Ok(());
+            }
+            return Err(err(match &self.ctx.parent {
+                Some(p) => format!("{} not allowed in <{}> context", directive.name, p),
+                None => format!("{} not allowed here", directive.name),
+            }));
+        }
+        let raw = self.substitute(raw, origin);
+        let words = if directive.args == Args::Raw {
+            Vec::new()
+        } else {
+            htaccel_conf::split_args(&raw)
+        };
+        registry::check_arity(directive, &words, &raw).map_err(err)?;
+        let _ = name;
+        let inv = Invocation {
+            name,
+            words,
+            raw,
+            origin,
+            children,
+            closed,
+        };
+        (directive.run)(self, &inv, conf).map_err(|message| ConfigError {
+            origin: origin.clone(),
+            message,
+        })
+    }
+
+    /// Apache's `ap_resolve_env`: `${NAME}` from `Define`d names, else from
+    /// the process environment; unknown names stay as written (with a warning).
+    fn substitute(&mut self, raw: &str, origin: &Origin) -> String {
+        if !raw.contains("${") {
+            return raw.to_string();
+        }
+        let mut out = String::with_capacity(raw.len());
+        let mut rest = raw;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            match after.find('}') {
+                Some(end) => {
+                    let name = &after[..end];
+                    if let Some(v) = self.env.defines.get(name) {
+                        out.push_str(v);
+                    } else if let Ok(v) = std::env::var(name) {
+                        out.push_str(&v);
+                    } else {
+                        self.warn(
+                            origin,
+                            format!("Config variable ${{{name}}} is not defined"),
+                        );
+                        out.push_str(&rest[start..start + 3 + end]);
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}

@@ -1,0 +1,139 @@
+//! The server being configured: global settings, the main server, the
+//! `<VirtualHost>`s, and the sections each of them holds.
+//!
+//! This is what the main config produces, before anything is compiled for
+//! requests: Apache's `server_rec` list with its `core_server_config`.
+
+use crate::dirconf::DirConf;
+use htaccel_conf::Origin;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a `<Directory>`/`<DirectoryMatch>` applies to.
+#[derive(Clone, Debug)]
+pub enum DirSectionMatcher {
+    /// A directory path with trailing slash; `components` counts its
+    /// levels (`/` is 0, `/srv/www/` is 2).
+    Path {
+        path: String,
+        components: usize,
+        fnmatch: bool,
+    },
+    Regex(regex::bytes::Regex),
+}
+
+#[derive(Clone, Debug)]
+pub struct DirSection {
+    pub matcher: DirSectionMatcher,
+    pub conf: Arc<DirConf>,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug)]
+pub struct LocationSection {
+    pub path: String,
+    pub regex: Option<regex::bytes::Regex>,
+    pub conf: Arc<DirConf>,
+    pub origin: Origin,
+}
+
+/// `CustomLog`/`TransferLog`: where, and in which format (a nickname or a format string).
+#[derive(Clone, Debug)]
+pub struct CustomLog {
+    pub target: String,
+    pub format: String,
+    pub origin: Origin,
+}
+
+/// One server: the main server or a `<VirtualHost>`.
+#[derive(Clone, Debug, Default)]
+pub struct ServerConf {
+    /// Addresses of a `<VirtualHost>` (empty for the main server).
+    pub addrs: Vec<String>,
+    pub server_name: Option<String>,
+    pub server_aliases: Vec<String>,
+    pub server_admin: Option<String>,
+    pub document_root: Option<PathBuf>,
+    /// The server-level per-directory configuration (Apache's lookup defaults).
+    pub base: DirConf,
+    pub directories: Vec<DirSection>,
+    pub locations: Vec<LocationSection>,
+    pub access_file_names: Option<Vec<String>>,
+    pub error_log: Option<String>,
+    pub log_level: Option<String>,
+    pub custom_logs: Vec<CustomLog>,
+    pub log_formats: HashMap<String, String>,
+    pub timeout: Option<u64>,
+    pub keepalive: Option<bool>,
+    pub keepalive_timeout: Option<u64>,
+    pub max_keepalive_requests: Option<u32>,
+    pub limit_request_line: Option<usize>,
+    pub limit_request_field_size: Option<usize>,
+    pub limit_request_fields: Option<usize>,
+    pub limit_internal_recursion: Option<u32>,
+    pub origin: Option<Origin>,
+}
+
+/// Settings that exist once per process.
+#[derive(Clone, Debug, Default)]
+pub struct Global {
+    pub listen: Vec<(String, Origin)>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub pid_file: Option<String>,
+    pub server_tokens: Option<String>,
+    pub types_config: Option<PathBuf>,
+    pub hostname_lookups: Option<String>,
+    pub trace_enable: Option<String>,
+}
+
+/// The configuration being read.
+#[derive(Debug, Default)]
+pub struct ServerBuild {
+    pub global: Global,
+    pub main: ServerConf,
+    pub vhosts: Vec<ServerConf>,
+    current: Option<usize>,
+}
+
+impl ServerBuild {
+    pub fn new() -> Self {
+        ServerBuild {
+            main: ServerConf {
+                base: DirConf::for_server(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// The server that server-level directives apply to right now.
+    pub fn current(&mut self) -> &mut ServerConf {
+        match self.current {
+            Some(i) => &mut self.vhosts[i],
+            None => &mut self.main,
+        }
+    }
+
+    pub fn in_virtual_host(&self) -> bool {
+        self.current.is_some()
+    }
+
+    pub fn begin_virtual_host(&mut self, addrs: Vec<String>, origin: Origin) -> usize {
+        self.vhosts.push(ServerConf {
+            addrs,
+            origin: Some(origin),
+            base: DirConf::for_server(),
+            ..Default::default()
+        });
+        let idx = self.vhosts.len() - 1;
+        self.current = Some(idx);
+        idx
+    }
+
+    pub fn end_virtual_host(&mut self, idx: usize, base: DirConf) {
+        self.vhosts[idx].base = base;
+        self.current = None;
+    }
+}

@@ -1,0 +1,51 @@
+//! The per-directory configuration: one typed slot per module, and the
+//! merge of a parent with a child in Apache's order.
+//!
+//! Apache gives every module a `create_dir_config`/`merge_dir_config` pair;
+//! a request's configuration is the fold of those merges over the sections
+//! that apply to it. `DirConf` is that vector of module configs, made
+//! concrete: each field belongs to one module and is merged by that
+//! module's own rule.
+
+use crate::modules::{authz_core, core, dir, mime, unsupported};
+
+/// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
+/// section or any other per-directory scope — before or after merging.
+#[derive(Clone, Debug, Default)]
+pub struct DirConf {
+    pub core: core::CoreDir,
+    pub mime: mime::MimeDir,
+    pub dir: dir::DirDir,
+    pub authz: authz_core::AuthzDir,
+    pub unsupported: unsupported::UnsupportedDir,
+}
+
+impl DirConf {
+    /// A configuration for a section of the main config or a `.htaccess`
+    /// (Apache's `create_dir_config` with a directory name).
+    pub fn for_section() -> Self {
+        DirConf {
+            core: core::CoreDir::for_section(),
+            ..Default::default()
+        }
+    }
+
+    /// The server-wide base (Apache's `create_dir_config` with no directory).
+    pub fn for_server() -> Self {
+        DirConf {
+            core: core::CoreDir::for_server(),
+            ..Default::default()
+        }
+    }
+
+    /// `base` with `new` merged on top, module by module.
+    pub fn merge(base: &DirConf, new: &DirConf) -> DirConf {
+        DirConf {
+            core: core::CoreDir::merge(&base.core, &new.core),
+            mime: mime::MimeDir::merge(&base.mime, &new.mime),
+            dir: dir::DirDir::merge(&base.dir, &new.dir),
+            authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
+            unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
+        }
+    }
+}

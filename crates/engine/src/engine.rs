@@ -1,0 +1,240 @@
+//! The engine as the server sees it: the compiled sites, the request
+//! entry point, and the pieces every phase shares (site selection,
+//! self-referential URLs, logging).
+
+use crate::config::server::ServerBuild;
+use crate::config::{ConfigError, Context, Environment, Walker};
+use crate::http::{Handler, Log, Request, Response};
+use crate::modules::mime::TypesTable;
+use crate::request::Ctx;
+use crate::site::Site;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything needed to answer requests.
+pub struct Engine {
+    /// `<VirtualHost>`s in config order.
+    pub vhosts: Vec<Arc<Site>>,
+    pub main: Arc<Site>,
+    pub types: Arc<TypesTable>,
+    pub log: Arc<dyn Log>,
+    /// The `Server` header value.
+    pub server_header: String,
+    /// `TraceEnable`.
+    pub trace_enable: bool,
+}
+
+/// A configuration read from the main config file, before serving.
+pub struct Loaded {
+    pub build: ServerBuild,
+    pub env: Environment,
+    pub notices: Vec<crate::config::Notice>,
+}
+
+/// Read a main config (already parsed) through the registry.
+pub fn load(
+    nodes: &[htaccel_conf::Node],
+    server_root: PathBuf,
+    defines: Vec<String>,
+) -> Result<Loaded, ConfigError> {
+    let mut env = Environment {
+        modules: crate::modules::builtin(),
+        defines: defines.into_iter().map(|d| (d, String::new())).collect(),
+        server_root,
+    };
+    let mut build = ServerBuild::new();
+    let mut base = std::mem::take(&mut build.main.base);
+    let notices;
+    {
+        let mut walker = Walker::new(&mut env, Some(&mut build), Context::main_server());
+        walker.walk(nodes, &mut base)?;
+        notices = walker.notices;
+    }
+    build.main.base = base;
+    Ok(Loaded {
+        build,
+        env,
+        notices,
+    })
+}
+
+impl Engine {
+    pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
+        let b = &loaded.build;
+        let types_path = b
+            .global
+            .types_config
+            .clone()
+            .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
+        let types = TypesTable::load(&types_path)?;
+        let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
+        let vhosts = b
+            .vhosts
+            .iter()
+            .map(|v| Arc::new(Site::new(v, Some(&b.main), &loaded.env, log.clone())))
+            .collect();
+        let tokens = b
+            .global
+            .server_tokens
+            .clone()
+            .unwrap_or_else(|| "Full".into());
+        let version = env!("CARGO_PKG_VERSION");
+        let server_header = match tokens.to_ascii_lowercase().as_str() {
+            "prod" | "productonly" => "htaccel".to_string(),
+            _ => format!("htaccel/{version}"),
+        };
+        Ok(Engine {
+            vhosts,
+            main,
+            types: Arc::new(types),
+            log,
+            server_header,
+            trace_enable: !b
+                .global
+                .trace_enable
+                .as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case("off")),
+        })
+    }
+
+    /// Name-based virtual hosting: the vhosts listening on the connection's
+    /// address, then the one whose name matches `Host`, else the first of
+    /// them; the main server when none listens there.
+    pub fn select_site(&self, req: &Request, host: Option<&str>) -> &Site {
+        let local = req.local;
+        let candidates: Vec<&Arc<Site>> = self
+            .vhosts
+            .iter()
+            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)))
+            .collect();
+        if candidates.is_empty() {
+            return &self.main;
+        }
+        if let Some(h) = host {
+            if let Some(s) = candidates.iter().find(|s| s.answers_to(h)) {
+                return s;
+            }
+        }
+        candidates[0]
+    }
+
+    /// `ap_construct_url`: an absolute URL for `path` on this server, from
+    /// the client's `Host` (UseCanonicalName Off).
+    pub fn construct_url(&self, site: &Site, req: &Request, path: &str) -> String {
+        let scheme = if req.secure { "https" } else { "http" };
+        let default_port = if req.secure { 443 } else { 80 };
+        let (host, port) = match request_host(req) {
+            Some((h, p)) => (h, p.unwrap_or(req.local.port())),
+            None => (
+                site.server_name.clone(),
+                site.port.unwrap_or(req.local.port()),
+            ),
+        };
+        if port == default_port {
+            format!("{scheme}://{host}{path}")
+        } else {
+            format!("{scheme}://{host}:{port}{path}")
+        }
+    }
+}
+
+/// The host and port the client asked for (absolute-form target or `Host`), lower-cased.
+pub fn request_host(req: &Request) -> Option<(String, Option<u16>)> {
+    let raw = if let Some(rest) = req
+        .target
+        .strip_prefix("http://")
+        .or_else(|| req.target.strip_prefix("https://"))
+    {
+        rest.split('/').next().unwrap_or("").to_string()
+    } else {
+        req.headers.get_str("Host")?.trim().to_string()
+    };
+    if raw.is_empty() {
+        return None;
+    }
+    let (host, port) = if raw.starts_with('[') {
+        match raw.find(']') {
+            Some(i) => (
+                raw[..=i].to_string(),
+                raw[i + 1..].strip_prefix(':').and_then(|p| p.parse().ok()),
+            ),
+            None => (raw.clone(), None),
+        }
+    } else {
+        match raw.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p.parse().ok()),
+            None => (raw.clone(), None),
+        }
+    };
+    Some((
+        host.to_ascii_lowercase().trim_end_matches('.').to_string(),
+        port,
+    ))
+}
+
+fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
+    let (host, port) = match spec.rsplit_once(':') {
+        Some((h, p))
+            if !h.ends_with(':') && !spec.starts_with('[')
+                || spec.starts_with('[') && h.ends_with(']') =>
+        {
+            (h, p)
+        }
+        _ => (spec, "*"),
+    };
+    let port_ok = port == "*" || port.parse::<u16>().ok() == Some(local.port());
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host_ok = host == "*"
+        || host == "_default_"
+        || host.parse::<std::net::IpAddr>().ok() == Some(local.ip());
+    port_ok && host_ok
+}
+
+impl Handler for Engine {
+    fn handle(&self, req: &Request) -> Response {
+        let host = request_host(req).map(|(h, _)| h);
+        let site = self.select_site(req, host.as_deref());
+        crate::handler::handle(self, site, req)
+    }
+
+    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response {
+        crate::errors::protocol_error(self, status, note)
+    }
+
+    fn log(&self) -> &dyn Log {
+        &*self.log
+    }
+}
+
+impl Ctx<'_> {
+    /// Log why the request failed, once, in Apache's shape.
+    pub fn log_reason(&mut self) {
+        if let Some((level, msg)) = self.reason.take() {
+            self.site
+                .log
+                .error(&level, "core", Some(self.req.remote), &msg);
+        }
+    }
+}
+
+impl Engine {
+    /// The time a request is answered at, in microseconds since the epoch
+    /// (Apache's `r->request_time`, used for weak ETags and `Expires`).
+    pub fn request_time_us(&self) -> i64 {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        d.as_micros() as i64
+    }
+}
+
+impl Engine {
+    /// A multipart boundary: unpredictable per response, as Apache's
+    /// (which derives it from the time and a random number).
+    pub fn boundary(&self) -> String {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_i64(self.request_time_us());
+        format!("{:013x}{:03x}", h.finish() >> 12, h.finish() & 0xfff)
+    }
+}

@@ -1,0 +1,139 @@
+//! The error path (Apache's `ap_die` and `ap_send_error_response`): a
+//! status becomes the configured `ErrorDocument` — a text, a redirect to
+//! a URL, or an internal redirect to a local page — or Apache's built-in
+//! error page.
+
+use crate::engine::Engine;
+use crate::http::error_page::{self, ErrorContext, ServerSignature};
+use crate::http::Response;
+use crate::modules::core::{ErrorDocument, Signature};
+use crate::request::Ctx;
+
+/// The response for a request that ended with `status`.
+pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
+    ctx.log_reason();
+    let doc = ctx.conf.core.error_documents.get(&status).cloned();
+    let resp = match doc {
+        Some(ErrorDocument::Text(text)) => {
+            let ectx = ErrorContext {
+                method: &ctx.method,
+                head: ctx.req.method == "HEAD",
+                ..Default::default()
+            };
+            let mut r = error_page::custom_text_response(status, &text, &ectx);
+            for (n, v) in &ctx.headers_out {
+                r.add_header(n, v.clone());
+            }
+            r
+        }
+        Some(ErrorDocument::Remote(url)) if status != 401 => {
+            let mut r = canned(ctx, 302, Some(&url), None);
+            r.set_header("Location", url);
+            r
+        }
+        Some(ErrorDocument::Local(target)) if ctx.prev_status.is_none() => {
+            local_document(ctx, status, &target)
+        }
+        _ => canned(ctx, status, None, None),
+    };
+    finish(ctx, resp)
+}
+
+/// Serve a local `ErrorDocument` by internal redirect; the status stays.
+fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), Some(q.to_string())),
+        None => (target.to_string(), None),
+    };
+    let mut redirected = Ctx::new(ctx.engine, ctx.site, ctx.req, path, query);
+    redirected.method = "GET".into();
+    redirected.prev_status = Some(status);
+    redirected.redirects = ctx.redirects + 1;
+    let result = redirected
+        .process_internal()
+        .and_then(|()| crate::handler::run(&mut redirected));
+    match result {
+        Ok(mut r) => {
+            r.status = status;
+            let mut headers = ctx.headers_out.clone();
+            headers.append(&mut r.headers);
+            r.headers = headers;
+            r
+        }
+        Err(second) => {
+            redirected.log_reason();
+            canned(ctx, status, None, Some(second))
+        }
+    }
+}
+
+/// Apache's built-in page for `status`.
+fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option<u16>) -> Response {
+    let location = location.map(str::to_string).or_else(|| {
+        ctx.headers_out
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("Location"))
+            .map(|(_, v)| v.clone())
+    });
+    let signature = signature_line(ctx);
+    let ectx = ErrorContext {
+        method: &ctx.method,
+        location: location.as_deref(),
+        note: ctx.error_note.as_deref(),
+        server_admin: ctx.site.server_admin.as_deref(),
+        signature: signature.as_deref(),
+        additional_error: additional,
+        head: ctx.req.method == "HEAD",
+        allow: ctx.allow,
+        ..Default::default()
+    };
+    let mut r = error_page::error_response(status, &ectx);
+    for (n, v) in &ctx.headers_out {
+        if !n.eq_ignore_ascii_case("Location") {
+            r.add_header(n, v.clone());
+        }
+    }
+    r
+}
+
+/// The `<address>` line of `ServerSignature`.
+fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
+    let mode = match ctx.conf.core.server_signature {
+        Some(Signature::On) => ServerSignature::On,
+        Some(Signature::Email) => ServerSignature::EMail,
+        _ => ServerSignature::Off,
+    };
+    let (host, port) = match crate::engine::request_host(ctx.req) {
+        Some((h, p)) => (h, p.unwrap_or(ctx.req.local.port())),
+        None => (ctx.site.server_name.clone(), ctx.req.local.port()),
+    };
+    let admin = ctx
+        .site
+        .server_admin
+        .as_deref()
+        .unwrap_or(error_page::DEFAULT_ADMIN);
+    error_page::signature_line(mode, &ctx.engine.server_header, &host, port, admin)
+}
+
+/// Last touches on every response.
+pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
+    ctx.log_reason();
+    if !ctx.handler_ran {
+        // Answered before any content handler read the body (`ap_die`).
+        resp.disposal = crate::http::BodyDisposal::AfterResponse;
+    }
+    resp
+}
+
+/// An error the connection layer found before any request existed.
+pub fn protocol_error(engine: &Engine, status: u16, note: Option<&str>) -> Response {
+    let ectx = ErrorContext {
+        method: "GET",
+        note,
+        server_admin: engine.main.server_admin.as_deref(),
+        ..Default::default()
+    };
+    let mut r = error_page::error_response(status, &ectx);
+    r.close = true;
+    r
+}

@@ -1,0 +1,65 @@
+//! File metadata as the request phases need it, in one place, so that a
+//! metadata cache (invalidated by the file-system watcher) can sit behind
+//! these functions without the phases knowing.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// What kind of object a path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// The facts about a file that responses depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileInfo {
+    pub kind: Kind,
+    pub size: u64,
+    pub mtime: SystemTime,
+    /// Modification time in microseconds since the epoch (Apache's `apr_time_t`).
+    pub mtime_us: i64,
+    pub inode: u64,
+    pub dev: u64,
+    pub uid: u32,
+    pub mode: u32,
+}
+
+impl FileInfo {
+    fn from_meta(m: &std::fs::Metadata) -> FileInfo {
+        let ft = m.file_type();
+        let kind = if ft.is_symlink() {
+            Kind::Symlink
+        } else if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        FileInfo {
+            kind,
+            size: m.len(),
+            mtime: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            mtime_us: m.mtime() * 1_000_000 + m.mtime_nsec() / 1000,
+            inode: m.ino(),
+            dev: m.dev(),
+            uid: m.uid(),
+            mode: m.mode(),
+        }
+    }
+}
+
+/// `stat(2)`, following symlinks.
+pub fn stat(path: &Path) -> std::io::Result<FileInfo> {
+    std::fs::metadata(path).map(|m| FileInfo::from_meta(&m))
+}
+
+/// `lstat(2)`.
+pub fn lstat(path: &Path) -> std::io::Result<FileInfo> {
+    std::fs::symlink_metadata(path).map(|m| FileInfo::from_meta(&m))
+}

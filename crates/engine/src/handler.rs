@@ -1,0 +1,178 @@
+//! The request entry point and the content handlers: what a request that
+//! passed every phase is answered with (a file, a directory listing, a
+//! 403 for a directory without index, 404 for what does not exist), and
+//! the core's own `TRACE`.
+
+use crate::engine::Engine;
+use crate::fs::Kind;
+use crate::http::default_handler::{self, StaticFile};
+use crate::http::range::RangeLimits;
+use crate::http::{Request, Response};
+use crate::modules::core::options::OPT_INDEXES;
+use crate::modules::core::server_directives::ETagSet;
+use crate::request::{self, Ctx, Status};
+use crate::site::Site;
+use std::sync::Arc;
+
+/// Answer one request on a site.
+pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
+    if req.method == "TRACE" {
+        return trace(engine, site, req);
+    }
+    let parsed = match crate::uri::request_uri(&req.method, &req.target, req.secure) {
+        Ok(u) => u,
+        Err(e) => {
+            if let Some(level) = e.level {
+                site.log.error(level, "core", Some(req.remote), &e.message);
+            }
+            let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
+            let mut ctx = Ctx::new(engine, site, req, uri, None);
+            return crate::errors::error_response(&mut ctx, e.status);
+        }
+    };
+    let uri = String::from_utf8_lossy(&parsed.path).into_owned();
+    let mut ctx = Ctx::new(engine, site, req, uri, parsed.query().map(str::to_string));
+    if req.target == "*" {
+        return crate::errors::finish(&mut ctx, options_star());
+    }
+    let phases = ctx.process_internal();
+    let mut resp = request::respond(&mut ctx, phases);
+    resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(0);
+    resp
+}
+
+/// `OPTIONS *`: the server's methods, no resource involved.
+fn options_star() -> Response {
+    let mut r = Response::new(200);
+    r.add_header("Allow", "GET,POST,OPTIONS,HEAD,TRACE");
+    r.add_header("Content-Length", "0");
+    r
+}
+
+/// The core's TRACE handler: the request echoed back as `message/http`.
+fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
+    if !engine.trace_enable
+        || matches!(req.framing, crate::http::BodyFraming::Length(n) if n > 0)
+        || req.framing == crate::http::BodyFraming::Chunked
+    {
+        let uri = req.target.clone();
+        let mut ctx = Ctx::new(engine, site, req, uri, None);
+        let status = if engine.trace_enable { 413 } else { 405 };
+        return crate::errors::error_response(&mut ctx, status);
+    }
+    let mut body = Vec::new();
+    body.extend_from_slice(req.request_line.as_bytes());
+    body.extend_from_slice(b"\r\n");
+    for (name, value) in req.headers.iter() {
+        body.extend_from_slice(name.as_bytes());
+        body.extend_from_slice(b": ");
+        body.extend_from_slice(value);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"\r\n");
+    let mut r = Response::new(200);
+    r.add_header("Content-Type", "message/http");
+    r.body = crate::http::Body::bytes(body);
+    r
+}
+
+/// The handler phase for a request that passed every check.
+pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    match ctx.finfo.map(|f| f.kind) {
+        Some(Kind::Dir) if ctx.method == "GET" || ctx.method == "HEAD" => directory(ctx),
+        _ => file(ctx),
+    }
+}
+
+/// A directory whose index was not found: a listing with `Options
+/// Indexes`, else 403.
+fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    if ctx.conf.core.opts() & OPT_INDEXES == 0 {
+        let names = ctx.conf.dir.index_names().join(",");
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH01276: Cannot serve directory {}: No matching DirectoryIndex ({names}) found, and server-generated directory index forbidden by Options directive", ctx.filename),
+        ));
+        return Err(403);
+    }
+    Ok(crate::modules::autoindex::listing(ctx))
+}
+
+/// The default handler: the file itself, or its refusal (404, 405, 501).
+fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);
+    let path_info_ok = ctx.path_info.is_empty() || ctx.conf.core.accept_path_info == Some(true);
+    let file = if is_file && path_info_ok {
+        match std::fs::File::open(&ctx.filename).and_then(|f| StaticFile::new(Arc::new(f))) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                ctx.reason = Some((
+                    "error".into(),
+                    format!(
+                        "({}){e}: AH00132: file permissions deny server access: {}",
+                        e.raw_os_error().unwrap_or(0),
+                        ctx.filename
+                    ),
+                ));
+                return Err(403);
+            }
+        }
+    } else {
+        None
+    };
+    if file.is_none() && matches!(ctx.method.as_str(), "GET" | "HEAD" | "POST") {
+        ctx.reason = Some((
+            "info".into(),
+            format!(
+                "AH00128: File does not exist: {}{}",
+                ctx.filename, ctx.path_info
+            ),
+        ));
+    }
+    let content_type = content_type_with_charset(ctx);
+    let language = if ctx.languages.is_empty() {
+        None
+    } else {
+        Some(ctx.languages.join(","))
+    };
+    let now = ctx.engine.request_time_us();
+    let input = default_handler::FileRequest {
+        method: &ctx.method,
+        headers: &ctx.req.headers,
+        file,
+        content_type: content_type.as_deref(),
+        content_encoding: ctx.encodings.last().map(String::as_str),
+        content_language: language.as_deref(),
+        etag_bits: ETagSet::effective(ctx.conf.core.etag),
+        content_md5: false,
+        request_time_us: now,
+        now_us: now,
+        trace_enabled: ctx.engine.trace_enable,
+        range_limits: RangeLimits::default(),
+        boundary: &ctx.engine.boundary(),
+    };
+    match default_handler::serve(&input) {
+        Ok(resp) => Ok(resp),
+        Err(refusal) => {
+            if refusal.status == 405 || refusal.status == 501 {
+                ctx.allow = Some(refusal.allow);
+            }
+            Err(refusal.status)
+        }
+    }
+}
+
+/// The `Content-Type` as sent: `AddDefaultCharset` applies to `text/plain`
+/// and `text/html` without a charset (Apache's `ap_make_content_type`).
+pub fn content_type_with_charset(ctx: &Ctx<'_>) -> Option<String> {
+    let t = ctx.content_type.clone()?;
+    if let Some(Some(cs)) = &ctx.conf.core.add_default_charset {
+        let lower = t.to_ascii_lowercase();
+        if (lower.starts_with("text/plain") || lower.starts_with("text/html"))
+            && !lower.contains("charset=")
+        {
+            return Some(format!("{t}; charset={cs}"));
+        }
+    }
+    Some(t)
+}

@@ -1,0 +1,306 @@
+//! Server-level directives of the core, the MPM, `mod_so`, `mod_unixd`
+//! and `FileETag`. Most set one field of the server being configured;
+//! process-tuning directives of Apache's MPMs are accepted and have no
+//! effect (htaccel sizes itself; see docs/deviations.md).
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::registry::{flag, Args, Directive, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use std::path::PathBuf;
+
+pub const ETAG_NONE: u8 = 1;
+pub const ETAG_MTIME: u8 = 2;
+pub const ETAG_INODE: u8 = 4;
+pub const ETAG_SIZE: u8 = 8;
+pub const ETAG_DIGEST: u8 = 16;
+pub const ETAG_ALL: u8 = ETAG_MTIME | ETAG_INODE | ETAG_SIZE;
+
+/// `FileETag` as Apache keeps it: absolute bits plus relative adjustments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ETagSet {
+    pub bits: u8,
+    pub add: u8,
+    pub remove: u8,
+}
+
+impl ETagSet {
+    pub fn merge(base: Option<ETagSet>, new: Option<ETagSet>) -> Option<ETagSet> {
+        let (base, new) = match (base, new) {
+            (b, None) => return b,
+            (None, Some(n)) => (ETagSet::default(), n),
+            (Some(b), Some(n)) => (b, n),
+        };
+        let mut c = if new.bits == 0 {
+            let add = (base.add & !new.remove) | new.add;
+            let remove = (base.remove & !new.add) | new.remove;
+            ETagSet {
+                bits: (base.bits & !remove) | add,
+                add,
+                remove,
+            }
+        } else {
+            new
+        };
+        if c.bits != ETAG_NONE {
+            c.bits &= !ETAG_NONE;
+        }
+        Some(c)
+    }
+
+    /// The components in force; Apache's default is `MTime Size`.
+    pub fn effective(set: Option<ETagSet>) -> u8 {
+        let s = set.unwrap_or_default();
+        let bits = (s.bits & !s.remove) | s.add;
+        if bits == 0 {
+            ETAG_MTIME | ETAG_SIZE
+        } else {
+            bits
+        }
+    }
+}
+
+pub fn run_file_etag(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    conf: &mut DirConf,
+) -> Result<(), String> {
+    let mut cfg = conf.core.etag.unwrap_or_default();
+    let mut first = true;
+    let mut explicit = false;
+    for token in htaccel_conf::split_args(&inv.raw) {
+        let (action, name) = match token.as_bytes().first() {
+            Some(b'+') | Some(b'-') => (token.as_bytes()[0], &token[1..]),
+            _ => {
+                if first {
+                    cfg = ETagSet::default();
+                    first = false;
+                }
+                (b'*', token.as_str())
+            }
+        };
+        let bit = match name.to_ascii_lowercase().as_str() {
+            "none" | "all" if action != b'*' => {
+                return Err(format!(
+                    "FileETag keyword '{name}' cannot be used with '+' or '-'"
+                ))
+            }
+            "none" => {
+                cfg.bits = ETAG_NONE;
+                explicit = true;
+                ETAG_NONE
+            }
+            "all" => {
+                cfg.bits = ETAG_ALL;
+                explicit = true;
+                ETAG_ALL
+            }
+            "size" => ETAG_SIZE,
+            "lmtime" | "mtime" | "lastmodified" => ETAG_MTIME,
+            "inode" => ETAG_INODE,
+            "digest" => ETAG_DIGEST,
+            _ => return Err(format!("Unknown keyword '{name}' for FileETag directive")),
+        };
+        match action {
+            b'+' => {
+                cfg.add |= bit;
+                cfg.remove &= !bit;
+            }
+            b'-' => {
+                cfg.remove |= bit;
+                cfg.add &= !bit;
+            }
+            _ => {
+                cfg.bits |= bit;
+                cfg.add = 0;
+                cfg.remove = 0;
+                explicit = true;
+            }
+        }
+    }
+    if explicit && cfg.bits & ETAG_NONE != ETAG_NONE {
+        cfg.bits &= !ETAG_NONE;
+    }
+    conf.core.etag = Some(cfg);
+    Ok(())
+}
+
+fn one(inv: &Invocation<'_>) -> String {
+    inv.words[0].clone()
+}
+
+fn number<T: std::str::FromStr>(inv: &Invocation<'_>) -> Result<T, String> {
+    inv.words[0]
+        .parse()
+        .map_err(|_| format!("{} argument is not parsable.", inv.name))
+}
+
+/// Apache's accepted-and-ignored directives (process tuning and runtime files).
+fn ignored(_w: &mut Walker<'_>, _inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    Ok(())
+}
+
+fn run_listen(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let build = w.server.as_deref_mut().ok_or("Listen not allowed here")?;
+    if build.in_virtual_host() {
+        return Err("Listen cannot occur within <VirtualHost> section".into());
+    }
+    build
+        .global
+        .listen
+        .push((inv.words[0].clone(), inv.origin.clone()));
+    Ok(())
+}
+
+fn run_document_root(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let root = w.env.server_root.join(&inv.words[0]);
+    let root = PathBuf::from(crate::walk::clean_path(&root.to_string_lossy()));
+    if !root.is_dir() {
+        w.warn(
+            inv.origin,
+            format!("DocumentRoot [{}] does not exist", root.display()),
+        );
+    }
+    w.server()?.document_root = Some(root);
+    Ok(())
+}
+
+fn run_server_root(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let root = PathBuf::from(&inv.words[0]);
+    if !root.is_dir() {
+        // Apache refuses to start here; htaccel has no module files to find
+        // under ServerRoot, so it only needs the path for relative names.
+        w.warn(
+            inv.origin,
+            format!(
+                "ServerRoot {} is not a directory; relative paths are resolved against it anyway",
+                root.display()
+            ),
+        );
+    }
+    w.env.server_root = root;
+    Ok(())
+}
+
+fn run_define(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let name = inv.words[0].clone();
+    if name.contains(':') {
+        return Err("Variable name must not contain ':'".into());
+    }
+    w.env
+        .defines
+        .insert(name, inv.words.get(1).cloned().unwrap_or_default());
+    Ok(())
+}
+
+fn run_undefine(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    w.env.defines.remove(&inv.words[0]);
+    Ok(())
+}
+
+fn run_load_module(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let identifier = &inv.words[0];
+    if w.env.is_loaded(identifier) {
+        w.warn(
+            inv.origin,
+            format!("module {identifier} is already loaded, skipping"),
+        );
+        return Ok(());
+    }
+    match crate::modules::by_identifier(identifier) {
+        Some(m) => w.env.modules.push(m),
+        None => w.warn(
+            inv.origin,
+            format!(
+                "module {identifier} is not part of htaccel; <IfModule> will treat it as absent"
+            ),
+        ),
+    }
+    Ok(())
+}
+
+/// Server-level directives: one entry each.
+pub static DIRECTIVES: &[Directive] = &[
+    Directive { name: "Listen", args: Args::Take12, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: run_listen },
+    Directive { name: "ServerName", args: Args::Take1, req_override: RSRC_CONF, about: "The hostname and port of the server", run: |w, inv, _| { w.server()?.server_name = Some(one(inv)); Ok(()) } },
+    Directive { name: "ServerAlias", args: Args::Argv, req_override: RSRC_CONF, about: "A name or names alternately used to access the server", run: |w, inv, _| {
+        let server = w.server.as_deref_mut().ok_or("ServerAlias not allowed here")?;
+        if !server.in_virtual_host() { return Err("ServerAlias only used in <VirtualHost>".into()); }
+        server.current().server_aliases.extend(inv.words.iter().cloned());
+        Ok(())
+    } },
+    Directive { name: "ServerAdmin", args: Args::Take1, req_override: RSRC_CONF, about: "The email address of the server administrator", run: |w, inv, _| { w.server()?.server_admin = Some(one(inv)); Ok(()) } },
+    Directive { name: "DocumentRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Root directory of the document tree", run: run_document_root },
+    Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory of server-related files (logs, confs, etc.)", run: run_server_root },
+    Directive { name: "AccessFileName", args: Args::Iterate, req_override: RSRC_CONF, about: "Name(s) of per-directory config files (default: .htaccess)", run: |w, inv, _| {
+        let server = w.server()?;
+        let list = server.access_file_names.get_or_insert_with(Vec::new);
+        list.clear();
+        list.extend(inv.words.iter().cloned());
+        Ok(())
+    } },
+    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| { w.server()?.error_log = Some(one(inv)); Ok(()) } },
+    Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: |w, inv, _| {
+        if let Some(b) = w.server.as_deref_mut() { b.current().log_level = inv.words.first().cloned(); }
+        Ok(())
+    } },
+    Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) } },
+    Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: |w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) } },
+    Directive { name: "KeepAliveTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Keep-Alive timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.keepalive_timeout = Some(v); Ok(()) } },
+    Directive { name: "MaxKeepAliveRequests", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of Keep-Alive requests per connection, or 0 for infinite", run: |w, inv, _| { let v = number(inv)?; w.server()?.max_keepalive_requests = Some(v); Ok(()) } },
+    Directive { name: "LimitRequestLine", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request line", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_line = Some(v); Ok(()) } },
+    Directive { name: "LimitRequestFieldsize", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request header field", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_field_size = Some(v); Ok(()) } },
+    Directive { name: "LimitRequestFields", args: Args::Take1, req_override: RSRC_CONF, about: "Limit (0 = unlimited) on max number of header fields in a request message", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_fields = Some(v); Ok(()) } },
+    Directive { name: "LimitInternalRecursion", args: Args::Take12, req_override: RSRC_CONF, about: "maximum recursion depth of internal redirects and subrequests", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_internal_recursion = Some(v); Ok(()) } },
+    Directive { name: "ServerTokens", args: Args::Take1, req_override: RSRC_CONF, about: "Tokens displayed in the Server: header - Min[imal], Major, Minor, Prod[uctOnly], OS, or Full", run: |w, inv, _| {
+        w.server.as_deref_mut().ok_or("ServerTokens not allowed here")?.global.server_tokens = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "HostnameLookups", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "\"on\" to enable, \"off\" to disable reverse DNS lookups, or \"double\" to enable double-reverse DNS lookups", run: |w, inv, _| {
+        let v = one(inv);
+        if !v.eq_ignore_ascii_case("off") { return Err(format!("HostnameLookups {v} is not supported by htaccel")); }
+        if let Some(b) = w.server.as_deref_mut() { b.global.hostname_lookups = Some(v); }
+        Ok(())
+    } },
+    Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: |w, inv, _| {
+        w.server.as_deref_mut().ok_or("TraceEnable not allowed here")?.global.trace_enable = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: run_define },
+    Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF, about: "Undefine the existence of a variable. Undo a Define.", run: run_undefine },
+    Directive { name: "User", args: Args::Take1, req_override: RSRC_CONF, about: "Effective user id for this server", run: |w, inv, _| {
+        w.server.as_deref_mut().ok_or("User not allowed here")?.global.user = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "Group", args: Args::Take1, req_override: RSRC_CONF, about: "Name or number of group to run httpd as", run: |w, inv, _| {
+        w.server.as_deref_mut().ok_or("Group not allowed here")?.global.group = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "PidFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for logging the server process ID", run: |w, inv, _| {
+        w.server.as_deref_mut().ok_or("PidFile not allowed here")?.global.pid_file = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: run_load_module },
+    Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: ignored },
+    Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory for run-time files (shared memory, locks, etc.)", run: ignored },
+    Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: ignored },
+    Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: ignored },
+    Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: ignored },
+    Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: ignored },
+    Directive { name: "MinSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle threads", run: ignored },
+    Directive { name: "MaxSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle threads", run: ignored },
+    Directive { name: "ThreadLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of worker threads per child process", run: ignored },
+    Directive { name: "ThreadsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Number of threads each child creates", run: ignored },
+    Directive { name: "MaxRequestWorkers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of threads alive at the same time", run: ignored },
+    Directive { name: "MaxConnectionsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying.", run: ignored },
+    Directive { name: "ServerLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of children alive at the same time", run: ignored },
+    Directive { name: "AllowEncodedSlashes", args: Args::Take12, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: |_w, inv, _| {
+        if inv.words[0].eq_ignore_ascii_case("off") { Ok(()) } else { Err(format!("AllowEncodedSlashes {} is not supported by htaccel", inv.words[0])) }
+    } },
+];

@@ -1,0 +1,36 @@
+//! mod_log_config: `LogFormat`, `CustomLog`, `TransferLog`. The formats
+//! are compiled by `crate::log_format`; here they are only recorded for
+//! the server being configured.
+
+use crate::config::server::CustomLog;
+use crate::registry::{Args, Directive, Module, RSRC_CONF};
+
+pub static DIRECTIVES: &[Directive] = &[
+    Directive { name: "LogFormat", args: Args::Take12, req_override: RSRC_CONF, about: "a log format string (see docs) and an optional format name", run: |w, inv, _| {
+        let server = w.server()?;
+        let nick = inv.words.get(1).cloned().unwrap_or_default();
+        server.log_formats.insert(nick, inv.words[0].clone());
+        Ok(())
+    } },
+    Directive { name: "CustomLog", args: Args::Take23, req_override: RSRC_CONF, about: "a file name, a custom log format string or format name, and an optional \"env=\" or \"expr=\" clause (see docs)", run: |w, inv, _| {
+        if inv.words.len() == 3 {
+            return Err("CustomLog with an env= or expr= condition is not supported by htaccel yet".into());
+        }
+        let origin = inv.origin.clone();
+        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: inv.words[1].clone(), origin });
+        Ok(())
+    } },
+    Directive { name: "TransferLog", args: Args::Take1, req_override: RSRC_CONF, about: "the filename of the access log", run: |w, inv, _| {
+        let origin = inv.origin.clone();
+        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: String::new(), origin });
+        Ok(())
+    } },
+    Directive { name: "BufferedLogs", args: Args::Flag, req_override: RSRC_CONF, about: "Enable Buffered Logging (experimental)", run: |_w, _inv, _c| Ok(()) },
+];
+
+pub static MODULE: Module = Module {
+    source: "mod_log_config.c",
+    identifier: "log_config_module",
+    builtin: true,
+    directives: DIRECTIVES,
+};

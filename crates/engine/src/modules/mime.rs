@@ -1,0 +1,425 @@
+//! mod_mime: what a file is, from its name. `TypesConfig` (the system's
+//! `mime.types`) plus `AddType`, `AddCharset`, `AddEncoding`,
+//! `AddLanguage`, `AddHandler` and their `Remove*` counterparts.
+//!
+//! Apache looks at every dot-separated part of the basename after the
+//! first dot: the last part with a type decides the type, the last with a
+//! handler decides the handler, wherever it sits in the name.
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What one extension maps to. `None` fields are not set by this mapping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtInfo {
+    pub forced_type: Option<String>,
+    pub charset: Option<String>,
+    pub encoding: Option<String>,
+    pub language: Option<String>,
+    pub handler: Option<String>,
+    pub output_filters: Option<String>,
+    pub input_filters: Option<String>,
+}
+
+/// Which attribute of an extension mapping a `Remove*` directive drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attribute {
+    Type,
+    Charset,
+    Encoding,
+    Language,
+    Handler,
+    OutputFilter,
+    InputFilter,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MimeDir {
+    pub extensions: Arc<HashMap<String, ExtInfo>>,
+    pub removals: Vec<(String, Attribute)>,
+    pub default_language: Option<String>,
+}
+
+impl MimeDir {
+    pub fn merge(base: &MimeDir, new: &MimeDir) -> MimeDir {
+        if new.extensions.is_empty() && new.removals.is_empty() && new.default_language.is_none() {
+            return base.clone();
+        }
+        // Removals apply to what is inherited; this context's own mappings come after.
+        let mut map = (*base.extensions).clone();
+        for (ext, attr) in &new.removals {
+            if let Some(e) = map.get_mut(ext) {
+                match attr {
+                    Attribute::Type => e.forced_type = None,
+                    Attribute::Charset => e.charset = None,
+                    Attribute::Encoding => e.encoding = None,
+                    Attribute::Language => e.language = None,
+                    Attribute::Handler => e.handler = None,
+                    Attribute::OutputFilter => e.output_filters = None,
+                    Attribute::InputFilter => e.input_filters = None,
+                }
+            }
+        }
+        for (ext, info) in new.extensions.iter() {
+            let e = map.entry(ext.clone()).or_default();
+            macro_rules! overlay {
+                ($($f:ident),*) => { $( if info.$f.is_some() { e.$f = info.$f.clone(); } )* };
+            }
+            overlay!(
+                forced_type,
+                charset,
+                encoding,
+                language,
+                handler,
+                output_filters,
+                input_filters
+            );
+        }
+        MimeDir {
+            extensions: Arc::new(map),
+            removals: Vec::new(),
+            default_language: new
+                .default_language
+                .clone()
+                .or_else(|| base.default_language.clone()),
+        }
+    }
+}
+
+/// The system's extension → type table (`TypesConfig`).
+#[derive(Clone, Debug, Default)]
+pub struct TypesTable {
+    pub types: HashMap<String, String>,
+}
+
+impl TypesTable {
+    /// Read a `mime.types` file: `type ext ext …` per line, `#` comments.
+    pub fn load(path: &Path) -> Result<TypesTable, String> {
+        let text = std::fs::read(path).map_err(|e| {
+            format!(
+                "could not open mime types config file {}: {e}",
+                path.display()
+            )
+        })?;
+        Ok(Self::parse(&String::from_utf8_lossy(&text)))
+    }
+
+    pub fn parse(text: &str) -> TypesTable {
+        let mut types = HashMap::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let Some(ty) = words.next() else { continue };
+            for ext in words {
+                types.insert(ext.to_ascii_lowercase(), ty.to_string());
+            }
+        }
+        TypesTable { types }
+    }
+}
+
+/// What mod_mime decided for one file name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MimeInfo {
+    pub content_type: Option<String>,
+    pub charset: Option<String>,
+    pub encodings: Vec<String>,
+    pub languages: Vec<String>,
+    pub handler: Option<String>,
+}
+
+/// mod_mime's `find_ct` for a basename.
+pub fn resolve(basename: &[u8], conf: &MimeDir, table: &TypesTable) -> MimeInfo {
+    let mut info = MimeInfo::default();
+    let name = String::from_utf8_lossy(basename);
+    let mut parts = name.split('.');
+    parts.next(); // the part before the first dot is never an extension
+    for ext in parts {
+        if ext.is_empty() {
+            continue;
+        }
+        let ext = ext.to_ascii_lowercase();
+        let mapping = conf.extensions.get(&ext);
+        let ty = mapping
+            .and_then(|m| m.forced_type.clone())
+            .or_else(|| table.types.get(&ext).cloned());
+        if let Some(t) = ty {
+            info.content_type = Some(t);
+        }
+        if let Some(m) = mapping {
+            if let Some(l) = &m.language {
+                info.languages.push(l.clone());
+            }
+            if let Some(c) = &m.charset {
+                info.charset = Some(c.clone());
+            }
+            if let Some(e) = &m.encoding {
+                info.encodings.push(e.clone());
+            }
+            if let Some(h) = &m.handler {
+                info.handler = Some(h.clone());
+            }
+        }
+    }
+    if info.languages.is_empty() {
+        if let Some(l) = &conf.default_language {
+            info.languages.push(l.clone());
+        }
+    }
+    info
+}
+
+fn ext_key(ext: &str) -> String {
+    ext.trim_start_matches('.').to_ascii_lowercase()
+}
+
+fn add(conf: &mut DirConf, inv: &Invocation<'_>, set: fn(&mut ExtInfo, String)) {
+    let value = inv.words[0].clone();
+    let map = Arc::make_mut(&mut conf.mime.extensions);
+    for ext in &inv.words[1..] {
+        set(map.entry(ext_key(ext)).or_default(), value.clone());
+    }
+}
+
+fn remove(conf: &mut DirConf, inv: &Invocation<'_>, attr: Attribute) {
+    for ext in &inv.words {
+        conf.mime.removals.push((ext_key(ext), attr));
+    }
+}
+
+fn run_types_config(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let path = w.env.server_root.join(&inv.words[0]);
+    w.server
+        .as_deref_mut()
+        .ok_or("TypesConfig not allowed here")?
+        .global
+        .types_config = Some(path);
+    Ok(())
+}
+
+const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
+
+pub static DIRECTIVES: &[Directive] = &[
+    Directive {
+        name: "TypesConfig",
+        args: Args::Take1,
+        req_override: RSRC_CONF,
+        about: "the MIME types config file",
+        run: run_types_config,
+    },
+    Directive {
+        name: "AddType",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "a mime type followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.forced_type = Some(v.to_ascii_lowercase()));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddCharset",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "a charset (e.g., iso-2022-jp), followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.charset = Some(v.to_ascii_lowercase()));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddEncoding",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "an encoding (e.g., gzip), followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.encoding = Some(v.to_ascii_lowercase()));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddLanguage",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "a language (e.g., fr), followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.language = Some(v.to_ascii_lowercase()));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddHandler",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "a handler name followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.handler = Some(v.to_ascii_lowercase()));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddOutputFilter",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "output filter name followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.output_filters = Some(v));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "AddInputFilter",
+        args: Args::Iterate2,
+        req_override: FI,
+        about: "input filter name followed by one or more file extensions",
+        run: |_w, inv, c| {
+            add(c, inv, |e, v| e.input_filters = Some(v));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveType",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::Type);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveCharset",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::Charset);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveEncoding",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::Encoding);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveLanguage",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::Language);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveHandler",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::Handler);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveOutputFilter",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::OutputFilter);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "RemoveInputFilter",
+        args: Args::Iterate,
+        req_override: FI,
+        about: "one or more file extensions",
+        run: |_w, inv, c| {
+            remove(c, inv, Attribute::InputFilter);
+            Ok(())
+        },
+    },
+    Directive {
+        name: "DefaultLanguage",
+        args: Args::Take1,
+        req_override: FI,
+        about: "language to use for documents with no other language file extension",
+        run: |_w, inv, c| {
+            c.mime.default_language = Some(inv.words[0].to_ascii_lowercase());
+            Ok(())
+        },
+    },
+];
+
+pub static MODULE: Module = Module {
+    source: "mod_mime.c",
+    identifier: "mime_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_extension_with_a_type_wins_and_handlers_anywhere() {
+        let table = TypesTable::parse("text/plain txt\ntext/html html htm\n# c\n");
+        let mut conf = MimeDir::default();
+        Arc::make_mut(&mut conf.extensions).insert(
+            "cgi".into(),
+            ExtInfo {
+                handler: Some("cgi-script".into()),
+                ..Default::default()
+            },
+        );
+        let i = resolve(b"t.cgi.txt", &conf, &table);
+        assert_eq!(i.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(i.handler.as_deref(), Some("cgi-script"));
+        assert_eq!(resolve(b".htaccess", &conf, &table).content_type, None);
+        assert_eq!(
+            resolve(b"a.TXT", &conf, &table).content_type.as_deref(),
+            Some("text/plain")
+        );
+    }
+
+    #[test]
+    fn remove_drops_only_the_inherited_attribute() {
+        let mut parent = MimeDir::default();
+        Arc::make_mut(&mut parent.extensions).insert(
+            "cgi".into(),
+            ExtInfo {
+                handler: Some("cgi-script".into()),
+                charset: Some("utf-8".into()),
+                ..Default::default()
+            },
+        );
+        let child = MimeDir {
+            removals: vec![("cgi".into(), Attribute::Handler)],
+            ..Default::default()
+        };
+        let merged = MimeDir::merge(&parent, &child);
+        let e = &merged.extensions["cgi"];
+        assert_eq!(e.handler, None);
+        assert_eq!(e.charset.as_deref(), Some("utf-8"));
+    }
+}

@@ -1,0 +1,84 @@
+//! One Rust module per Apache module, each holding its directive table,
+//! its per-directory slot with the merge rule, and its request-time logic.
+//! People who know Apache find a directive where Apache keeps it.
+
+pub mod authz_core;
+pub mod autoindex;
+pub mod core;
+pub mod dir;
+pub mod log_config;
+pub mod mime;
+pub mod unsupported;
+
+use crate::registry::Module;
+
+/// Every module htaccel has, in Apache's load order. `builtin` ones are
+/// always present; the others only after `LoadModule`.
+pub static ALL: &[&Module] = &[
+    &core::MODULE,
+    &core::SERVER_MODULE,
+    &unsupported::CORE_EXTRA,
+    &log_config::MODULE,
+    &VERSION_MODULE,
+    &SO_MODULE,
+    &UNIXD_MODULE,
+    &MPM_EVENT_MODULE,
+    &authz_core::MODULE,
+    &authz_core::HOST_MODULE,
+    &unsupported::AUTHZ_USER,
+    &unsupported::AUTHZ_GROUPFILE,
+    &unsupported::AUTHN_CORE,
+    &unsupported::AUTHN_FILE,
+    &unsupported::AUTH_BASIC,
+    &unsupported::ACCESS_COMPAT,
+    &mime::MODULE,
+    &dir::MODULE,
+    &unsupported::ALIAS,
+    &unsupported::REWRITE,
+    &unsupported::HEADERS,
+    &unsupported::EXPIRES,
+    &unsupported::ENV,
+    &unsupported::SETENVIF,
+    &unsupported::AUTOINDEX,
+    &unsupported::FILTER,
+    &unsupported::DEFLATE,
+];
+
+/// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.
+static VERSION_MODULE: Module = Module {
+    source: "mod_version.c",
+    identifier: "version_module",
+    builtin: true,
+    directives: &[],
+};
+static SO_MODULE: Module = Module {
+    source: "mod_so.c",
+    identifier: "so_module",
+    builtin: true,
+    directives: &[],
+};
+static UNIXD_MODULE: Module = Module {
+    source: "mod_unixd.c",
+    identifier: "unixd_module",
+    builtin: true,
+    directives: &[],
+};
+/// The MPM: htaccel's own thread-per-core model stands in for it.
+static MPM_EVENT_MODULE: Module = Module {
+    source: "event.c",
+    identifier: "mpm_event_module",
+    builtin: false,
+    directives: &[],
+};
+
+/// The module `LoadModule <identifier> …` names.
+pub fn by_identifier(identifier: &str) -> Option<&'static Module> {
+    ALL.iter()
+        .copied()
+        .find(|m| m.identifier == identifier && !m.builtin)
+}
+
+/// The modules present before any `LoadModule`.
+pub fn builtin() -> Vec<&'static Module> {
+    ALL.iter().copied().filter(|m| m.builtin).collect()
+}

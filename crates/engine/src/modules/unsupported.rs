@@ -1,0 +1,173 @@
+//! Directives that Apache modules loaded by the configuration provide but
+//! htaccel does not implement yet. They are registered with their real
+//! contexts and override classes, so that "not allowed here" is answered as
+//! Apache answers it; where Apache would accept them, htaccel refuses them
+//! loudly (the file fails with a 500 and an error-log line naming the
+//! directive) rather than ignoring rules a site relies on.
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::registry::{
+    Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, OR_INDEXES, OR_LIMIT, RSRC_CONF,
+};
+
+/// Nothing to carry: the directives here never configure anything.
+#[derive(Clone, Debug, Default)]
+pub struct UnsupportedDir;
+
+impl UnsupportedDir {
+    pub fn merge(_base: &UnsupportedDir, _new: &UnsupportedDir) -> UnsupportedDir {
+        UnsupportedDir
+    }
+}
+
+fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    Err(format!("{} is not supported by htaccel yet", inv.name))
+}
+
+macro_rules! unsupported {
+    ($($name:literal => $ovr:expr),* $(,)?) => {
+        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: refuse }, )* ]
+    };
+}
+
+const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
+const IX: u32 = OR_INDEXES | ACCESS_CONF | RSRC_CONF;
+const AU: u32 = OR_AUTHCFG | ACCESS_CONF;
+
+pub static REWRITE: Module = Module {
+    source: "mod_rewrite.c",
+    identifier: "rewrite_module",
+    builtin: false,
+    directives: unsupported!(
+        "RewriteEngine" => FI, "RewriteOptions" => FI, "RewriteBase" => OR_FILEINFO | ACCESS_CONF,
+        "RewriteCond" => FI, "RewriteRule" => FI, "RewriteMap" => RSRC_CONF,
+    ),
+};
+pub static ALIAS: Module = Module {
+    source: "mod_alias.c",
+    identifier: "alias_module",
+    builtin: false,
+    directives: unsupported!(
+        "Alias" => RSRC_CONF | ACCESS_CONF, "AliasMatch" => RSRC_CONF, "ScriptAlias" => RSRC_CONF | ACCESS_CONF, "ScriptAliasMatch" => RSRC_CONF,
+        "Redirect" => FI, "RedirectMatch" => FI, "RedirectPermanent" => FI, "RedirectTemp" => FI, "RedirectRelative" => FI,
+    ),
+};
+pub static HEADERS: Module = Module {
+    source: "mod_headers.c",
+    identifier: "headers_module",
+    builtin: false,
+    directives: unsupported!(
+        "Header" => FI, "RequestHeader" => FI,
+    ),
+};
+pub static EXPIRES: Module = Module {
+    source: "mod_expires.c",
+    identifier: "expires_module",
+    builtin: false,
+    directives: unsupported!(
+        "ExpiresActive" => IX, "ExpiresByType" => IX, "ExpiresDefault" => IX,
+    ),
+};
+pub static ENV: Module = Module {
+    source: "mod_env.c",
+    identifier: "env_module",
+    builtin: false,
+    directives: unsupported!(
+        "SetEnv" => FI, "UnsetEnv" => FI, "PassEnv" => FI,
+    ),
+};
+pub static SETENVIF: Module = Module {
+    source: "mod_setenvif.c",
+    identifier: "setenvif_module",
+    builtin: false,
+    directives: unsupported!(
+        "SetEnvIf" => FI, "SetEnvIfNoCase" => FI, "SetEnvIfExpr" => FI, "BrowserMatch" => FI, "BrowserMatchNoCase" => FI,
+    ),
+};
+pub static ACCESS_COMPAT: Module = Module {
+    source: "mod_access_compat.c",
+    identifier: "access_compat_module",
+    builtin: false,
+    directives: unsupported!(
+        "Order" => OR_LIMIT | ACCESS_CONF, "Allow" => OR_LIMIT | ACCESS_CONF, "Deny" => OR_LIMIT | ACCESS_CONF, "Satisfy" => AU,
+    ),
+};
+pub static AUTHN_CORE: Module = Module {
+    source: "mod_authn_core.c",
+    identifier: "authn_core_module",
+    builtin: false,
+    directives: unsupported!(
+        "AuthType" => AU, "AuthName" => AU,
+    ),
+};
+pub static AUTH_BASIC: Module = Module {
+    source: "mod_auth_basic.c",
+    identifier: "auth_basic_module",
+    builtin: false,
+    directives: unsupported!(
+        "AuthBasicProvider" => AU, "AuthBasicAuthoritative" => AU, "AuthBasicFake" => AU, "AuthBasicUseDigestAlgorithm" => AU,
+    ),
+};
+pub static AUTHN_FILE: Module = Module {
+    source: "mod_authn_file.c",
+    identifier: "authn_file_module",
+    builtin: false,
+    directives: unsupported!(
+        "AuthUserFile" => AU,
+    ),
+};
+pub static AUTHZ_USER: Module = Module {
+    source: "mod_authz_user.c",
+    identifier: "authz_user_module",
+    builtin: false,
+    directives: &[],
+};
+pub static AUTHZ_GROUPFILE: Module = Module {
+    source: "mod_authz_groupfile.c",
+    identifier: "authz_groupfile_module",
+    builtin: false,
+    directives: unsupported!(
+        "AuthGroupFile" => AU,
+    ),
+};
+pub static AUTOINDEX: Module = Module {
+    source: "mod_autoindex.c",
+    identifier: "autoindex_module",
+    builtin: false,
+    directives: unsupported!(
+        "IndexOptions" => IX, "IndexIgnore" => IX, "IndexIgnoreReset" => IX, "IndexOrderDefault" => IX, "IndexStyleSheet" => IX,
+        "IndexHeadInsert" => IX, "HeaderName" => IX, "ReadmeName" => IX, "DefaultIcon" => IX, "AddIcon" => IX,
+        "AddIconByType" => IX, "AddIconByEncoding" => IX, "AddAlt" => IX, "AddAltByType" => IX, "AddAltByEncoding" => IX,
+        "AddDescription" => IX,
+    ),
+};
+pub static FILTER: Module = Module {
+    source: "mod_filter.c",
+    identifier: "filter_module",
+    builtin: false,
+    directives: unsupported!(
+        "AddOutputFilterByType" => FI, "FilterDeclare" => FI, "FilterProvider" => FI, "FilterChain" => FI, "FilterProtocol" => FI, "FilterTrace" => FI,
+    ),
+};
+pub static DEFLATE: Module = Module {
+    source: "mod_deflate.c",
+    identifier: "deflate_module",
+    builtin: false,
+    directives: unsupported!(
+        "DeflateCompressionLevel" => RSRC_CONF, "DeflateBufferSize" => RSRC_CONF, "DeflateMemLevel" => RSRC_CONF,
+        "DeflateWindowSize" => RSRC_CONF, "DeflateFilterNote" => RSRC_CONF, "DeflateInflateLimitRequestBody" => FI,
+    ),
+};
+/// `<If>`/`<ElseIf>`/`<Else>` and `SetOutputFilter`/`SetInputFilter` belong to the core.
+pub static CORE_EXTRA: Module = Module {
+    source: "core.c",
+    identifier: "core_module",
+    builtin: true,
+    directives: unsupported!(
+        "<If" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
+        "<ElseIf" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
+        "<Else" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
+        "SetOutputFilter" => FI, "SetInputFilter" => FI, "CGIPassAuth" => AU, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
+    ),
+};

@@ -1,0 +1,411 @@
+//! One request on its way through Apache's phases, and the phases
+//! themselves, top to bottom (Apache's `ap_process_request_internal` and
+//! the handler that follows it).
+//!
+//! Sub-requests (`DirectoryIndex` candidates, directory listing entries)
+//! run the same phases up to the handler; internal redirects
+//! (`ErrorDocument /local`) start over with a new URI.
+
+use crate::dirconf::DirConf;
+use crate::engine::Engine;
+use crate::fs::{FileInfo, Kind};
+use crate::http::{Request, Response};
+use crate::modules::authz_core::{self, AuthzRequest, AuthzResult, Logic};
+use crate::modules::core::{method_bit, ErrorDocument};
+use crate::modules::dir::Slash;
+use crate::modules::mime;
+use crate::site::Site;
+use crate::walk::{self, WalkError};
+use std::sync::Arc;
+
+/// A request as the phases see and change it (Apache's `request_rec`).
+pub struct Ctx<'a> {
+    pub engine: &'a Engine,
+    pub site: &'a Site,
+    pub req: &'a Request,
+    pub method: String,
+    /// Decoded, normalised URI path (`r->uri`).
+    pub uri: String,
+    /// Query string as sent (`r->args`).
+    pub args: Option<String>,
+    pub filename: String,
+    pub path_info: String,
+    pub finfo: Option<FileInfo>,
+    pub conf: Arc<DirConf>,
+    pub content_type: Option<String>,
+    pub handler: Option<String>,
+    pub encodings: Vec<String>,
+    pub languages: Vec<String>,
+    /// `Location` and other headers for the response (`r->headers_out`).
+    pub headers_out: Vec<(String, String)>,
+    pub is_subreq: bool,
+    /// Internal redirects so far (`LimitInternalRecursion`).
+    pub redirects: u32,
+    /// Error-log message explaining the status, logged once.
+    pub reason: Option<(String, String)>,
+    /// Extra sentence for the error page (Apache's `error-notes`).
+    pub error_note: Option<String>,
+    /// `REDIRECT_STATUS` of an `ErrorDocument` redirect.
+    pub prev_status: Option<u16>,
+    /// `Allow` for a 405 or 501 from the default handler.
+    pub allow: Option<&'static str>,
+    /// A content handler ran (and so read the request body first).
+    pub handler_ran: bool,
+}
+
+/// A status ending the phases early.
+pub type Status = u16;
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        engine: &'a Engine,
+        site: &'a Site,
+        req: &'a Request,
+        uri: String,
+        args: Option<String>,
+    ) -> Self {
+        Ctx {
+            engine,
+            site,
+            req,
+            method: req.method.clone(),
+            uri,
+            args,
+            filename: String::new(),
+            path_info: String::new(),
+            finfo: None,
+            conf: site.base.clone(),
+            content_type: None,
+            handler: None,
+            encodings: Vec::new(),
+            languages: Vec::new(),
+            headers_out: Vec::new(),
+            is_subreq: false,
+            redirects: 0,
+            reason: None,
+            error_note: None,
+            prev_status: None,
+            allow: None,
+            handler_ran: false,
+        }
+    }
+
+    fn fail(&mut self, status: Status, level: &str, message: String) -> Status {
+        if self.reason.is_none() && !self.is_subreq {
+            self.reason = Some((level.to_string(), message));
+        }
+        status
+    }
+
+    /// A sub-request for `target` (a URI path, possibly relative to this
+    /// request's directory, possibly with a query), run up to the handler.
+    pub fn sub_request(&self, target: &str) -> (Ctx<'a>, Result<(), Status>) {
+        let (path, query) = match target.split_once('?') {
+            Some((p, q)) => (p, Some(q.to_string())),
+            None => (target, None),
+        };
+        let uri = if path.starts_with('/') {
+            path.to_string()
+        } else {
+            let dir = match self.uri.rfind('/') {
+                Some(i) => &self.uri[..=i],
+                None => "/",
+            };
+            format!("{dir}{path}")
+        };
+        let uri = walk::clean_path(&uri);
+        let mut sub = Ctx::new(self.engine, self.site, self.req, uri, query);
+        if self.redirects >= self.site.limit_internal_recursion {
+            self.site.log.error("error", "core", Some(self.req.remote), &format!(
+                "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
+                self.site.limit_internal_recursion));
+            return (sub, Err(500));
+        }
+        sub.method = if self.method == "HEAD" {
+            "GET".to_string()
+        } else {
+            self.method.clone()
+        };
+        sub.is_subreq = true;
+        sub.redirects = self.redirects + 1;
+        let r = sub.process_internal();
+        (sub, r)
+    }
+
+    /// Apache's `ap_process_request_internal`: from URI to a request ready
+    /// for its handler.
+    pub fn process_internal(&mut self) -> Result<(), Status> {
+        self.translate_name();
+        self.map_to_storage()?;
+        self.location_walk();
+        self.check_access()?;
+        self.type_checker();
+        self.fixups()?;
+        Ok(())
+    }
+
+    /// `translate_name`: the document root joined with the URI.
+    fn translate_name(&mut self) {
+        let root = self.site.document_root.to_string_lossy();
+        let root = root.trim_end_matches('/');
+        self.filename = format!("{root}{}", self.uri);
+    }
+
+    /// `map_to_storage`: the directory walk (with `.htaccess`), then the
+    /// `<Files>` sections for the basename.
+    fn map_to_storage(&mut self) -> Result<(), Status> {
+        let walked = match walk::directory_walk(self.site, &self.filename) {
+            Ok(w) => w,
+            Err(WalkError::Config) => return Err(500),
+            Err(WalkError::Forbidden {
+                log,
+                htaccess_unreadable,
+            }) => {
+                if htaccess_unreadable {
+                    self.error_note = Some(
+                        "Server unable to read htaccess file, denying access to be safe".into(),
+                    );
+                }
+                return Err(self.fail(403, "error", log));
+            }
+        };
+        self.filename = walked.filename;
+        self.path_info = walked.path_info;
+        self.finfo = walked.finfo;
+        self.conf = walked.conf;
+        self.file_walk();
+        Ok(())
+    }
+
+    /// `<Files>`/`<FilesMatch>` from every level, in accumulated order,
+    /// against the basename of the walked filename.
+    fn file_walk(&mut self) {
+        let basename = match self.filename.rfind('/') {
+            Some(i) => &self.filename[i + 1..],
+            None => &self.filename[..],
+        };
+        let sections = self.conf.core.files.clone();
+        let mut conf = self.conf.clone();
+        for sec in sections.iter() {
+            if sec.matcher.matches(basename.as_bytes()) {
+                conf = Arc::new(DirConf::merge(&conf, &sec.conf));
+            }
+        }
+        self.conf = conf;
+    }
+
+    /// `<Location>`/`<LocationMatch>` against the URI.
+    fn location_walk(&mut self) {
+        let mut conf = self.conf.clone();
+        for loc in &self.site.locations {
+            let hit = match &loc.regex {
+                Some(re) => re.is_match(self.uri.as_bytes()),
+                None => location_matches(&loc.path, &self.uri),
+            };
+            if hit {
+                conf = Arc::new(DirConf::merge(&conf, &loc.conf));
+            }
+        }
+        self.conf = conf;
+    }
+
+    /// Access control and authorization (authz_core without a user).
+    fn check_access(&mut self) -> Result<(), Status> {
+        let Some(section) = self.conf.authz.section.clone() else {
+            return Ok(());
+        };
+        let env = |_: &str| false;
+        let areq = AuthzRequest {
+            method_bit: method_bit(&self.method),
+            remote: self.req.remote.ip(),
+            local: self.req.local.ip(),
+            env: &env,
+        };
+        match authz_core::apply(&section, &areq, Logic::And) {
+            AuthzResult::Granted => Ok(()),
+            AuthzResult::Denied | AuthzResult::Neutral | AuthzResult::DeniedNoUser => {
+                let what = if self.filename.is_empty() {
+                    format!("uri {}", self.uri)
+                } else {
+                    self.filename.clone()
+                };
+                Err(self.fail(
+                    403,
+                    "error",
+                    format!("AH01630: client denied by server configuration: {what}"),
+                ))
+            }
+        }
+    }
+
+    /// mod_mime's type checker, then the core's `ForceType`/`SetHandler`.
+    fn type_checker(&mut self) {
+        if let Some(FileInfo {
+            kind: Kind::Dir, ..
+        }) = self.finfo
+        {
+            self.content_type = Some("httpd/unix-directory".into());
+        } else {
+            let basename = self.filename.rsplit('/').next().unwrap_or("");
+            let info = mime::resolve(basename.as_bytes(), &self.conf.mime, &self.engine.types);
+            self.content_type = info.content_type.map(|t| match info.charset {
+                Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
+                _ => t,
+            });
+            self.handler = info.handler;
+            self.encodings = info.encodings;
+            self.languages = info.languages;
+        }
+        if let Some(Some(t)) = &self.conf.core.force_type {
+            self.content_type = Some(t.clone());
+        }
+        if let Some(h) = &self.conf.core.handler {
+            if let Some(h) = h {
+                self.handler = Some(h.clone());
+            }
+        }
+    }
+
+    /// The fixups that can end a request: mod_dir's trailing slash and
+    /// index, the fallback resource.
+    fn fixups(&mut self) -> Result<(), Status> {
+        match self.finfo.map(|f| f.kind) {
+            Some(Kind::Dir) => self.dir_fixup(),
+            None if self.handler.is_none() => self.fallback_fixup(),
+            _ => Ok(()),
+        }
+    }
+
+    /// mod_dir for a directory: 301 to add the slash, or the first index
+    /// candidate that a sub-request finds as a regular file.
+    fn dir_fixup(&mut self) -> Result<(), Status> {
+        if !self.path_info.is_empty() {
+            return Ok(());
+        }
+        if !self.uri.ends_with('/') {
+            match self.conf.dir.slash.unwrap_or(Slash::On) {
+                Slash::Off => return Ok(()),
+                Slash::NotFound => return Err(404),
+                Slash::On => {}
+            }
+            let mut target = crate::uri::escape_path(self.uri.as_bytes()).into_owned();
+            target.push('/');
+            if let Some(q) = &self.args {
+                target.push('?');
+                target.push_str(q);
+            }
+            let location = self.engine.construct_url(self.site, self.req, &target);
+            self.headers_out.push(("Location".into(), location));
+            return Err(301);
+        }
+        if self.method != "GET" && self.method != "POST" && self.method != "HEAD" {
+            return Ok(());
+        }
+        let names = self.conf.dir.index_names();
+        let count = names.len();
+        let mut error = None;
+        for name in names {
+            let target = match &self.args {
+                Some(q) => format!("{name}?{q}"),
+                None => name.clone(),
+            };
+            let (sub, r) = self.sub_request(&target);
+            match r {
+                Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
+                    if let Some(code) = self.conf.dir.index_redirect.filter(|c| *c != 0) {
+                        let location = self.engine.construct_url(self.site, self.req, &sub.uri);
+                        self.headers_out.push(("Location".into(), location));
+                        return Err(code);
+                    }
+                    self.fast_redirect(sub);
+                    return Ok(());
+                }
+                Ok(()) => {}
+                Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
+                    self.headers_out.extend(sub.headers_out);
+                    return Err(s);
+                }
+                Err(404) => {}
+                Err(s) => error = Some(s),
+            }
+        }
+        match error {
+            Some(s) => Err(s),
+            None => Ok(()),
+        }
+    }
+
+    /// `FallbackResource` for a path that does not exist.
+    fn fallback_fixup(&mut self) -> Result<(), Status> {
+        let Some(fallback) = self.conf.dir.fallback().map(str::to_string) else {
+            return Ok(());
+        };
+        if self.finfo.is_some() {
+            return Ok(());
+        }
+        let target = match &self.args {
+            Some(q) => format!("{fallback}?{q}"),
+            None => fallback,
+        };
+        let (sub, r) = self.sub_request(&target);
+        match r {
+            Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
+                self.fast_redirect(sub);
+                Ok(())
+            }
+            Err(s) if (300..400).contains(&s) => {
+                self.headers_out.extend(sub.headers_out);
+                Err(s)
+            }
+            Err(s) if s != 404 => Err(s),
+            _ => Ok(()),
+        }
+    }
+
+    /// Apache's `ap_internal_fast_redirect`: become the sub-request.
+    fn fast_redirect(&mut self, sub: Ctx<'a>) {
+        self.uri = sub.uri;
+        self.args = sub.args;
+        self.filename = sub.filename;
+        self.path_info = sub.path_info;
+        self.finfo = sub.finfo;
+        self.conf = sub.conf;
+        self.content_type = sub.content_type;
+        self.handler = sub.handler;
+        self.encodings = sub.encodings;
+        self.languages = sub.languages;
+        self.headers_out.extend(sub.headers_out);
+    }
+}
+
+/// `<Location /path>`: a prefix match on whole segments (`/a` matches `/a`,
+/// `/a/`, `/a/b`, not `/ab`), with repeated slashes in the URI folded.
+pub fn location_matches(path: &str, uri: &str) -> bool {
+    if path == "/" {
+        return true;
+    }
+    let p = path.trim_end_matches('/');
+    match uri.strip_prefix(p) {
+        Some(rest) => {
+            rest.is_empty() || rest.starts_with('/') || path.ends_with('/') && !rest.is_empty()
+        }
+        None => false,
+    }
+}
+
+/// What the engine answers for a request that went through the phases.
+pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
+    let result = phases.and_then(|()| {
+        ctx.handler_ran = true;
+        crate::handler::run(ctx)
+    });
+    match result {
+        Ok(resp) => crate::errors::finish(ctx, resp),
+        Err(status) => crate::errors::error_response(ctx, status),
+    }
+}
+
+/// An `ErrorDocument` configured for `status`, if any.
+pub fn error_document(conf: &DirConf, status: u16) -> Option<&ErrorDocument> {
+    conf.core.error_documents.get(&status)
+}

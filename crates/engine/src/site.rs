@@ -1,0 +1,110 @@
+//! A site: one server (the main server or a `<VirtualHost>`) compiled for
+//! serving — its names, document root, sorted `<Directory>` sections,
+//! `<Location>` sections, and its compiled-config tree.
+
+use crate::config::server::{DirSection, DirSectionMatcher, LocationSection, ServerConf};
+use crate::config::Environment;
+use crate::dirconf::DirConf;
+use crate::http::Log;
+use crate::tree::{ConfigTree, HtaccessLimits};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub struct Site {
+    pub server_name: String,
+    /// Port from `ServerName host:port`, if given.
+    pub port: Option<u16>,
+    pub aliases: Vec<String>,
+    pub addrs: Vec<String>,
+    pub document_root: PathBuf,
+    /// The server-level per-directory configuration.
+    pub base: Arc<DirConf>,
+    /// Non-regex `<Directory>` sections, sorted by depth (stable).
+    pub dir_sections: Vec<DirSection>,
+    /// `<DirectoryMatch>` and `<Directory ~>`, in config order.
+    pub regex_dir_sections: Vec<DirSection>,
+    pub locations: Vec<LocationSection>,
+    pub access_file_names: Vec<String>,
+    pub limit_internal_recursion: u32,
+    pub server_admin: Option<String>,
+    pub tree: ConfigTree,
+    pub env: Environment,
+    pub log: Arc<dyn Log>,
+    pub limits: HtaccessLimits,
+}
+
+impl Site {
+    /// Compile a configured server. A `<VirtualHost>` inherits from the
+    /// main server what it does not set itself, as Apache merges them.
+    pub fn new(
+        conf: &ServerConf,
+        main: Option<&ServerConf>,
+        env: &Environment,
+        log: Arc<dyn Log>,
+    ) -> Site {
+        let inherit = |f: fn(&ServerConf) -> Option<String>| f(conf).or_else(|| main.and_then(f));
+        let name = inherit(|c| c.server_name.clone()).unwrap_or_else(|| "localhost".to_string());
+        let (server_name, port) = match name.rsplit_once(':') {
+            Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) && !h.is_empty() => {
+                (h.to_string(), p.parse().ok())
+            }
+            _ => (name, None),
+        };
+        let mut sections: Vec<DirSection> = main.map(|m| m.directories.clone()).unwrap_or_default();
+        sections.extend(conf.directories.iter().cloned());
+        let (mut plain, regex): (Vec<_>, Vec<_>) = sections
+            .into_iter()
+            .partition(|s| matches!(s.matcher, DirSectionMatcher::Path { .. }));
+        plain.sort_by_key(|s| match &s.matcher {
+            DirSectionMatcher::Path { components, .. } => *components,
+            DirSectionMatcher::Regex(_) => usize::MAX,
+        });
+        let base = match main {
+            Some(m) => DirConf::merge(&m.base, &conf.base),
+            None => conf.base.clone(),
+        };
+        let mut locations = main.map(|m| m.locations.clone()).unwrap_or_default();
+        locations.extend(conf.locations.iter().cloned());
+        Site {
+            server_name,
+            port,
+            aliases: conf.server_aliases.clone(),
+            addrs: conf.addrs.clone(),
+            document_root: conf
+                .document_root
+                .clone()
+                .or_else(|| main.and_then(|m| m.document_root.clone()))
+                .unwrap_or_else(|| PathBuf::from("/usr/local/apache2/htdocs")),
+            base: Arc::new(base),
+            dir_sections: plain,
+            regex_dir_sections: regex,
+            locations,
+            access_file_names: conf
+                .access_file_names
+                .clone()
+                .or_else(|| main.and_then(|m| m.access_file_names.clone()))
+                .unwrap_or_else(|| vec![".htaccess".to_string()]),
+            limit_internal_recursion: conf
+                .limit_internal_recursion
+                .or_else(|| main.and_then(|m| m.limit_internal_recursion))
+                .unwrap_or(10),
+            server_admin: inherit(|c| c.server_admin.clone()),
+            tree: ConfigTree::default(),
+            env: env.clone(),
+            log,
+            limits: HtaccessLimits::default(),
+        }
+    }
+
+    /// Whether this site answers to `host` (`ServerName` or a `ServerAlias` pattern).
+    pub fn answers_to(&self, host: &str) -> bool {
+        host.eq_ignore_ascii_case(&self.server_name)
+            || self.aliases.iter().any(|a| {
+                let a = a.to_ascii_lowercase();
+                crate::modules::core::sections::fnmatch(
+                    a.as_bytes(),
+                    host.to_ascii_lowercase().as_bytes(),
+                )
+            })
+    }
+}

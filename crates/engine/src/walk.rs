@@ -1,0 +1,233 @@
+//! The directory walk (Apache's `ap_directory_walk`) over a cache of
+//! compiled, merged per-directory configuration.
+//!
+//! Apache walks from `/` to the requested file on every request, applying
+//! the `<Directory>` sections of each level and parsing each level's
+//! `.htaccess` again. We walk the same levels, but each level's merged
+//! configuration is computed once and kept in [`crate::tree::ConfigTree`];
+//! the walk itself only checks the path components that the response
+//! depends on (existence, type, symlink policy).
+
+use crate::dirconf::DirConf;
+use crate::fs::{self, Kind};
+use crate::modules::core::options::{OPT_SYM_LINKS, OPT_SYM_OWNER};
+use crate::site::Site;
+use crate::tree::{Level, LevelError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why a walk stopped the request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WalkError {
+    /// 500: a broken `.htaccess` (already logged when compiled).
+    Config,
+    /// 403 with an explanation for the error log, and an extra sentence for
+    /// the error page when the `.htaccess` itself could not be read.
+    Forbidden {
+        log: String,
+        htaccess_unreadable: bool,
+    },
+}
+
+/// What the walk found.
+pub struct Walked {
+    /// `r->filename`: the deepest existing path (file, or directory with
+    /// the trailing slash the request had).
+    pub filename: String,
+    pub path_info: String,
+    pub finfo: Option<fs::FileInfo>,
+    /// Configuration after `<Directory>` sections, `.htaccess` files and
+    /// `<DirectoryMatch>`; before `<Files>`, `<Location>`.
+    pub conf: Arc<DirConf>,
+}
+
+/// Remove `.`/`..` segments and repeated slashes from an absolute path.
+pub fn clean_path(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    let mut s = String::from("/");
+    s.push_str(&out.join("/"));
+    if path.ends_with('/') && s.len() > 1 {
+        s.push('/');
+    }
+    s
+}
+
+/// Walk `filename` (absolute, normalised; a trailing slash kept if the
+/// request had one) through the site's levels.
+pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> {
+    let trailing_slash = filename.ends_with('/') && filename.len() > 1;
+    let comps: Vec<&str> = filename.split('/').filter(|c| !c.is_empty()).collect();
+    let full = fs::stat(Path::new(filename)).ok();
+    let mut level = site.tree.root(site);
+    let mut dir_path = String::from("/");
+    let mut walked_to = 0;
+    let mut finfo = None;
+    let mut path_info = String::new();
+    loop {
+        if let Some(err) = &level.error {
+            return Err(match err {
+                LevelError::Config => WalkError::Config,
+                LevelError::Unreadable(log) => WalkError::Forbidden {
+                    log: log.clone(),
+                    htaccess_unreadable: true,
+                },
+            });
+        }
+        if walked_to == comps.len() {
+            if full.map(|f| f.kind) == Some(Kind::Dir) || comps.is_empty() {
+                finfo = full;
+            }
+            break;
+        }
+        let comp = comps[walked_to];
+        let candidate = format!("{dir_path}{comp}");
+        let opts = level.conf.core.opts();
+        let is_last = walked_to + 1 == comps.len();
+        // Apache skips the lstat when the whole path exists and symlinks
+        // are followed unconditionally.
+        let info =
+            if full.is_some() && opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0 && !is_last
+            {
+                Ok(fs::FileInfo {
+                    kind: Kind::Dir,
+                    ..full.expect("checked")
+                })
+            } else {
+                fs::lstat(Path::new(&candidate))
+            };
+        let info = match info {
+            Ok(i) => i,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                path_info = rest_of(&comps[walked_to..], trailing_slash);
+                dir_path.push_str(comp);
+                return finish(site, level, candidate, path_info, None);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+                return Err(WalkError::Forbidden {
+                    log: format!("access to {} denied (filesystem path '{candidate}') because search permissions are missing on a component of the path", filename),
+                    htaccess_unreadable: false,
+                });
+            }
+            Err(e) => {
+                return Err(WalkError::Forbidden {
+                    log: format!("access to {filename} failed: {e}"),
+                    htaccess_unreadable: false,
+                })
+            }
+        };
+        let info = if info.kind == Kind::Symlink {
+            resolve_symlink(&candidate, &info, opts, filename)?
+        } else {
+            info
+        };
+        match info.kind {
+            Kind::File => {
+                finfo = Some(info);
+                path_info = rest_of(&comps[walked_to + 1..], trailing_slash);
+                return finish(site, level, candidate, path_info, finfo);
+            }
+            Kind::Dir => {
+                dir_path = format!("{candidate}/");
+                walked_to += 1;
+                level = site.tree.child(site, &level, &dir_path, walked_to);
+            }
+            _ => {
+                return Err(WalkError::Forbidden {
+                    log: format!("Object {candidate} doesn't point to a file or directory"),
+                    htaccess_unreadable: false,
+                })
+            }
+        }
+    }
+    let name = if trailing_slash || comps.is_empty() {
+        dir_path
+    } else {
+        dir_path.trim_end_matches('/').to_string()
+    };
+    finish(site, level, name, path_info, finfo)
+}
+
+fn rest_of(comps: &[&str], trailing_slash: bool) -> String {
+    if comps.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    for c in comps {
+        s.push('/');
+        s.push_str(c);
+    }
+    if trailing_slash {
+        s.push('/');
+    }
+    s
+}
+
+/// Apply `<DirectoryMatch>` sections and package the result.
+fn finish(
+    site: &Site,
+    level: Arc<Level>,
+    filename: String,
+    path_info: String,
+    finfo: Option<fs::FileInfo>,
+) -> Result<Walked, WalkError> {
+    let mut conf = level.conf.clone();
+    for sec in &site.regex_dir_sections {
+        if let crate::config::server::DirSectionMatcher::Regex(re) = &sec.matcher {
+            if re.is_match(filename.as_bytes()) {
+                conf = Arc::new(DirConf::merge(&conf, &sec.conf));
+            }
+        }
+    }
+    Ok(Walked {
+        filename,
+        path_info,
+        finfo,
+        conf,
+    })
+}
+
+/// A symlink on the path is followed only as the options in force allow.
+fn resolve_symlink(
+    path: &str,
+    link: &fs::FileInfo,
+    opts: u32,
+    filename: &str,
+) -> Result<fs::FileInfo, WalkError> {
+    let denied = || WalkError::Forbidden {
+        log: format!("Symbolic link not allowed or link target not accessible: {path}, referer: -"),
+        htaccess_unreadable: false,
+    };
+    let _ = filename;
+    if opts & (OPT_SYM_LINKS | OPT_SYM_OWNER) == 0 {
+        return Err(denied());
+    }
+    let target = fs::stat(Path::new(path)).map_err(|_| denied())?;
+    if opts & OPT_SYM_LINKS == 0 && target.uid != link.uid {
+        return Err(denied());
+    }
+    Ok(target)
+}
+
+/// The document-root-relative file path for a decoded URI path.
+pub fn map_uri(root: &Path, uri_path: &str) -> PathBuf {
+    let mut p = root.to_path_buf();
+    p.push(uri_path.trim_start_matches('/'));
+    if uri_path.ends_with('/') && uri_path.len() > 1 {
+        let mut s = p.into_os_string();
+        s.push("/");
+        return PathBuf::from(s);
+    }
+    p
+}

@@ -1,0 +1,85 @@
+//! Command-line parsing. Apache's own flags (`-f`, `-D`, `-t`) are kept so
+//! that people can run htaccel where they ran `apache2`.
+
+use clap::{Arg, ArgAction, Command};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// What the user asked for.
+#[derive(Debug)]
+pub enum Cmd {
+    /// Serve a document root with the built-in configuration.
+    Serve { docroot: PathBuf, listen: String },
+    /// Serve with an Apache-syntax configuration file.
+    Config { file: PathBuf, defines: Vec<String> },
+    /// Check a configuration file and exit.
+    ConfigTest { file: PathBuf, defines: Vec<String> },
+}
+
+fn command() -> Command {
+    let file = Arg::new("file").short('f').long("config").value_name("FILE").help("Apache-syntax configuration file");
+    let define = Arg::new("define").short('D').value_name("NAME").action(ArgAction::Append).help("Define a name for <IfDefine> (as apache2 -D)");
+    Command::new("htaccel")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("A web server that honours Apache httpd .htaccess files, compiled once instead of parsed per request")
+        .args_conflicts_with_subcommands(true)
+        .arg(file.clone())
+        .arg(define.clone())
+        .arg(Arg::new("test").short('t').action(ArgAction::SetTrue).help("Check the configuration file and exit (as apache2 -t)"))
+        .subcommand(
+            Command::new("serve")
+                .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
+                .arg(Arg::new("docroot").value_name("DOCROOT").default_value(".").help("Directory to serve"))
+                .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on")),
+        )
+        .subcommand(
+            Command::new("configtest")
+                .about("Check an Apache-syntax configuration file, as apachectl -t")
+                .arg(file.required(true))
+                .arg(define),
+        )
+}
+
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Error> {
+    let mut cmd = command();
+    let m = cmd.try_get_matches_from_mut(args)?;
+    let defines = |m: &clap::ArgMatches| m.get_many::<String>("define").map(|v| v.cloned().collect()).unwrap_or_default();
+    match m.subcommand() {
+        Some(("serve", s)) => Ok(Cmd::Serve {
+            docroot: PathBuf::from(s.get_one::<String>("docroot").expect("has default")),
+            listen: s.get_one::<String>("listen").expect("has default").clone(),
+        }),
+        Some(("configtest", s)) => Ok(Cmd::ConfigTest {
+            file: PathBuf::from(s.get_one::<String>("file").expect("required")),
+            defines: defines(s),
+        }),
+        _ => match m.get_one::<String>("file") {
+            Some(f) if m.get_flag("test") => Ok(Cmd::ConfigTest { file: f.into(), defines: defines(&m) }),
+            Some(f) => Ok(Cmd::Config { file: f.into(), defines: defines(&m) }),
+            None => Err(cmd.error(clap::error::ErrorKind::MissingSubcommand, "say what to serve: `htaccel serve DOCROOT` or `htaccel -f FILE`")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Cmd {
+        parse(args.iter().map(OsString::from)).unwrap()
+    }
+
+    #[test]
+    fn serve_defaults_and_apache_flags() {
+        match p(&["htaccel", "serve"]) {
+            Cmd::Serve { docroot, listen } => {
+                assert_eq!(docroot, PathBuf::from("."));
+                assert_eq!(listen, "127.0.0.1:8080");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config { defines, .. } if defines == ["A"]));
+        assert!(matches!(p(&["htaccel", "-t", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
+        assert!(matches!(p(&["htaccel", "configtest", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
+    }
+}

@@ -1,0 +1,74 @@
+//! The error log and the access logs: where lines go. Line formats come
+//! from the engine (`log_format`), so `explain` and tests share them.
+
+use htaccel_engine::http::{AccessEntry, Log};
+use htaccel_engine::log_format::{self, LogFormat};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::os::fd::FromRawFd;
+
+/// Apache's log levels, most severe first.
+const LEVELS: &[&str] = &["emerg", "alert", "crit", "error", "warn", "notice", "info", "debug"];
+
+fn severity(level: &str) -> usize {
+    LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level)).unwrap_or(LEVELS.len())
+}
+
+/// Open a log target: a path (appended to), `/dev/stdout` or `/dev/stderr`.
+pub fn open_target(target: &str) -> std::io::Result<File> {
+    match target {
+        // SAFETY: descriptors 1 and 2 are open for the life of the process;
+        // `dup` gives this File its own descriptor to own and close.
+        "/dev/stdout" => Ok(unsafe { File::from_raw_fd(libc::dup(1)) }),
+        "/dev/stderr" => Ok(unsafe { File::from_raw_fd(libc::dup(2)) }),
+        path => OpenOptions::new().create(true).append(true).open(path),
+    }
+}
+
+pub struct Logs {
+    error: File,
+    threshold: usize,
+    access: Vec<(File, LogFormat)>,
+}
+
+impl Logs {
+    pub fn new(error: File, level: &str, access: Vec<(File, LogFormat)>) -> Self {
+        Logs { error, threshold: severity(level), access }
+    }
+
+    /// Compile the access-log format for a `CustomLog` (nickname or format string).
+    pub fn format(spec: &str, nicknames: &std::collections::HashMap<String, String>) -> Result<LogFormat, String> {
+        let text = nicknames.get(spec).map(String::as_str).unwrap_or(if spec.is_empty() {
+            "%h %l %u %t \"%r\" %>s %b"
+        } else {
+            spec
+        });
+        log_format::LogFormat::compile(text)
+    }
+}
+
+impl Log for Logs {
+    fn access(&self, entry: &AccessEntry<'_>) {
+        if self.access.is_empty() {
+            return;
+        }
+        let mut buf = Vec::with_capacity(256);
+        for (file, format) in &self.access {
+            buf.clear();
+            format.render(entry, &mut buf);
+            buf.push(b'\n');
+            // One write per line: O_APPEND keeps lines whole across threads.
+            let _ = (&*file).write_all(&buf);
+        }
+    }
+
+    fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str) {
+        if severity(level) > self.threshold {
+            return;
+        }
+        let mut line = log_format::error_log_line(std::time::SystemTime::now(), level, module, client, message);
+        line.push('\n');
+        let _ = (&self.error).write_all(line.as_bytes());
+    }
+}

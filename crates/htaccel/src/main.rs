@@ -1,0 +1,24 @@
+//! `htaccel`: serve a site configured with Apache httpd's syntax and its
+//! `.htaccess` files.
+//!
+//! Commands:
+//! * `htaccel serve [DOCROOT] [--listen ADDR]` — zero configuration: the
+//!   document root served as by Apache with `serve.conf`.
+//! * `htaccel -f FILE` — the Apache-syntax configuration in FILE.
+//! * `htaccel configtest -f FILE` — check FILE as `apachectl -t` does.
+
+mod cli;
+mod logs;
+mod privileges;
+mod run;
+
+fn main() {
+    let code = match cli::parse(std::env::args_os()) {
+        Ok(cmd) => run::execute(cmd),
+        Err(e) => {
+            e.print().ok();
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,148 @@
+//! Carrying out a command: read the configuration through the engine,
+//! open the logs, bind, drop privileges, serve.
+
+use crate::cli::Cmd;
+use crate::logs::{self, Logs};
+use crate::privileges;
+use htaccel_conf::{ParseOptions, Node};
+use htaccel_engine::engine::{self, Engine, Loaded};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+const SERVE_CONF: &str = include_str!("serve.conf");
+
+/// Run a command; the process exit code.
+pub fn execute(cmd: Cmd) -> i32 {
+    match try_execute(cmd) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+fn try_execute(cmd: Cmd) -> Result<(), String> {
+    match cmd {
+        Cmd::Serve { docroot, listen } => {
+            let root = std::fs::canonicalize(&docroot)
+                .map_err(|e| format!("htaccel: cannot serve {}: {e}", docroot.display()))?;
+            if !root.is_dir() {
+                return Err(format!("htaccel: cannot serve {}: not a directory", root.display()));
+            }
+            let text = SERVE_CONF
+                .replace("@DOCROOT@", &root.to_string_lossy())
+                .replace("@LISTEN@", &listen);
+            let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default()).map_err(|e| e.to_string())?;
+            let loaded = load(&nodes, Vec::new(), "serve.conf")?;
+            serve(loaded, Some(&root))
+        }
+        Cmd::Config { file, defines } => {
+            let nodes = parse_main(&file)?;
+            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
+            serve(loaded, None)
+        }
+        Cmd::ConfigTest { file, defines } => {
+            let nodes = parse_main(&file)?;
+            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
+            let sink: Arc<dyn htaccel_engine::http::Log> =
+                Arc::new(Logs::new(logs::open_target("/dev/stderr").map_err(|e| e.to_string())?, "warn", Vec::new()));
+            Engine::new(&loaded, sink)?;
+            eprintln!("Syntax OK");
+            Ok(())
+        }
+    }
+}
+
+fn parse_main(file: &Path) -> Result<Vec<Node>, String> {
+    htaccel_conf::parse_file(file, &ParseOptions::default()).map_err(|e| format!("htaccel: {e}"))
+}
+
+fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
+    let loaded = engine::load(nodes, PathBuf::from("/etc/htaccel"), defines).map_err(|e| {
+        format!("AH00526: Syntax error on line {} of {}:\n{}", e.origin.line, e.origin.file, e.message)
+    })?;
+    for n in &loaded.notices {
+        eprintln!("htaccel: {}: {} ({name})", n.origin, n.message);
+    }
+    Ok(loaded)
+}
+
+/// Parse `Listen` arguments as Apache does: `port`, `addr:port`, `[v6]:port`.
+fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
+    if let Ok(port) = spec.parse::<u16>() {
+        return Ok(vec![SocketAddr::from(([0, 0, 0, 0], port))]);
+    }
+    spec.to_socket_addrs()
+        .map(|a| a.collect())
+        .map_err(|e| format!("Listen {spec}: {e}"))
+}
+
+fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
+    let main = &loaded.build.main;
+    let error_target = main.error_log.clone().unwrap_or_else(|| "/dev/stderr".into());
+    let error_file = logs::open_target(&error_target).map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
+    let mut access = Vec::new();
+    for cl in &main.custom_logs {
+        let f = logs::open_target(&cl.target).map_err(|e| format!("htaccel: could not open transfer log file {}: {e}", cl.target))?;
+        access.push((f, Logs::format(&cl.format, &main.log_formats).map_err(|e| format!("{}: {e}", cl.origin))?));
+    }
+    let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
+    let log: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(error_file, &level, access));
+    let engine = Arc::new(Engine::new(&loaded, log.clone())?);
+
+    let mut listen = Vec::new();
+    for (spec, origin) in &loaded.build.global.listen {
+        listen.extend(listen_addrs(spec).map_err(|e| format!("{origin}: {e}"))?);
+    }
+    if listen.is_empty() {
+        return Err("htaccel: no listening sockets available, shutting down (add a Listen directive)".into());
+    }
+
+    let after_bind = privilege_step(&loaded, serve_root)?;
+    let opts = htaccel_server::ServerOptions {
+        listen,
+        threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        limits: htaccel_server::Limits {
+            request_line: main.limit_request_line.unwrap_or(8190),
+            field_size: main.limit_request_field_size.unwrap_or(8190),
+            fields: main.limit_request_fields.unwrap_or(100),
+        },
+        timeouts: htaccel_server::Timeouts {
+            timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
+            keepalive: Duration::from_secs(main.keepalive_timeout.unwrap_or(5)),
+            ..Default::default()
+        },
+        keepalive: main.keepalive.unwrap_or(true),
+        max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
+        server_header: engine.server_header.clone(),
+    };
+    htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
+}
+
+/// What to do once the sockets are bound: become `User`/`Group` when
+/// running as root, as Apache does. Under `serve`, a document root the
+/// configured user cannot read is served without switching (with a
+/// warning), since the built-in configuration's `www-data` is a default
+/// the user never chose.
+type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
+
+fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
+    let g = &loaded.build.global;
+    let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
+        return Ok(Box::new(|| Ok(())));
+    };
+    let (uid, gid) = privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
+    if let Some(root) = serve_root {
+        if !privileges::can_read_dir(root, uid, gid) {
+            eprintln!(
+                "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
+                root.display()
+            );
+            return Ok(Box::new(|| Ok(())));
+        }
+    }
+    Ok(Box::new(move || privileges::drop_to(uid, gid, &user)))
+}
