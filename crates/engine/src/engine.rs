@@ -123,12 +123,12 @@ impl Engine {
     pub fn construct_url(&self, site: &Site, req: &Request, path: &str) -> String {
         let scheme = if req.secure { "https" } else { "http" };
         let default_port = if req.secure { 443 } else { 80 };
+        // UseCanonicalName Off: the client's host and port. Without a port
+        // from the client, Apache 2.4 uses the scheme's default port (or the
+        // one `ServerName host:port` gives when there is no Host at all).
         let (host, port) = match request_host(req) {
-            Some((h, p)) => (h, p.unwrap_or(req.local.port())),
-            None => (
-                site.server_name.clone(),
-                site.port.unwrap_or(req.local.port()),
-            ),
+            Some((h, p)) => (h, p.unwrap_or(default_port)),
+            None => (site.server_name.clone(), site.port.unwrap_or(default_port)),
         };
         if port == default_port {
             format!("{scheme}://{host}{path}")

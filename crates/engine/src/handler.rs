@@ -41,10 +41,9 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
     resp
 }
 
-/// `OPTIONS *`: the server's methods, no resource involved.
+/// `OPTIONS *`: an empty 200, no resource involved.
 fn options_star() -> Response {
     let mut r = Response::new(200);
-    r.add_header("Allow", "GET,POST,OPTIONS,HEAD,TRACE");
     r.add_header("Content-Length", "0");
     r
 }
@@ -166,6 +165,12 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 /// and `text/html` without a charset (Apache's `ap_make_content_type`).
 pub fn content_type_with_charset(ctx: &Ctx<'_>) -> Option<String> {
     let t = ctx.content_type.clone()?;
+    // The directory pseudo-type never reaches a client as such.
+    let t = if t == "httpd/unix-directory" {
+        "text/html".to_string()
+    } else {
+        t
+    };
     if let Some(Some(cs)) = &ctx.conf.core.add_default_charset {
         let lower = t.to_ascii_lowercase();
         if (lower.starts_with("text/plain") || lower.starts_with("text/html"))

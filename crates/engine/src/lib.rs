@@ -9,7 +9,9 @@
 pub mod config;
 pub mod dirconf;
 pub mod engine;
+pub mod env;
 pub mod errors;
+pub mod filters;
 pub mod fs;
 pub mod handler;
 pub mod http;

@@ -51,6 +51,13 @@ pub struct Ctx<'a> {
     pub allow: Option<&'static str>,
     /// A content handler ran (and so read the request body first).
     pub handler_ran: bool,
+    /// `r->subprocess_env`.
+    pub env: crate::env::Env,
+    /// Request headers as modules may change them (`RequestHeader`).
+    pub headers_in: crate::http::Headers,
+    /// Headers sent on every response, errors included (`r->err_headers_out`,
+    /// `Header always`).
+    pub err_headers_out: Vec<(String, String)>,
 }
 
 /// A status ending the phases early.
@@ -87,6 +94,9 @@ impl<'a> Ctx<'a> {
             prev_status: None,
             allow: None,
             handler_ran: false,
+            env: crate::env::Env::default(),
+            headers_in: req.headers.clone(),
+            err_headers_out: Vec::new(),
         }
     }
 
@@ -104,6 +114,16 @@ impl<'a> Ctx<'a> {
             Some((p, q)) => (p, Some(q.to_string())),
             None => (target, None),
         };
+        self.sub_request_path(path, query)
+    }
+
+    /// A sub-request for a directory entry (`ap_sub_req_lookup_dirent`):
+    /// the name is taken as it is, with no query part.
+    pub fn sub_request_dirent(&self, name: &str) -> (Ctx<'a>, Result<(), Status>) {
+        self.sub_request_path(name, None)
+    }
+
+    fn sub_request_path(&self, path: &str, query: Option<String>) -> (Ctx<'a>, Result<(), Status>) {
         let uri = if path.starts_with('/') {
             path.to_string()
         } else {
@@ -138,11 +158,18 @@ impl<'a> Ctx<'a> {
         self.translate_name();
         self.map_to_storage()?;
         self.location_walk();
+        if !self.is_subreq {
+            self.header_parser();
+        }
         self.check_access()?;
         self.type_checker();
         self.fixups()?;
         Ok(())
     }
+
+    /// `header_parser`: per-directory hooks that read the request headers
+    /// before access control (main requests only, as in Apache).
+    fn header_parser(&mut self) {}
 
     /// `translate_name`: the document root joined with the URI.
     fn translate_name(&mut self) {
@@ -259,10 +286,8 @@ impl<'a> Ctx<'a> {
         if let Some(Some(t)) = &self.conf.core.force_type {
             self.content_type = Some(t.clone());
         }
-        if let Some(h) = &self.conf.core.handler {
-            if let Some(h) = h {
-                self.handler = Some(h.clone());
-            }
+        if let Some(Some(h)) = &self.conf.core.handler {
+            self.handler = Some(h.clone());
         }
     }
 
@@ -399,10 +424,12 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
         ctx.handler_ran = true;
         crate::handler::run(ctx)
     });
-    match result {
-        Ok(resp) => crate::errors::finish(ctx, resp),
-        Err(status) => crate::errors::error_response(ctx, status),
-    }
+    let (mut resp, error) = match result {
+        Ok(resp) => (crate::errors::finish(ctx, resp), false),
+        Err(status) => (crate::errors::error_response(ctx, status), true),
+    };
+    crate::filters::output(ctx, &mut resp, error);
+    resp
 }
 
 /// An `ErrorDocument` configured for `status`, if any.

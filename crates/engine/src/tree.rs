@@ -224,7 +224,7 @@ fn compile_level(
         match stamp {
             Stamp::Absent => continue,
             Stamp::Unreadable(msg) => {
-                site.log.error("crit", "core", None, &format!("{msg}"));
+                site.log.error("crit", "core", None, msg);
                 return (None, Some(LevelError::Unreadable(msg.clone())));
             }
             Stamp::Present { .. } => {

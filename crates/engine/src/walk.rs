@@ -94,16 +94,14 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
         let is_last = walked_to + 1 == comps.len();
         // Apache skips the lstat when the whole path exists and symlinks
         // are followed unconditionally.
-        let info =
-            if full.is_some() && opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0 && !is_last
-            {
-                Ok(fs::FileInfo {
-                    kind: Kind::Dir,
-                    ..full.expect("checked")
-                })
-            } else {
-                fs::lstat(Path::new(&candidate))
-            };
+        let skip_lstat = opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0 && !is_last;
+        let info = match full {
+            Some(f) if skip_lstat => Ok(fs::FileInfo {
+                kind: Kind::Dir,
+                ..f
+            }),
+            _ => fs::lstat(Path::new(&candidate)),
+        };
         let info = match info {
             Ok(i) => i,
             Err(e)
@@ -161,7 +159,11 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
 
 fn rest_of(comps: &[&str], trailing_slash: bool) -> String {
     if comps.is_empty() {
-        return String::new();
+        return if trailing_slash {
+            "/".to_string()
+        } else {
+            String::new()
+        };
     }
     let mut s = String::new();
     for c in comps {

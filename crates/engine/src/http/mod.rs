@@ -96,7 +96,11 @@ impl Headers {
     /// Replace every value of `name` with one value.
     pub fn set(&mut self, name: &str, value: impl Into<Bytes>) {
         let value = value.into();
-        if let Some(pos) = self.entries.iter().position(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        if let Some(pos) = self
+            .entries
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
             self.entries[pos].1 = value;
             let mut i = pos + 1;
             while i < self.entries.len() {
@@ -155,7 +159,11 @@ pub struct Request {
 #[derive(Clone, Debug)]
 pub enum BodyPart {
     Bytes(Bytes),
-    File { file: Arc<File>, offset: u64, len: u64 },
+    File {
+        file: Arc<File>,
+        offset: u64,
+        len: u64,
+    },
 }
 
 impl BodyPart {
@@ -181,10 +189,14 @@ impl Body {
         Self::default()
     }
     pub fn bytes(b: impl Into<Bytes>) -> Self {
-        Body { parts: vec![BodyPart::Bytes(b.into())] }
+        Body {
+            parts: vec![BodyPart::Bytes(b.into())],
+        }
     }
     pub fn file(file: Arc<File>, offset: u64, len: u64) -> Self {
-        Body { parts: vec![BodyPart::File { file, offset, len }] }
+        Body {
+            parts: vec![BodyPart::File { file, offset, len }],
+        }
     }
     pub fn len(&self) -> u64 {
         self.parts.iter().map(BodyPart::len).sum()
@@ -216,8 +228,19 @@ impl Body {
 pub enum BodyDisposal {
     /// Read and discard it, answering 413 instead if it exceeds the limit
     /// (`LimitRequestBody`; 0 means unlimited). Apache's `ap_discard_request_body`.
+    /// The body is read before the response is sent, as Apache's content
+    /// handlers do (the static file handler discards first): a client that
+    /// sent `Expect: 100-continue` gets `100 Continue`, and a malformed or
+    /// over-limit body replaces the response with 400 or 413.
     #[default]
     Discard,
+    /// Send the response first and discard the body after it, as Apache does
+    /// for answers made before the content handler runs (`ap_die`: access
+    /// denied, authentication required, redirects, `.htaccess` errors). No
+    /// `100 Continue` is sent (a client waiting for one gets the response
+    /// with `Connection: close`), and a body that turns out malformed or over
+    /// the limit only closes the connection.
+    AfterResponse,
 }
 
 /// A response as the engine decided it. The server adds `Date`, `Server`,
@@ -235,11 +258,20 @@ pub struct Response {
     pub close: bool,
     /// `LimitRequestBody` in force for this request (0 = unlimited).
     pub body_limit: u64,
+    /// When the server reads and discards a request body the engine did not consume.
+    pub disposal: BodyDisposal,
 }
 
 impl Response {
     pub fn new(status: u16) -> Self {
-        Response { status, headers: Vec::new(), body: Body::empty(), close: false, body_limit: 0 }
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Body::empty(),
+            close: false,
+            body_limit: 0,
+            disposal: BodyDisposal::Discard,
+        }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

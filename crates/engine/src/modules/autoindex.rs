@@ -21,8 +21,7 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
     }
     let visible = |entry: &DirEntryInfo| {
         let name = String::from_utf8_lossy(&entry.name);
-        let escaped = crate::uri::escape_path_segment(name.as_bytes()).into_owned();
-        let (sub, result) = ctx.sub_request(&escaped_relative(&escaped));
+        let (sub, result) = ctx.sub_request_dirent(&name);
         let kind_ok = matches!(
             sub.finfo.map(|f| f.kind),
             Some(crate::fs::Kind::File) | Some(crate::fs::Kind::Dir)
@@ -35,10 +34,4 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
         head: ctx.req.method == "HEAD",
     };
     autoindex::listing(ctx.uri.as_bytes(), &entries, visible, &opts)
-}
-
-/// Sub-request targets are relative to the listed directory; the name is
-/// decoded again by the sub-request, so it is passed escaped.
-fn escaped_relative(name: &str) -> String {
-    name.to_string()
 }

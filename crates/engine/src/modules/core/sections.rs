@@ -597,13 +597,11 @@ fn limit(
         if m == "TRACE" && !except {
             return Err("TRACE cannot be controlled by <Limit>, see TraceEnable".into());
         }
-        if !KNOWN_METHODS.contains(&m.as_str()) {
-            if w.ctx.htaccess {
-                return Err(format!(
-                    "Could not register method '{m}' for {} from .htaccess configuration",
-                    section_name(inv)
-                ));
-            }
+        if !KNOWN_METHODS.contains(&m.as_str()) && w.ctx.htaccess {
+            return Err(format!(
+                "Could not register method '{m}' for {} from .htaccess configuration",
+                section_name(inv)
+            ));
         }
         methods.push(if m == "HEAD" {
             "GET".to_string()

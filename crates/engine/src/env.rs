@@ -1,0 +1,48 @@
+//! A request's environment (Apache's `r->subprocess_env`): variables set
+//! by `SetEnv`, `SetEnvIf`, `RewriteRule [E=]`, read by `Require env`,
+//! `Header … env=`, `%{ENV:…}`, and passed to CGI/FastCGI back-ends.
+//! Names are case-sensitive, order is kept, a name appears once.
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Env {
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+    pub fn set(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.vars.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.vars.push((name.to_string(), value)),
+        }
+    }
+    pub fn unset(&mut self, name: &str) {
+        self.vars.retain(|(n, _)| n != name);
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+    /// The environment an internal redirect starts with: every variable
+    /// renamed `REDIRECT_<NAME>` (Apache's `rename_original_env`).
+    pub fn for_redirect(&self) -> Env {
+        Env {
+            vars: self
+                .vars
+                .iter()
+                .map(|(n, v)| (format!("REDIRECT_{n}"), v.clone()))
+                .collect(),
+        }
+    }
+}
