@@ -17,6 +17,7 @@ pub mod handler;
 pub mod http;
 pub mod log_format;
 pub mod modules;
+pub mod regex_engine;
 pub mod registry;
 pub mod request;
 pub mod site;
