@@ -36,11 +36,17 @@ pub fn apache() -> Result<PathBuf, String> {
 /// The htaccel binary: option, `$HTACCEL_BIN`, next to this program (same
 /// cargo target directory and profile), or the repository's debug build.
 pub fn htaccel(option: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(p) = option {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(format!("--htaccel {}: no such file", p.display()))
+        };
+    }
     let mut tried = Vec::new();
-    let candidates = option
-        .map(Path::to_path_buf)
+    let candidates = env::var_os("HTACCEL_BIN")
+        .map(PathBuf::from)
         .into_iter()
-        .chain(env::var_os("HTACCEL_BIN").map(PathBuf::from))
         .chain(
             env::current_exe()
                 .ok()

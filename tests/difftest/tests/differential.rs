@@ -12,8 +12,14 @@ fn apache_and_htaccel_answer_alike() {
         .args(args.split_whitespace())
         .status()
         .expect("running difftest");
+    let why = match status.code() {
+        Some(1) => "Apache and htaccel answered differently",
+        Some(2) => "the suite could not be set up",
+        Some(3) => "the suite ran out of time",
+        _ => "difftest ended abnormally",
+    };
     assert!(
         status.success(),
-        "difftest reported differences between Apache and htaccel ({status}); see its report above"
+        "{why} ({status}); see difftest's report above"
     );
 }
