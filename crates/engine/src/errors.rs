@@ -103,9 +103,14 @@ fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
         Some(Signature::Email) => ServerSignature::EMail,
         _ => ServerSignature::Off,
     };
+    // The name and port a self-referential URL would carry.
+    let default_port = if ctx.req.secure { 443 } else { 80 };
     let (host, port) = match crate::engine::request_host(ctx.req) {
-        Some((h, p)) => (h, p.unwrap_or(ctx.req.local.port())),
-        None => (ctx.site.server_name.clone(), ctx.req.local.port()),
+        Some((h, p)) => (h, p.unwrap_or(default_port)),
+        None => (
+            ctx.site.server_name.clone(),
+            ctx.site.port.unwrap_or(default_port),
+        ),
     };
     let admin = ctx
         .site

@@ -310,7 +310,6 @@ impl<'a> Ctx<'a> {
         if !self.uri.ends_with('/') {
             match self.conf.dir.slash.unwrap_or(Slash::On) {
                 Slash::Off => return Ok(()),
-                Slash::NotFound => return Err(404),
                 Slash::On => {}
             }
             let mut target = crate::uri::escape_path(self.uri.as_bytes()).into_owned();

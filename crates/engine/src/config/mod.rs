@@ -93,6 +93,9 @@ pub struct Invocation<'n> {
     pub children: &'n [Node],
     /// Whether the section's closing tag was found.
     pub closed: bool,
+    /// Whether the closing line was exactly `</Name>` (a true parse-time
+    /// conditional ends only on such a line).
+    pub closed_exactly: bool,
 }
 
 /// A warning or notice raised while reading configuration.
@@ -123,6 +126,9 @@ pub struct Walker<'a> {
     pub server: Option<&'a mut ServerBuild>,
     pub ctx: Context,
     pub notices: Vec<Notice>,
+    /// An error from inside a section's body, kept with its own origin
+    /// while the section's handler returns (see [`Walker::nested`]).
+    nested_error: Option<ConfigError>,
 }
 
 impl<'a> Walker<'a> {
@@ -136,6 +142,7 @@ impl<'a> Walker<'a> {
             server,
             ctx,
             notices: Vec::new(),
+            nested_error: None,
         }
     }
 
@@ -171,6 +178,14 @@ impl<'a> Walker<'a> {
         result
     }
 
+    /// Hand an error from a section's body back through the section's
+    /// handler, keeping the file and line where it happened.
+    pub fn nested(&mut self, e: ConfigError) -> String {
+        let message = e.message.clone();
+        self.nested_error = Some(e);
+        message
+    }
+
     /// The main server (or `<VirtualHost>`) being configured. Only in the
     /// main config; directives that need it are `RSRC_CONF` and so never
     /// reach their handler from a `.htaccess`.
@@ -199,6 +214,10 @@ impl<'a> Walker<'a> {
                 s.closed,
                 format!("<{}", s.name),
             ),
+        };
+        let (missing_gt, closed_exactly) = match node {
+            Node::Section(s) => (s.missing_gt, s.closed_exactly()),
+            Node::Directive(_) => (false, true),
         };
         let err = |message: String| ConfigError {
             origin: origin.clone(),
@@ -231,6 +250,9 @@ impl<'a> Walker<'a> {
                 None => format!("{} not allowed here", directive.name),
             }));
         }
+        if missing_gt {
+            return Err(err(format!("{lookup_name}> directive missing closing '>'")));
+        }
         let raw = self.substitute(raw, origin);
         let words = if directive.args == Args::Raw {
             Vec::new()
@@ -238,7 +260,6 @@ impl<'a> Walker<'a> {
             htaccel_conf::split_args(&raw)
         };
         registry::check_arity(directive, &words, &raw).map_err(err)?;
-        let _ = name;
         let inv = Invocation {
             name,
             words,
@@ -246,10 +267,13 @@ impl<'a> Walker<'a> {
             origin,
             children,
             closed,
+            closed_exactly,
         };
-        (directive.run)(self, &inv, conf).map_err(|message| ConfigError {
-            origin: origin.clone(),
-            message,
+        (directive.run)(self, &inv, conf).map_err(|message| {
+            self.nested_error.take().unwrap_or_else(|| ConfigError {
+                origin: origin.clone(),
+                message,
+            })
         })
     }
 

@@ -403,7 +403,7 @@ fn run_require_section(
     w.ctx.override_mask = saved_mask;
     let built = c.authz.section.take();
     c.authz.section = old;
-    result.map_err(|e| e.message)?;
+    result.map_err(|e| w.nested(e))?;
     let built = built.map(|s| (*s).clone()).expect("section set above");
     if built.children.is_empty() {
         return Err(format!(

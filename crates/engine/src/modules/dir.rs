@@ -12,7 +12,6 @@ use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_INDEXES, RSRC_CON
 pub enum Slash {
     On,
     Off,
-    NotFound,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -84,15 +83,15 @@ pub static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "DirectorySlash",
-        args: Args::Take1,
+        // A flag in 2.4 (only the first word counts); `NotFound` came later.
+        args: Args::Flag,
         req_override: PERMS,
         about: "On or Off",
         run: |_w, inv, c| {
-            c.dir.slash = Some(match inv.words[0].to_ascii_lowercase().as_str() {
-                "on" => Slash::On,
-                "off" => Slash::Off,
-                "notfound" => Slash::NotFound,
-                _ => return Err("DirectorySlash only accepts ON, OFF, or 'NotFound'".into()),
+            c.dir.slash = Some(if crate::registry::flag(&inv.words) {
+                Slash::On
+            } else {
+                Slash::Off
             });
             Ok(())
         },

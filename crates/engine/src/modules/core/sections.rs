@@ -197,7 +197,7 @@ fn walk_section_body(
     }
     let r = w.walk_nested(inv.children, &mut conf, kind, inv.name);
     w.ctx.override_mask = saved;
-    r.map_err(|e| format!("{}", e))?;
+    r.map_err(|e| w.nested(e))?;
     Ok(conf)
 }
 
@@ -385,7 +385,7 @@ pub fn run_virtual_host(
         .as_deref_mut()
         .ok_or("<VirtualHost not allowed here")?;
     build.end_virtual_host(idx, conf);
-    r.map_err(|e| e.to_string())
+    r.map_err(|e| w.nested(e))
 }
 
 /// Walk a conditional section's body into the enclosing config when `cond` holds.
@@ -396,8 +396,12 @@ fn conditional(
     cond: bool,
 ) -> Result<(), String> {
     if cond {
+        if inv.closed && !inv.closed_exactly {
+            return Err(format!("</{0}> without matching <{0}> section", inv.name));
+        }
         // The body belongs to the enclosing context: same override, same parent.
-        w.walk(inv.children, c).map_err(|e| e.to_string())?;
+        let r = w.walk(inv.children, c);
+        r.map_err(|e| w.nested(e))?;
     }
     Ok(())
 }
@@ -612,7 +616,7 @@ fn limit(
     let saved = w.ctx.limit.replace(MethodLimit { methods, except });
     let r = w.walk_nested(inv.children, c, SectionKind::Limit, inv.name);
     w.ctx.limit = saved;
-    r.map_err(|e| e.to_string())
+    r.map_err(|e| w.nested(e))
 }
 
 pub fn run_include(
@@ -639,9 +643,17 @@ fn include(
 ) -> Result<(), String> {
     let paths = htaccel_conf::include_paths(&inv.words[0], &w.env.server_root, optional)?;
     for path in paths {
-        let nodes = htaccel_conf::parse_file(&path, &htaccel_conf::ParseOptions::default())
-            .map_err(|e| e.to_string())?;
-        w.walk(&nodes, c).map_err(|e| e.to_string())?;
+        let nodes = match htaccel_conf::parse_file(&path, &htaccel_conf::ParseOptions::default()) {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(w.nested(crate::config::ConfigError {
+                    origin: e.origin,
+                    message: e.message,
+                }))
+            }
+        };
+        let r = w.walk(&nodes, c);
+        r.map_err(|e| w.nested(e))?;
     }
     Ok(())
 }
