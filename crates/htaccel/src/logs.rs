@@ -57,7 +57,9 @@ impl Log for Logs {
         for (file, format) in &self.access {
             buf.clear();
             format.render(entry, &mut buf);
-            buf.push(b'\n');
+            if buf.last() != Some(&b'\n') {
+                buf.push(b'\n');
+            }
             // One write per line: O_APPEND keeps lines whole across threads.
             let _ = (&*file).write_all(&buf);
         }
@@ -67,7 +69,9 @@ impl Log for Logs {
         if severity(level) > self.threshold {
             return;
         }
-        let mut line = log_format::error_log_line(std::time::SystemTime::now(), level, module, client, message);
+        // SAFETY: getpid and gettid have no preconditions.
+        let (pid, tid) = unsafe { (libc::getpid() as u32, libc::gettid() as u64) };
+        let mut line = log_format::error_log_line(std::time::SystemTime::now(), level, module, pid, Some(tid), client, message);
         line.push('\n');
         let _ = (&self.error).write_all(line.as_bytes());
     }

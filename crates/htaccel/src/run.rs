@@ -118,6 +118,7 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         keepalive: main.keepalive.unwrap_or(true),
         max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
         server_header: engine.server_header.clone(),
+        ..Default::default()
     };
     htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
 }
