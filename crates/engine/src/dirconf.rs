@@ -7,7 +7,7 @@
 //! concrete: each field belongs to one module and is merged by that
 //! module's own rule.
 
-use crate::modules::{authz_core, core, dir, mime, unsupported};
+use crate::modules::{alias, authz_core, core, dir, mime, unsupported};
 
 /// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
 /// section or any other per-directory scope — before or after merging.
@@ -17,6 +17,7 @@ pub struct DirConf {
     pub mime: mime::MimeDir,
     pub dir: dir::DirDir,
     pub authz: authz_core::AuthzDir,
+    pub alias: alias::AliasDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -45,6 +46,7 @@ impl DirConf {
             mime: mime::MimeDir::merge(&base.mime, &new.mime),
             dir: dir::DirDir::merge(&base.dir, &new.dir),
             authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
+            alias: alias::AliasDir::merge(&base.alias, &new.alias),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

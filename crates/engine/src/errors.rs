@@ -60,9 +60,11 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             r.headers = headers;
             r
         }
-        Err(second) => {
+        Err(_) => {
             redirected.log_reason();
-            canned(ctx, status, None, Some(second))
+            // Apache names the redirected request's own status, which it
+            // inherits from the original error, whatever failed in it.
+            canned(ctx, status, None, Some(status))
         }
     }
 }

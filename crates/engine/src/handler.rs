@@ -78,7 +78,14 @@ fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
 /// The handler phase for a request that passed every check.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     match ctx.finfo.map(|f| f.kind) {
-        Some(Kind::Dir) if ctx.method == "GET" || ctx.method == "HEAD" => directory(ctx),
+        // A handler set for a directory (ScriptAlias, SetHandler) takes it
+        // away from mod_autoindex; the default handler then answers 404.
+        Some(Kind::Dir)
+            if (ctx.method == "GET" || ctx.method == "HEAD")
+                && !matches!(ctx.handler.as_deref(), Some(h) if h != "httpd/unix-directory") =>
+        {
+            directory(ctx)
+        }
         _ => file(ctx),
     }
 }

@@ -58,6 +58,10 @@ pub struct Ctx<'a> {
     /// Headers sent on every response, errors included (`r->err_headers_out`,
     /// `Header always`).
     pub err_headers_out: Vec<(String, String)>,
+    /// URL-path and directory of the `Alias` that mapped the request
+    /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
+    pub context_prefix: Option<String>,
+    pub context_document_root: Option<String>,
 }
 
 /// A status ending the phases early.
@@ -97,6 +101,8 @@ impl<'a> Ctx<'a> {
             env: crate::env::Env::default(),
             headers_in: req.headers.clone(),
             err_headers_out: Vec::new(),
+            context_prefix: None,
+            context_document_root: None,
         }
     }
 
@@ -155,7 +161,7 @@ impl<'a> Ctx<'a> {
     /// Apache's `ap_process_request_internal`: from URI to a request ready
     /// for its handler.
     pub fn process_internal(&mut self) -> Result<(), Status> {
-        self.translate_name();
+        self.translate_name()?;
         self.map_to_storage()?;
         self.location_walk();
         if !self.is_subreq {
@@ -171,11 +177,15 @@ impl<'a> Ctx<'a> {
     /// before access control (main requests only, as in Apache).
     fn header_parser(&mut self) {}
 
-    /// `translate_name`: the document root joined with the URI.
-    fn translate_name(&mut self) {
+    /// `translate_name`: mod_alias, else the document root joined with the URI.
+    fn translate_name(&mut self) -> Result<(), Status> {
+        if crate::modules::alias::translate(self)? {
+            return Ok(());
+        }
         let root = self.site.document_root.to_string_lossy();
         let root = root.trim_end_matches('/');
         self.filename = format!("{root}{}", self.uri);
+        Ok(())
     }
 
     /// `map_to_storage`: the directory walk (with `.htaccess`), then the
@@ -279,7 +289,11 @@ impl<'a> Ctx<'a> {
                 Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
                 _ => t,
             });
-            self.handler = info.handler;
+            // A handler chosen in translate_name (ScriptAlias) stays unless
+            // an extension names one.
+            if info.handler.is_some() {
+                self.handler = info.handler;
+            }
             self.encodings = info.encodings;
             self.languages = info.languages;
         }
@@ -291,9 +305,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The fixups that can end a request: mod_dir's trailing slash and
-    /// index, the fallback resource.
+    /// The fixups that can end a request: mod_alias's per-directory
+    /// redirects, mod_dir's trailing slash and index, the fallback resource.
     fn fixups(&mut self) -> Result<(), Status> {
+        crate::modules::alias::fixup(self)?;
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
@@ -398,6 +413,8 @@ impl<'a> Ctx<'a> {
         self.handler = sub.handler;
         self.encodings = sub.encodings;
         self.languages = sub.languages;
+        self.context_prefix = sub.context_prefix;
+        self.context_document_root = sub.context_document_root;
         self.headers_out.extend(sub.headers_out);
     }
 }

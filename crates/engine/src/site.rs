@@ -31,6 +31,8 @@ pub struct Site {
     pub env: Environment,
     pub log: Arc<dyn Log>,
     pub limits: HtaccessLimits,
+    /// mod_alias's server-level lists (a vhost's before the main server's).
+    pub alias: crate::modules::alias::AliasServer,
 }
 
 impl Site {
@@ -93,6 +95,10 @@ impl Site {
             env: env.clone(),
             log,
             limits: HtaccessLimits::default(),
+            alias: match main {
+                Some(m) => crate::modules::alias::AliasServer::merge(&m.alias, &conf.alias),
+                None => conf.alias.clone(),
+            },
         }
     }
 

@@ -73,6 +73,8 @@ pub struct ServerConf {
     pub limit_request_fields: Option<usize>,
     pub limit_internal_recursion: Option<u32>,
     pub origin: Option<Origin>,
+    /// mod_alias's server-level `Alias`/`Redirect` lists.
+    pub alias: crate::modules::alias::AliasServer,
 }
 
 /// Settings that exist once per process.

@@ -2,6 +2,7 @@
 //! its per-directory slot with the merge rule, and its request-time logic.
 //! People who know Apache find a directive where Apache keeps it.
 
+pub mod alias;
 pub mod authz_core;
 pub mod autoindex;
 pub mod core;
@@ -33,7 +34,7 @@ pub static ALL: &[&Module] = &[
     &unsupported::ACCESS_COMPAT,
     &mime::MODULE,
     &dir::MODULE,
-    &unsupported::ALIAS,
+    &alias::MODULE,
     &unsupported::REWRITE,
     &unsupported::HEADERS,
     &unsupported::EXPIRES,

@@ -44,15 +44,6 @@ pub static REWRITE: Module = Module {
         "RewriteCond" => FI, "RewriteRule" => FI, "RewriteMap" => RSRC_CONF,
     ),
 };
-pub static ALIAS: Module = Module {
-    source: "mod_alias.c",
-    identifier: "alias_module",
-    builtin: false,
-    directives: unsupported!(
-        "Alias" => RSRC_CONF | ACCESS_CONF, "AliasMatch" => RSRC_CONF, "ScriptAlias" => RSRC_CONF | ACCESS_CONF, "ScriptAliasMatch" => RSRC_CONF,
-        "Redirect" => FI, "RedirectMatch" => FI, "RedirectPermanent" => FI, "RedirectTemp" => FI, "RedirectRelative" => FI,
-    ),
-};
 pub static HEADERS: Module = Module {
     source: "mod_headers.c",
     identifier: "headers_module",

@@ -245,7 +245,8 @@ fn directory(w: &mut Walker<'_>, inv: &Invocation<'_>, is_match: bool) -> Result
         if !arg.starts_with('/') {
             return Err(format!("<Directory \"{arg}\"> path is invalid."));
         }
-        let mut path = arg.clone();
+        // Apache makes the path canonical (`..` and `.` resolved) first.
+        let mut path = crate::walk::clean_path(&arg);
         if !path.ends_with('/') {
             path.push('/');
         }
