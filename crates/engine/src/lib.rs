@@ -11,6 +11,7 @@ pub mod dirconf;
 pub mod engine;
 pub mod env;
 pub mod errors;
+pub mod expr;
 pub mod filters;
 pub mod fs;
 pub mod handler;

@@ -43,6 +43,20 @@ pub fn md5_base64_of_file(file: &File, len: u64) -> io::Result<String> {
     Ok(base64(&h.finish()))
 }
 
+/// SHA-1 of a byte string (the `sha1()` expression function).
+pub fn sha1(data: &[u8]) -> [u8; 20] {
+    let mut h = Sha1::new();
+    h.update(data);
+    h.finish()
+}
+
+/// MD5 of a byte string (the `md5()` expression function).
+pub fn md5(data: &[u8]) -> [u8; 16] {
+    let mut h = Md5::new();
+    h.update(data);
+    h.finish()
+}
+
 /// Standard base64 with `=` padding.
 pub fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

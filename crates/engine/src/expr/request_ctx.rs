@@ -1,0 +1,211 @@
+//! The [`ExprContext`] of a request going through the phases: Apache's
+//! variables computed from [`Ctx`] as `util_expr_eval.c` computes them
+//! from `request_rec`.
+//!
+//! A variable reads the request as it stands when the expression runs:
+//! during the `<If>` walk there is no content type or handler yet and the
+//! status is 200; in an output-stage `Header … expr=` they are set. The
+//! caller passes the status it wants `REQUEST_STATUS` to show.
+
+use super::{ExprContext, Var};
+use crate::request::Ctx;
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::os::unix::fs::MetadataExt;
+
+/// A request seen by an expression.
+pub struct RequestExpr<'r, 'a> {
+    pub ctx: &'r Ctx<'a>,
+    /// `REQUEST_STATUS`; 200 (Apache's initial `r->status`) when `None`.
+    pub status: Option<u16>,
+}
+
+impl<'r, 'a> RequestExpr<'r, 'a> {
+    pub fn new(ctx: &'r Ctx<'a>) -> Self {
+        RequestExpr { ctx, status: None }
+    }
+
+    pub fn with_status(ctx: &'r Ctx<'a>, status: u16) -> Self {
+        RequestExpr {
+            ctx,
+            status: Some(status),
+        }
+    }
+}
+
+fn owned(s: String) -> Option<Cow<'static, [u8]>> {
+    Some(Cow::Owned(s.into_bytes()))
+}
+
+fn borrowed(s: &str) -> Option<Cow<'_, [u8]>> {
+    Some(Cow::Borrowed(s.as_bytes()))
+}
+
+/// The name of a user id, `getpwuid_r`.
+fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: passwd is plain data that getpwuid_r fills in.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives the use of pw.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() {
+        return None;
+    }
+    // SAFETY: on success pw_name points into buf, NUL-terminated.
+    let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+/// The name of a group id, `getgrgid_r`.
+fn group_name(gid: u32) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: group is plain data that getgrgid_r fills in.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives the use of gr.
+    let rc = unsafe { libc::getgrgid_r(gid, &mut gr, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() {
+        return None;
+    }
+    // SAFETY: on success gr_name points into buf, NUL-terminated.
+    let name = unsafe { std::ffi::CStr::from_ptr(gr.gr_name) };
+    Some(name.to_string_lossy().into_owned())
+}
+
+impl ExprContext for RequestExpr<'_, '_> {
+    fn var(&self, var: Var) -> Option<Cow<'_, [u8]>> {
+        let c = self.ctx;
+        let req = c.req;
+        match var {
+            Var::RequestMethod => borrowed(&c.method),
+            Var::RequestScheme => borrowed(if req.secure { "https" } else { "http" }),
+            Var::RequestUri => borrowed(&c.uri),
+            Var::RequestFilename | Var::ScriptFilename => borrowed(&c.filename),
+            Var::RemoteHost | Var::RemoteAddr | Var::ConnRemoteAddr => {
+                owned(req.remote.ip().to_string())
+            }
+            Var::RemotePort => owned(req.remote.port().to_string()),
+            Var::RemoteIdent | Var::RemoteUser | Var::AuthType => None,
+            Var::RequestLogId | Var::ConnLogId => None,
+            Var::ServerAdmin => borrowed(
+                c.site
+                    .server_admin
+                    .as_deref()
+                    .unwrap_or("[no address given]"),
+            ),
+            Var::ServerName => owned(
+                crate::engine::request_host(req)
+                    .map(|(h, _)| h)
+                    .unwrap_or_else(|| c.site.server_name.clone()),
+            ),
+            Var::ServerPort => owned(
+                crate::engine::request_host(req)
+                    .and_then(|(_, p)| p)
+                    .unwrap_or(req.local.port())
+                    .to_string(),
+            ),
+            Var::ServerProtocol => borrowed(req.version.as_str()),
+            Var::PathInfo => borrowed(&c.path_info),
+            Var::QueryString => c.args.as_deref().and_then(borrowed),
+            Var::IsSubreq => borrowed(if c.is_subreq { "true" } else { "false" }),
+            Var::DocumentRoot | Var::ContextDocumentRoot => {
+                owned(c.site.document_root.to_string_lossy().into_owned())
+            }
+            Var::ContextPrefix => borrowed(""),
+            Var::TheRequest => borrowed(&req.request_line),
+            Var::ContentType => c.content_type.as_deref().and_then(borrowed),
+            Var::Handler => c.handler.as_deref().and_then(borrowed),
+            Var::ScriptUser => c.finfo.and_then(|f| user_name(f.uid)).and_then(owned),
+            Var::ScriptGroup => {
+                c.finfo?;
+                let gid = std::fs::metadata(&c.filename).ok()?.gid();
+                group_name(gid).and_then(owned)
+            }
+            Var::DocumentUri => match c.env.get("DOCUMENT_URI") {
+                Some(u) => borrowed(u),
+                None => borrowed(&c.uri),
+            },
+            Var::LastModified => {
+                // `r->mtime` is set once a handler serves the file.
+                let us = match c.finfo {
+                    Some(f) if c.handler_ran => f.mtime_us,
+                    _ => 0,
+                };
+                owned(super::funcs::timestamp(us))
+            }
+            Var::RequestStatus => owned(self.status.unwrap_or(200).to_string()),
+            Var::Https => borrowed(if req.secure { "on" } else { "off" }),
+            Var::Ipv6 => borrowed(match req.remote.ip() {
+                IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => "on",
+                _ => "off",
+            }),
+            Var::Http2 => borrowed("off"),
+            Var::ServerSoftware => borrowed(&c.engine.server_header),
+            // Answered by the evaluator.
+            _ => None,
+        }
+    }
+
+    fn request_header(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        self.ctx
+            .headers_in
+            .get_joined(name)
+            .map(|b| Cow::Owned(b.to_vec()))
+    }
+
+    fn response_header(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        let c = self.ctx;
+        c.headers_out
+            .iter()
+            .chain(c.err_headers_out.iter())
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| Cow::Borrowed(v.as_bytes()))
+    }
+
+    fn env(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        self.ctx.env.get(name).and_then(borrowed)
+    }
+
+    fn note(&self, _name: &str) -> Option<Cow<'_, [u8]>> {
+        None
+    }
+
+    fn remote_ip(&self) -> Option<IpAddr> {
+        Some(self.ctx.req.remote.ip())
+    }
+
+    fn url_accessible(&self, url: &str) -> bool {
+        let c = self.ctx;
+        // Apache's guard against a sub-request asking about itself.
+        if c.is_subreq && url == c.uri {
+            return false;
+        }
+        let (_sub, result) = c.sub_request(url);
+        match result {
+            Ok(()) => true,
+            Err(status) => status < 400,
+        }
+    }
+
+    fn file_accessible(&self, path: &str) -> bool {
+        let c = self.ctx;
+        if std::fs::metadata(path).is_err() {
+            return false;
+        }
+        let root = c.site.document_root.to_string_lossy();
+        let root = root.trim_end_matches('/');
+        // A path under the document root is looked up as its URL; outside
+        // it, the server's `<Directory />` (denied in any sane setup) rules.
+        match path.strip_prefix(root) {
+            Some(rest) if rest.starts_with('/') => {
+                let (_sub, result) = c.sub_request(rest);
+                match result {
+                    Ok(()) => true,
+                    Err(status) => status < 300,
+                }
+            }
+            _ => false,
+        }
+    }
+}
