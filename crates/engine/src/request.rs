@@ -164,6 +164,7 @@ impl<'a> Ctx<'a> {
         self.translate_name()?;
         self.map_to_storage()?;
         self.location_walk();
+        crate::modules::core::if_section::if_walk(self);
         if !self.is_subreq {
             self.header_parser();
         }

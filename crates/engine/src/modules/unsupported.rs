@@ -156,9 +156,6 @@ pub static CORE_EXTRA: Module = Module {
     identifier: "core_module",
     builtin: true,
     directives: unsupported!(
-        "<If" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
-        "<ElseIf" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
-        "<Else" => FI | OR_INDEXES | OR_LIMIT | OR_AUTHCFG | crate::registry::OR_OPTIONS,
         "SetOutputFilter" => FI, "SetInputFilter" => FI, "CGIPassAuth" => AU, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
     ),
 };

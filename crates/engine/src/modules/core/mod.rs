@@ -2,6 +2,7 @@
 //! the sections (`<Directory>`, `<Files>`, `<IfModule>` …), `ErrorDocument`,
 //! server-level settings — and the per-directory slot they fill.
 
+pub mod if_section;
 pub mod options;
 pub mod sections;
 pub mod server_directives;
@@ -95,6 +96,8 @@ pub struct CoreDir {
     pub limit_req_body: Option<u64>,
     pub server_signature: Option<Signature>,
     pub files: Vec<Arc<FilesSection>>,
+    /// `<If>`/`<ElseIf>`/`<Else>` sections, in order (Apache's `sec_if`).
+    pub if_sections: Vec<Arc<if_section::IfSection>>,
 }
 
 impl Default for CoreDir {
@@ -123,6 +126,7 @@ impl CoreDir {
             limit_req_body: None,
             server_signature: None,
             files: Vec::new(),
+            if_sections: Vec::new(),
         }
     }
 
@@ -167,6 +171,9 @@ impl CoreDir {
         c.etag = server_directives::ETagSet::merge(base.etag, new.etag);
         if !new.files.is_empty() {
             c.files.extend(new.files.iter().cloned());
+        }
+        if !new.if_sections.is_empty() {
+            c.if_sections.extend(new.if_sections.iter().cloned());
         }
         c
     }
@@ -377,6 +384,9 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "<Files", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives affecting files matching specified patterns", run: sections::run_files },
     Directive { name: "<FilesMatch", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives affecting files matching specified patterns", run: sections::run_files_match },
     Directive { name: "<VirtualHost", args: Args::Section, req_override: RSRC_CONF, about: "Container to map directives to a particular virtual host, takes one or more host addresses", run: sections::run_virtual_host },
+    Directive { name: "<If", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: if_section::run_if },
+    Directive { name: "<ElseIf", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: if_section::run_else_if },
+    Directive { name: "<Else", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: if_section::run_else },
     Directive { name: "<IfModule", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of specified modules", run: sections::run_if_module },
     Directive { name: "<IfDefine", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of command line defines", run: sections::run_if_define },
     Directive { name: "<IfVersion", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "a comparison operator, a version (and a delimiter)", run: sections::run_if_version },
