@@ -1,0 +1,836 @@
+//! One connection, from accept to close: read a request head, let the
+//! engine decide, discard the body it left, write the answer, and again
+//! while the connection stays persistent — Apache's
+//! `ap_process_http_connection` with `ap_read_request`, `ap_set_keepalive`,
+//! `ap_discard_request_body` and lingering close.
+//!
+//! # Timing, as Apache does it
+//!
+//! * Waiting for the next request on a persistent connection:
+//!   `KeepAliveTimeout`; expiry closes silently. While the server stops,
+//!   such idle connections are closed at once.
+//! * Reading a head: mod_reqtimeout's header stage, which starts with the
+//!   first byte of the request (with the connection for a first request) and
+//!   grows with the bytes received; every single read also waits at most
+//!   `Timeout`. Expiry after the request line is answered 408; before it the
+//!   connection closes silently (observed: Apache sends nothing to
+//!   `GET / HTT` and a 408 to `GET / HTTP/1.1\r\nHost: x\r\n`). End of input
+//!   after the request line is a 400, before it a silent close.
+//! * Reading a body: the body stage, likewise; expiry is a 408 if the
+//!   response has not been sent.
+//!
+//! # Writing
+//!
+//! Responses are queued in the write buffer; the buffer is flushed before
+//! the connection waits for input, so that pipelined requests already read
+//! are answered in one write. Large files are flushed at once.
+
+use crate::body::{BodyError, BodyReader};
+use crate::chars::{find_token, is_chunked};
+use crate::head::{Checked, HeadError, HeadParser, Parse};
+use crate::shutdown::Stop;
+use crate::write::{headers_valid, status_has_no_body, write_head, Framing, Output};
+use crate::{Limits, ReqTimeout, Timeouts};
+use bytes::{Buf, Bytes, BytesMut};
+use htaccel_engine::http::{
+    status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, Request, Response,
+};
+use std::cell::{Cell, RefCell};
+use std::future::{poll_fn, Future};
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, SystemTime};
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+/// Read buffer size, and the least free space offered to a read.
+const READ_BUF: usize = 8 * 1024;
+/// Queued output beyond this is written before the next request is parsed.
+const FLUSH_AT: u64 = 64 * 1024;
+/// Lingering close: each wait for the client to finish, and the whole of it
+/// (Apache's `SECONDS_TO_LINGER` and `MAX_SECS_TO_LINGER`).
+const LINGER_READ: Duration = Duration::from_secs(2);
+const LINGER_MAX: Duration = Duration::from_secs(30);
+
+/// What every connection of the server shares.
+pub(crate) struct Shared {
+    pub handler: Arc<dyn Handler>,
+    pub limits: Limits,
+    pub timeouts: Timeouts,
+    pub keepalive: bool,
+    pub max_keepalive_requests: u32,
+    pub server_header: String,
+    pub stop: Stop,
+}
+
+/// What the connections of one worker thread share: whether the server is
+/// stopping, and how to wake the connections that idle between requests.
+#[derive(Default)]
+pub(crate) struct Local {
+    stopping: Cell<bool>,
+    active: Cell<usize>,
+    wakers: RefCell<Vec<Option<Waker>>>,
+    free: RefCell<Vec<usize>>,
+}
+
+impl Local {
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.get()
+    }
+
+    pub(crate) fn active(&self) -> usize {
+        self.active.get()
+    }
+
+    /// Mark the thread as stopping and wake every idle connection.
+    pub(crate) fn stop(&self) {
+        self.stopping.set(true);
+        for w in self.wakers.borrow_mut().iter_mut() {
+            if let Some(w) = w.take() {
+                w.wake();
+            }
+        }
+    }
+
+    fn register(&self) -> usize {
+        self.active.set(self.active.get() + 1);
+        if let Some(id) = self.free.borrow_mut().pop() {
+            return id;
+        }
+        let mut w = self.wakers.borrow_mut();
+        w.push(None);
+        w.len() - 1
+    }
+
+    fn unregister(&self, id: usize) {
+        self.active.set(self.active.get() - 1);
+        self.wakers.borrow_mut()[id] = None;
+        self.free.borrow_mut().push(id);
+    }
+
+    fn set_waker(&self, id: usize, waker: &Waker) {
+        let mut w = self.wakers.borrow_mut();
+        match &mut w[id] {
+            Some(old) if old.will_wake(waker) => {}
+            slot => *slot = Some(waker.clone()),
+        }
+    }
+}
+
+/// Serve one accepted connection to its end.
+pub(crate) async fn serve(
+    stream: TcpStream,
+    remote: SocketAddr,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    local: Rc<Local>,
+) {
+    let id = local.register();
+    // Unregister even if the engine panics and unwinds through this task.
+    let _registered = Registered(&local, id);
+    let mut c = Conn {
+        stream,
+        remote,
+        local_addr,
+        rbuf: BytesMut::with_capacity(READ_BUF),
+        out: Output::default(),
+        parser: HeadParser::new(),
+        keepalives: 0,
+        served: 0,
+        sleep: Box::pin(tokio::time::sleep_until(
+            Instant::now() + Duration::from_secs(3600),
+        )),
+        sleep_at: None,
+        peer_closed: false,
+        id,
+        local: local.clone(),
+    };
+    let linger = c.run(&shared).await;
+    if linger {
+        c.linger(&shared).await;
+    }
+}
+
+struct Registered<'a>(&'a Local, usize);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.unregister(self.1);
+    }
+}
+
+/// How a read wait ended.
+enum Event {
+    Data(usize),
+    Eof,
+    Timeout,
+    Stop,
+    Error,
+}
+
+/// A read deadline that grows with the bytes received (mod_reqtimeout).
+#[derive(Clone, Copy, Debug)]
+struct Stage {
+    deadline: Option<Instant>,
+    cap: Option<Instant>,
+    per_byte: Duration,
+}
+
+impl Stage {
+    fn start(cfg: &ReqTimeout, now: Instant) -> Self {
+        if cfg.timeout.is_zero() {
+            return Stage {
+                deadline: None,
+                cap: None,
+                per_byte: Duration::ZERO,
+            };
+        }
+        Stage {
+            deadline: Some(now + cfg.timeout),
+            cap: (!cfg.max_timeout.is_zero()).then(|| now + cfg.max_timeout),
+            per_byte: if cfg.min_rate == 0 {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(1) / cfg.min_rate
+            },
+        }
+    }
+
+    fn extend(&mut self, n: usize) {
+        if let Some(d) = &mut self.deadline {
+            *d += self.per_byte * n as u32;
+            if let Some(cap) = self.cap {
+                *d = (*d).min(cap);
+            }
+        }
+    }
+
+    /// The deadline of the next read: the stage's, and at most `Timeout` away.
+    fn next(&self, timeout: Duration) -> Instant {
+        let t = Instant::now() + timeout;
+        self.deadline.map_or(t, |d| d.min(t))
+    }
+}
+
+/// How a request ended up, for the response and its connection.
+struct Exchange<'a> {
+    request: Option<&'a Request>,
+    head: bool,
+    proto_num: u32,
+    http09: bool,
+    /// The connection cannot be reused whatever the response says.
+    close: bool,
+    /// `Expect: 100-continue` was received and no `100 Continue` sent.
+    expecting: bool,
+    client_close: bool,
+    client_keep_alive: bool,
+    /// The response is an error raised while the body was read: Apache
+    /// sends it without `Content-Length`, delimited by the close.
+    no_length: bool,
+    received: SystemTime,
+    started: Instant,
+}
+
+struct Conn {
+    stream: TcpStream,
+    remote: SocketAddr,
+    local_addr: SocketAddr,
+    rbuf: BytesMut,
+    out: Output,
+    parser: HeadParser,
+    /// Responses so far that kept the connection open (Apache's `keepalives`).
+    keepalives: u32,
+    /// Requests read so far.
+    served: u64,
+    sleep: Pin<Box<Sleep>>,
+    sleep_at: Option<Instant>,
+    peer_closed: bool,
+    id: usize,
+    local: Rc<Local>,
+}
+
+/// What reading a head gave.
+enum Next {
+    Head(usize, SystemTime, Instant),
+    Refuse(HeadError, SystemTime, Instant),
+    Close,
+}
+
+impl Conn {
+    /// Serve requests until the connection is done; whether to linger.
+    async fn run(&mut self, shared: &Shared) -> bool {
+        loop {
+            match self.read_head(shared).await {
+                Next::Head(n, received, started) => {
+                    self.served += 1;
+                    match self.exchange(shared, n, received, started).await {
+                        Some(true) => continue,
+                        Some(false) => return self.finish(shared).await,
+                        None => return false,
+                    }
+                }
+                Next::Refuse(e, received, started) => {
+                    self.served += 1;
+                    // For the access log: the request line, when one was read.
+                    let partial =
+                        self.parser
+                            .line_request(&self.rbuf, self.remote, self.local_addr);
+                    let ex = Exchange {
+                        request: partial.as_ref(),
+                        head: e.head_only,
+                        proto_num: 1000,
+                        http09: false,
+                        close: true,
+                        expecting: false,
+                        client_close: false,
+                        client_keep_alive: false,
+                        no_length: false,
+                        received,
+                        started,
+                    };
+                    let note = e.note;
+                    let resp = shared.handler.protocol_error(e.status, note);
+                    if self.respond(shared, &ex, &resp).is_err() {
+                        return false;
+                    }
+                    return self.finish(shared).await;
+                }
+                Next::Close => return self.finish(shared).await,
+            }
+        }
+    }
+
+    /// Write what is queued; whether to linger afterwards.
+    async fn finish(&mut self, shared: &Shared) -> bool {
+        if self
+            .out
+            .flush(&self.stream, shared.timeouts.timeout)
+            .await
+            .is_err()
+        {
+            return false;
+        }
+        !self.peer_closed
+    }
+
+    /// Read until a request head is complete or the connection is over.
+    async fn read_head(&mut self, shared: &Shared) -> Next {
+        self.parser.reset();
+        let first = self.served == 0;
+        let now = Instant::now();
+        let mut stage =
+            (first || !self.rbuf.is_empty()).then(|| Stage::start(&shared.timeouts.header, now));
+        let mut received = (!self.rbuf.is_empty()).then(SystemTime::now);
+        let mut started = now;
+        loop {
+            if !self.rbuf.is_empty() {
+                match self.parser.parse(&self.rbuf, &shared.limits, false) {
+                    Parse::Done(n) => {
+                        return Next::Head(n, received.unwrap_or_else(SystemTime::now), started)
+                    }
+                    Parse::Error(e) => {
+                        return Next::Refuse(e, received.unwrap_or_else(SystemTime::now), started)
+                    }
+                    Parse::Partial => {}
+                }
+            }
+            let idle = stage.is_none();
+            if idle && self.local.stopping() {
+                return Next::Close;
+            }
+            let deadline = match &stage {
+                None => Instant::now() + shared.timeouts.keepalive,
+                Some(s) => s.next(shared.timeouts.timeout),
+            };
+            match self.read(shared, deadline, idle).await {
+                Event::Data(n) => {
+                    if received.is_none() {
+                        received = Some(SystemTime::now());
+                        started = Instant::now();
+                    }
+                    stage
+                        .get_or_insert_with(|| {
+                            Stage::start(&shared.timeouts.header, Instant::now())
+                        })
+                        .extend(n);
+                }
+                Event::Eof => {
+                    self.peer_closed = true;
+                    if self.parser.line_complete() {
+                        return Next::Refuse(
+                            self.parser.error(&self.rbuf, 400, None),
+                            received.unwrap_or_else(SystemTime::now),
+                            started,
+                        );
+                    }
+                    return Next::Close;
+                }
+                Event::Timeout => {
+                    if idle {
+                        return Next::Close;
+                    }
+                    if self.parser.line_complete() {
+                        return Next::Refuse(
+                            self.parser.error(&self.rbuf, 408, None),
+                            received.unwrap_or_else(SystemTime::now),
+                            started,
+                        );
+                    }
+                    if first {
+                        // Apache logs the 408 of a first request that never
+                        // completed its request line, and sends nothing.
+                        self.log(
+                            shared,
+                            None,
+                            408,
+                            0,
+                            &[],
+                            received.unwrap_or_else(SystemTime::now),
+                            started,
+                        );
+                    }
+                    return Next::Close;
+                }
+                Event::Stop | Event::Error => return Next::Close,
+            }
+        }
+    }
+
+    /// Wait for input until `deadline` and read what came. The queued output
+    /// is written first: the client may be waiting for it.
+    async fn read(&mut self, shared: &Shared, deadline: Instant, idle: bool) -> Event {
+        if !self.out.is_empty()
+            && self
+                .out
+                .flush(&self.stream, shared.timeouts.timeout)
+                .await
+                .is_err()
+        {
+            return Event::Error;
+        }
+        loop {
+            if self.rbuf.capacity() - self.rbuf.len() < READ_BUF / 2 {
+                self.rbuf.reserve(READ_BUF);
+            }
+            let room = self.rbuf.capacity() - self.rbuf.len();
+            match self.stream.try_read_buf(&mut self.rbuf) {
+                Ok(0) => return Event::Eof,
+                Ok(n) => {
+                    if n < room {
+                        // A short read emptied the socket: forget its
+                        // readiness now rather than learn it from one more
+                        // read that fails with EAGAIN (one syscall per
+                        // request saved). Readiness that arrived meanwhile
+                        // carries a newer tick and is kept.
+                        let _ = self.stream.try_io(Interest::READABLE, || {
+                            Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                        });
+                    }
+                    return Event::Data(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return Event::Error,
+            }
+            if self.sleep_at != Some(deadline) {
+                self.sleep.as_mut().reset(deadline);
+                self.sleep_at = Some(deadline);
+            }
+            let (stream, sleep, local, id) = (&self.stream, &mut self.sleep, &self.local, self.id);
+            let ready = poll_fn(|cx| {
+                if idle {
+                    if local.stopping() {
+                        return Poll::Ready(Event::Stop);
+                    }
+                    local.set_waker(id, cx.waker());
+                }
+                match stream.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Event::Data(0)),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Event::Error),
+                    Poll::Pending => {}
+                }
+                if sleep.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Event::Timeout);
+                }
+                Poll::Pending
+            })
+            .await;
+            match ready {
+                Event::Data(_) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Handle one request whose head is the first `n` bytes of the buffer.
+    /// `Some(true)`: the connection stays; `Some(false)`: close after the
+    /// queued output; `None`: drop at once.
+    async fn exchange(
+        &mut self,
+        shared: &Shared,
+        n: usize,
+        received: SystemTime,
+        started: Instant,
+    ) -> Option<bool> {
+        let head: Bytes = self.rbuf.split_to(n).freeze();
+        let checked = match self
+            .parser
+            .finish(&head, self.remote, self.local_addr, false)
+        {
+            Ok(c) => c,
+            Err(refused) => {
+                let (e, req) = *refused;
+                let conn = req.headers.get_joined("Connection");
+                let conn = conn.as_deref().unwrap_or_default();
+                let ex = Exchange {
+                    request: Some(&req),
+                    head: e.head_only,
+                    proto_num: self.parser.proto_num(),
+                    http09: false,
+                    // Apache computes the headers of these answers as usual
+                    // (a 417 may say Keep-Alive) and closes regardless.
+                    close: false,
+                    expecting: false,
+                    client_close: find_token(conn, b"close"),
+                    client_keep_alive: find_token(conn, b"keep-alive"),
+                    no_length: false,
+                    received,
+                    started,
+                };
+                let expect = e
+                    .expect
+                    .as_ref()
+                    .map(|v| String::from_utf8_lossy(v).into_owned());
+                let mut resp = shared
+                    .handler
+                    .protocol_error(e.status, e.note.or(expect.as_deref()));
+                resp.close = false;
+                self.respond(shared, &ex, &resp).ok()?;
+                return Some(false);
+            }
+        };
+        let Checked {
+            req,
+            proto_num,
+            http09,
+            expect_100,
+            close,
+            client_close,
+            client_keep_alive,
+        } = checked;
+        let mut resp = shared.handler.handle(&req);
+        let mut ex = Exchange {
+            request: Some(&req),
+            head: req.method == "HEAD",
+            proto_num,
+            http09,
+            close,
+            expecting: expect_100,
+            client_close,
+            client_keep_alive,
+            no_length: false,
+            received,
+            started,
+        };
+        let has_body = match req.framing {
+            BodyFraming::None => false,
+            BodyFraming::Length(n) => n > 0,
+            BodyFraming::Chunked => true,
+        };
+        let mut after = None;
+        if has_body {
+            let limit = resp.body_limit;
+            let reader = match req.framing {
+                BodyFraming::Chunked => BodyReader::chunked(limit, shared.limits.field_size),
+                BodyFraming::Length(n) => BodyReader::length(n, limit),
+                BodyFraming::None => BodyReader::length(0, limit),
+            };
+            match resp.disposal {
+                // A connection that will close anyway is not read from.
+                BodyDisposal::Discard if ex.close => {}
+                BodyDisposal::Discard => {
+                    let failed = match req.framing {
+                        BodyFraming::Length(n) if limit != 0 && n > limit => {
+                            Some(Failure::Body(BodyError::TooLarge))
+                        }
+                        _ => {
+                            if ex.expecting && proto_num >= 1001 {
+                                self.out
+                                    .buf
+                                    .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                ex.expecting = false;
+                            }
+                            self.discard(shared, reader).await.err()
+                        }
+                    };
+                    if let Some(f) = failed {
+                        let (status, no_length) = match f {
+                            Failure::Body(e @ (BodyError::TooLarge | BodyError::Malformed)) => {
+                                (e.status(), true)
+                            }
+                            Failure::Body(BodyError::BadTrailer) | Failure::Eof => (400, false),
+                            Failure::Timeout => (408, false),
+                            Failure::Io => return None,
+                        };
+                        resp = shared.handler.protocol_error(status, None);
+                        ex.close = true;
+                        ex.no_length = no_length;
+                    }
+                }
+                BodyDisposal::AfterResponse => after = Some(reader),
+            }
+        }
+        let keep = self.respond(shared, &ex, &resp).ok()?;
+        drop(resp);
+        if let (Some(reader), true) = (after, keep) {
+            if self.discard(shared, reader).await.is_err() {
+                return Some(false);
+            }
+        }
+        if keep && (self.out.has_file() || self.out.queued() > FLUSH_AT) {
+            self.out
+                .flush(&self.stream, shared.timeouts.timeout)
+                .await
+                .ok()?;
+        }
+        Some(keep)
+    }
+
+    /// Read and drop a request body.
+    async fn discard(&mut self, shared: &Shared, mut reader: BodyReader) -> Result<(), Failure> {
+        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        loop {
+            if !self.rbuf.is_empty() {
+                let n = reader
+                    .feed(&self.rbuf, &shared.limits)
+                    .map_err(Failure::Body)?;
+                self.rbuf.advance(n);
+            }
+            if reader.is_done() {
+                return Ok(());
+            }
+            match self
+                .read(shared, stage.next(shared.timeouts.timeout), false)
+                .await
+            {
+                Event::Data(n) => stage.extend(n),
+                Event::Eof => {
+                    self.peer_closed = true;
+                    return Err(Failure::Eof);
+                }
+                Event::Timeout => return Err(Failure::Timeout),
+                Event::Stop | Event::Error => return Err(Failure::Io),
+            }
+        }
+    }
+
+    /// Queue one response (head and body) as Apache would write it; returns
+    /// whether the connection stays open.
+    fn respond(
+        &mut self,
+        shared: &Shared,
+        ex: &Exchange<'_>,
+        resp: &Response,
+    ) -> std::io::Result<bool> {
+        if headers_valid(&resp.headers) {
+            return self.respond_checked(shared, ex, resp);
+        }
+        // Apache's header filter refuses to send a header that could split
+        // the response, and answers 500 instead.
+        if let Some((n, v)) = resp
+            .headers
+            .iter()
+            .find(|h| !headers_valid(std::slice::from_ref(*h)))
+        {
+            let msg = format!(
+                "Response header '{n}' value of '{}' contains invalid characters, aborting request",
+                v.escape_debug()
+            );
+            shared
+                .handler
+                .log()
+                .error("error", "http", Some(self.remote), &msg);
+        }
+        let mut err = shared.handler.protocol_error(500, None);
+        if !headers_valid(&err.headers) {
+            err = Response::new(500);
+        }
+        self.respond_checked(shared, ex, &err)
+    }
+
+    fn respond_checked(
+        &mut self,
+        shared: &Shared,
+        ex: &Exchange<'_>,
+        resp: &Response,
+    ) -> std::io::Result<bool> {
+        let status = resp.status;
+        let header_only = ex.head || status_has_no_body(status);
+        let engine_cl = resp.header("Content-Length").is_some();
+        let engine_chunked = resp
+            .header("Transfer-Encoding")
+            .is_some_and(|v| is_chunked(v.as_bytes()));
+        let chunked = engine_chunked && !header_only && ex.proto_num >= 1001;
+        let synth_cl = !engine_cl && !header_only && !ex.no_length && !engine_chunked;
+        let length_known = header_only || engine_cl || synth_cl || chunked || ex.proto_num >= 1001;
+        let wimpy = resp
+            .header("Connection")
+            .is_some_and(|v| find_token(v.as_bytes(), b"close"));
+        let max = shared.max_keepalive_requests;
+        let left = max.saturating_sub(self.keepalives);
+        let keep = !ex.close
+            && !ex.http09
+            && !ex.expecting
+            && length_known
+            && shared.keepalive
+            && !shared.timeouts.keepalive.is_zero()
+            && (max == 0 || left > 0)
+            && !status::drops_connection(status)
+            && !wimpy
+            && !ex.client_close
+            && !resp.close
+            && (ex.client_keep_alive || ex.proto_num >= 1001)
+            && !shared.stop.requested();
+        let mut framing = Framing {
+            body_length: (engine_cl && !header_only).then(|| resp.body.len()),
+            content_length: synth_cl.then(|| resp.body.len()),
+            chunked,
+            strip_length: status == 204 || status == 304,
+            strip_entity: status == 204 || status == 304,
+            strip_transfer_encoding: engine_chunked && !chunked,
+            head: ex.head,
+            keep_alive: None,
+            connection: None,
+        };
+        if keep {
+            self.keepalives += 1;
+            if ex.client_keep_alive {
+                framing.keep_alive = Some((
+                    shared.timeouts.keepalive.as_secs(),
+                    (max != 0).then_some(left),
+                ));
+                framing.connection = Some("Keep-Alive");
+            }
+        } else if !wimpy {
+            framing.connection = Some("close");
+        }
+        let now = SystemTime::now();
+        if !ex.http09 {
+            write_head(
+                &mut self.out.buf,
+                status,
+                &resp.headers,
+                &shared.server_header,
+                now,
+                &framing,
+            );
+        }
+        let mut sent = 0;
+        if !header_only {
+            for part in &resp.body.parts {
+                let len = part.len();
+                if len == 0 {
+                    continue;
+                }
+                if chunked {
+                    self.out
+                        .buf
+                        .extend_from_slice(format!("{len:x}\r\n").as_bytes());
+                }
+                match part {
+                    BodyPart::Bytes(b) => self.out.push_bytes(b),
+                    BodyPart::File { file, offset, len } => {
+                        self.out.push_file(file, *offset, *len)?
+                    }
+                }
+                if chunked {
+                    self.out.buf.extend_from_slice(b"\r\n");
+                }
+                sent += len;
+            }
+            if chunked {
+                self.out.buf.extend_from_slice(b"0\r\n\r\n");
+            }
+        }
+        self.log(
+            shared,
+            ex.request,
+            status,
+            sent,
+            &resp.headers,
+            ex.received,
+            ex.started,
+        );
+        Ok(keep)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn log(
+        &self,
+        shared: &Shared,
+        request: Option<&Request>,
+        status: u16,
+        bytes_sent: u64,
+        headers: &[(String, String)],
+        received: SystemTime,
+        started: Instant,
+    ) {
+        shared.handler.log().access(&AccessEntry {
+            request,
+            remote: self.remote,
+            local: self.local_addr,
+            status,
+            bytes_sent,
+            response_headers: headers,
+            received,
+            duration: started.elapsed(),
+            remote_user: None,
+        });
+    }
+
+    /// Lingering close: stop sending, then read and drop what the client
+    /// still sends until it closes, so that the answer is not lost to a
+    /// reset (Apache's `ap_lingering_close`).
+    async fn linger(&mut self, shared: &Shared) {
+        let _ = socket2::SockRef::from(&self.stream).shutdown(std::net::Shutdown::Write);
+        let end = Instant::now() + LINGER_MAX;
+        let _ = shared;
+        loop {
+            self.rbuf.clear();
+            let deadline = (Instant::now() + LINGER_READ).min(end);
+            match self.read_raw(deadline).await {
+                Event::Data(_) => continue,
+                _ => return,
+            }
+        }
+    }
+
+    /// Read without flushing and without watching for the server to stop.
+    async fn read_raw(&mut self, deadline: Instant) -> Event {
+        match tokio::time::timeout_at(deadline, self.stream.readable()).await {
+            Err(_) => Event::Timeout,
+            Ok(Err(_)) => Event::Error,
+            Ok(Ok(())) => {
+                self.rbuf.reserve(READ_BUF);
+                match self.stream.try_read_buf(&mut self.rbuf) {
+                    Ok(0) => Event::Eof,
+                    Ok(n) => Event::Data(n),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Event::Data(0),
+                    Err(_) => Event::Error,
+                }
+            }
+        }
+    }
+}
+
+/// Why a body could not be discarded.
+enum Failure {
+    Body(BodyError),
+    Eof,
+    Timeout,
+    Io,
+}

@@ -1,0 +1,208 @@
+//! htaccel's HTTP/1.1 server: listeners, connections and every byte of I/O.
+//!
+//! The engine decides ([`Handler::handle`] turns a [`Request`] into a
+//! [`Response`]); this crate reads requests off the wire with the checks and
+//! limits of Apache httpd 2.4 and writes the engine's answers the way Apache
+//! writes them, so that a client cannot tell the two apart:
+//!
+//! * the request head is parsed as Apache's `ap_read_request` parses it under
+//!   `HttpProtocolOptions Strict` (its default), and refused with the same
+//!   status for the same input — 400, 408, 414, 417, with Apache's
+//!   `error-notes` passed to [`Handler::protocol_error`]
+//!   (`src/head.rs` holds the table of observed answers);
+//! * request bodies the engine leaves unread are read and discarded with
+//!   `LimitRequestBody` (413), chunked decoding with Apache's rules, and
+//!   `Expect: 100-continue` answered as Apache answers it;
+//! * responses carry `Date`, `Server`, `Content-Length`, `Keep-Alive` and
+//!   `Connection` in Apache's order, keep-alive follows `ap_set_keepalive`
+//!   (`KeepAlive`, `MaxKeepAliveRequests`, `KeepAliveTimeout`), pipelined
+//!   requests are answered in order with their responses batched into one
+//!   write;
+//! * timeouts follow `Timeout`, `KeepAliveTimeout` and mod_reqtimeout's
+//!   `RequestReadTimeout` (408, or a silent close where Apache closes
+//!   silently).
+//!
+//! It is built for speed: one single-threaded tokio runtime per core, each
+//! accepting on its own `SO_REUSEPORT` socket; per connection one read buffer
+//! and one write buffer, reused; request header values are slices of the read
+//! buffer; small bodies leave with the head in one `writev`, large files with
+//! `sendfile(2)`.
+//!
+//! # Using it
+//!
+//! [`run`] binds, calls back (to drop privileges), serves until SIGTERM or
+//! SIGINT, then drains and returns. For tests and embedding, [`Listeners`]
+//! and [`Server`] do the same steps one at a time and tell which ports were
+//! bound.
+//!
+//! # What the engine must know
+//!
+//! * The server adds `Content-Length` from the body length, except for
+//!   `HEAD` requests and 204/304 responses (Apache's content-length filter
+//!   does not invent one there): a handler that wants `Content-Length` on a
+//!   `HEAD` response (the static file handler) sets it itself.
+//! * Entity headers (`Content-Type`, `Content-Encoding`, `Content-Language`)
+//!   go last in the engine's list, as Apache emits them; the server puts its
+//!   own headers before them.
+//! * An engine `Transfer-Encoding: chunked` header asks for a chunked body
+//!   (Apache's answer for bodies of unknown length); for HTTP/1.0 the body
+//!   is sent raw and the connection closed.
+//! * [`Handler::protocol_error`] gets the error notes Apache shows: for 400
+//!   from the header limits the notes listed in `src/head.rs`; for 417 the
+//!   client's `Expect` value (Apache's page quotes it).
+//! * [`Response::disposal`] tells when an unread request body is discarded:
+//!   before the response (content handlers) or after it (early errors).
+//!
+//! [`Request`]: htaccel_engine::http::Request
+//! [`Response`]: htaccel_engine::http::Response
+//! [`Response::disposal`]: htaccel_engine::http::Response::disposal
+//! [`Handler::handle`]: htaccel_engine::http::Handler::handle
+//! [`Handler::protocol_error`]: htaccel_engine::http::Handler::protocol_error
+
+mod body;
+mod chars;
+mod conn;
+mod head;
+mod listener;
+mod shutdown;
+mod target;
+mod write;
+
+pub use listener::{bind_check, Listeners, Server};
+
+use htaccel_engine::http::Handler;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Apache's request limits (`LimitRequestLine`, `LimitRequestFieldSize`,
+/// `LimitRequestFields`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `LimitRequestLine`: longest request line (Apache accepts one byte more, see `src/head.rs`).
+    pub request_line: usize,
+    /// `LimitRequestFieldSize`: longest header field line and merged value; also the chunk-size line limit.
+    pub field_size: usize,
+    /// `LimitRequestFields`: most header fields (0: unlimited, still capped at 10,000).
+    pub fields: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            request_line: 8190,
+            field_size: 8190,
+            fields: 100,
+        }
+    }
+}
+
+/// One stage of mod_reqtimeout's `RequestReadTimeout`: `timeout` seconds to
+/// read the stage, extended by one second per `min_rate` bytes received, up
+/// to `max_timeout` (zero: no cap). A zero `timeout` disables the stage: each
+/// read then waits up to [`Timeouts::timeout`], as without mod_reqtimeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReqTimeout {
+    pub timeout: Duration,
+    pub max_timeout: Duration,
+    pub min_rate: u32,
+}
+
+impl ReqTimeout {
+    /// mod_reqtimeout's default for the request head: `header=20-40,MinRate=500`.
+    pub const HEADER: ReqTimeout = ReqTimeout {
+        timeout: Duration::from_secs(20),
+        max_timeout: Duration::from_secs(40),
+        min_rate: 500,
+    };
+    /// mod_reqtimeout's default for the body: `body=20,MinRate=500`.
+    pub const BODY: ReqTimeout = ReqTimeout {
+        timeout: Duration::from_secs(20),
+        max_timeout: Duration::ZERO,
+        min_rate: 500,
+    };
+    /// The stage disabled (`header=0`), or mod_reqtimeout not loaded.
+    pub const OFF: ReqTimeout = ReqTimeout {
+        timeout: Duration::ZERO,
+        max_timeout: Duration::ZERO,
+        min_rate: 0,
+    };
+}
+
+/// The time limits of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// `Timeout`: the longest wait for any single read or write.
+    pub timeout: Duration,
+    /// `KeepAliveTimeout`: idle time allowed between requests (zero disables keep-alive).
+    pub keepalive: Duration,
+    /// mod_reqtimeout's header stage.
+    pub header: ReqTimeout,
+    /// mod_reqtimeout's body stage.
+    pub body: ReqTimeout,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            timeout: Duration::from_secs(60),
+            keepalive: Duration::from_secs(5),
+            header: ReqTimeout::HEADER,
+            body: ReqTimeout::BODY,
+        }
+    }
+}
+
+/// Everything the server needs to know.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Addresses to listen on (`Listen`); port 0 picks a free port.
+    pub listen: Vec<SocketAddr>,
+    /// Worker threads, each with its own runtime and listening sockets; 0: one per available core.
+    pub threads: usize,
+    pub limits: Limits,
+    pub timeouts: Timeouts,
+    /// `KeepAlive`.
+    pub keepalive: bool,
+    /// `MaxKeepAliveRequests` (0: unlimited).
+    pub max_keepalive_requests: u32,
+    /// `Server` response header value (empty: none).
+    pub server_header: String,
+    /// On SIGTERM/SIGINT, how long requests in flight may take to finish
+    /// before their connections are dropped.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            listen: Vec::new(),
+            threads: 0,
+            limits: Limits::default(),
+            timeouts: Timeouts::default(),
+            keepalive: true,
+            max_keepalive_requests: 100,
+            server_header: "htaccel".to_string(),
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Bind every listener, call `after_bind` (the binary drops privileges
+/// there), serve until SIGTERM or SIGINT, then stop accepting, let requests
+/// in flight finish (up to [`ServerOptions::shutdown_timeout`]), close idle
+/// connections and return.
+pub fn run(
+    handler: Arc<dyn Handler>,
+    opts: ServerOptions,
+    after_bind: Box<dyn FnOnce() -> io::Result<()> + Send>,
+) -> io::Result<()> {
+    let listeners = Listeners::bind(&opts)?;
+    let signals = shutdown::Signals::install()?;
+    after_bind()?;
+    let server = listeners.serve(handler, &opts)?;
+    signals.wait();
+    server.shutdown();
+    server.wait()
+}
