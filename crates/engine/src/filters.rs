@@ -7,5 +7,7 @@ use crate::http::Response;
 use crate::request::Ctx;
 
 pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
-    let _ = (ctx, resp, error);
+    let _ = (ctx, error);
+    // Apache's HTTP header filter, after every module had its say.
+    crate::http::vary::fixup_vary(&mut resp.headers);
 }

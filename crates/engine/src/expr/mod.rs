@@ -85,8 +85,14 @@ impl Expr {
     /// Compile a condition; the error is Apache's message (callers add
     /// their prefix, e.g. `Cannot parse condition clause: `).
     pub fn parse(text: &str) -> Result<Expr, String> {
+        Self::parse_restricted(text, false)
+    }
+
+    /// Compile a condition read from a `.htaccess` (`restricted`): there,
+    /// as in Apache, `file()` and `filesize()` are refused.
+    pub fn parse_restricted(text: &str, restricted: bool) -> Result<Expr, String> {
         Ok(Expr {
-            root: parser::parse_cond(text)?,
+            root: parser::parse_cond(text, restricted)?,
             source: text.to_string(),
         })
     }
@@ -119,8 +125,13 @@ pub struct StrExpr {
 
 impl StrExpr {
     pub fn parse(text: &str) -> Result<StrExpr, String> {
+        Self::parse_restricted(text, false)
+    }
+
+    /// As [`Expr::parse_restricted`].
+    pub fn parse_restricted(text: &str, restricted: bool) -> Result<StrExpr, String> {
         Ok(StrExpr {
-            root: parser::parse_string(text)?,
+            root: parser::parse_string(text, restricted)?,
             source: text.to_string(),
         })
     }

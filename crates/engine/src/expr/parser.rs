@@ -42,17 +42,21 @@ struct Parser<'a> {
     /// Apache's `error2`: the last failed lookup or scanner error.
     detail: Option<String>,
     depth: usize,
+    /// Apache's `AP_EXPR_FLAG_RESTRICTED` (set for `.htaccess`): no
+    /// functions that read files.
+    restricted: bool,
 }
 
 type R<T> = Result<T, Stop>;
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str, string_mode: bool) -> Self {
+    fn new(text: &'a str, string_mode: bool, restricted: bool) -> Self {
         let mut p = Parser {
             lex: Lexer::new(text, string_mode),
             tok: Tok::End,
             detail: None,
             depth: 0,
+            restricted,
         };
         p.advance();
         p
@@ -73,12 +77,24 @@ impl<'a> Parser<'a> {
         )))
     }
 
-    fn expect(&mut self, want: Tok) -> R<()> {
+    /// Bison's message where the state admits few tokens: it names them.
+    fn expected<T>(&self, names: &[&str]) -> R<T> {
+        Err(Stop::Syntax(format!(
+            "syntax error, unexpected {}, expecting {}",
+            self.tok.bison_name(),
+            names.join(" or ")
+        )))
+    }
+
+    /// Consume `want`, or fail naming what the state admits.
+    fn expect(&mut self, want: Tok, names: &[&str]) -> R<()> {
         if self.tok == want {
             self.advance();
             Ok(())
-        } else {
+        } else if names.is_empty() {
             self.unexpected()
+        } else {
+            self.expected(names)
         }
     }
 
@@ -166,7 +182,7 @@ impl<'a> Parser<'a> {
                 self.advance();
                 self.abort_on_error()?;
                 let c = self.or()?;
-                self.expect(Tok::RParen)?;
+                self.expect(Tok::RParen, &["T_OP_OR", "T_OP_AND", "')'"])?;
                 Ok(c)
             }
             Tok::Unary(name) => {
@@ -211,7 +227,7 @@ impl<'a> Parser<'a> {
                 let negate = self.tok == Tok::Nre;
                 self.advance();
                 let Tok::Regex(pattern, icase) = self.tok.clone() else {
-                    return self.unexpected();
+                    return self.expected(&["T_REGEX", "T_REGEX_I"]);
                 };
                 self.advance();
                 let pattern = String::from_utf8_lossy(&pattern);
@@ -242,20 +258,20 @@ impl<'a> Parser<'a> {
                         return Err(Stop::Syntax("memory exhausted".into()));
                     }
                 }
-                self.expect(Tok::RBrace)?;
+                self.expect(Tok::RBrace, &["'}'", "','"])?;
                 // Apache's list is built newest first and walked that way.
                 items.reverse();
                 Ok(Cond::In(needle, items))
             }
             Tok::Id(name) => {
                 self.advance();
-                self.expect(Tok::LParen)?;
+                self.expect(Tok::LParen, &["'('"])?;
                 let _arg = self.word()?;
-                self.expect(Tok::RParen)?;
+                self.expect(Tok::RParen, &["T_OP_CONCAT", "')'"])?;
                 self.detail = Some(not_found("List-returning function", &name));
                 Ok(Cond::False)
             }
-            _ => self.unexpected(),
+            _ => self.expected(&["T_ID", "'{'"]),
         }
     }
 
@@ -289,9 +305,9 @@ impl<'a> Parser<'a> {
             }
             Tok::Id(name) => {
                 self.advance();
-                self.expect(Tok::LParen)?;
+                self.expect(Tok::LParen, &["'('"])?;
                 let arg = self.word()?;
-                self.expect(Tok::RParen)?;
+                self.expect(Tok::RParen, &["T_OP_CONCAT", "')'"])?;
                 Ok(self.func(&name, arg))
             }
             Tok::StrBegin => {
@@ -301,7 +317,10 @@ impl<'a> Parser<'a> {
                     return Ok(Word::Str(Vec::new()));
                 }
                 let s = self.string()?;
-                self.expect(Tok::StrEnd)?;
+                self.expect(
+                    Tok::StrEnd,
+                    &["T_STRING", "T_REGEX_BACKREF", "T_STR_END", "T_VAR_BEGIN"],
+                )?;
                 Ok(s)
             }
             _ => self.unexpected(),
@@ -347,7 +366,7 @@ impl<'a> Parser<'a> {
     fn var(&mut self) -> R<Word> {
         self.advance();
         let Tok::Id(name) = self.tok.clone() else {
-            return self.unexpected();
+            return self.expected(&["T_ID"]);
         };
         self.advance();
         match self.tok {
@@ -360,16 +379,33 @@ impl<'a> Parser<'a> {
             }
             Tok::Colon => {
                 self.advance();
+                if !matches!(
+                    self.tok,
+                    Tok::Error(_) | Tok::Str(_) | Tok::VarBegin | Tok::Backref(_)
+                ) {
+                    return self.expected(&[
+                        "T_ERROR",
+                        "T_STRING",
+                        "T_REGEX_BACKREF",
+                        "T_VAR_BEGIN",
+                    ]);
+                }
                 let arg = self.string()?;
-                self.expect(Tok::VarEnd)?;
+                self.expect(
+                    Tok::VarEnd,
+                    &["T_STRING", "T_REGEX_BACKREF", "T_VAR_BEGIN", "T_VAR_END"],
+                )?;
                 Ok(self.func(&name, arg))
             }
-            _ => self.unexpected(),
+            _ => self.expected(&["T_VAR_END", "':'"]),
         }
     }
 
     fn func(&mut self, name: &str, arg: Word) -> Word {
         match Func::lookup(name) {
+            Some(f) if self.restricted && f.is_restricted() => {
+                self.lookup_failed(format!("{} not available in restricted context", f.name()))
+            }
             Some(f) => Word::Func(f, Box::new(arg)),
             None => self.lookup_failed(not_found("Function", name)),
         }
@@ -459,13 +495,13 @@ fn fold_right<T>(items: Vec<T>, f: impl Fn(T, T) -> T) -> T {
 }
 
 /// Parse a condition; the error is Apache's message.
-pub fn parse_cond(text: &str) -> Result<Cond, String> {
-    let mut p = Parser::new(text, false);
+pub fn parse_cond(text: &str, restricted: bool) -> Result<Cond, String> {
+    let mut p = Parser::new(text, false, restricted);
     let result = p.abort_on_error().and_then(|()| p.or()).and_then(|c| {
         if p.tok == Tok::End {
             Ok(c)
         } else {
-            p.unexpected()
+            p.expected(&["$end"])
         }
     });
     match result {
@@ -478,8 +514,8 @@ pub fn parse_cond(text: &str) -> Result<Cond, String> {
 }
 
 /// Parse a string expression (the whole text is string content).
-pub fn parse_string(text: &str) -> Result<Word, String> {
-    let mut p = Parser::new(text, true);
+pub fn parse_string(text: &str, restricted: bool) -> Result<Word, String> {
+    let mut p = Parser::new(text, true, restricted);
     let result = p.string().and_then(|w| {
         if p.tok == Tok::End {
             Ok(w)
@@ -501,7 +537,9 @@ mod tests {
     use super::*;
 
     fn err(s: &str) -> String {
-        parse_cond(s).err().unwrap_or_else(|| panic!("{s} parsed"))
+        parse_cond(s, false)
+            .err()
+            .unwrap_or_else(|| panic!("{s} parsed"))
     }
 
     #[test]
@@ -522,7 +560,11 @@ mod tests {
             "%{env:FOO} = ''",
             "$1 == 'x'",
         ] {
-            assert!(parse_cond(s).is_ok(), "{s}: {:?}", parse_cond(s).err());
+            assert!(
+                parse_cond(s, false).is_ok(),
+                "{s}: {:?}",
+                parse_cond(s, false).err()
+            );
         }
     }
 
@@ -557,7 +599,7 @@ mod tests {
         );
         assert_eq!(
             err("%{A B}"),
-            "syntax error, unexpected T_ERROR: Invalid character in variable name ' '"
+            "syntax error, unexpected T_ERROR, expecting T_VAR_END or ':': Invalid character in variable name ' '"
         );
         assert!(err("%{REQUEST_URI} ==").starts_with("syntax error, unexpected $end"));
         assert!(err("(%{REQUEST_URI}) == 'x'").starts_with("syntax error"));
@@ -572,21 +614,124 @@ mod tests {
         assert!(err("").starts_with("syntax error, unexpected $end"));
     }
 
+    /// Messages Apache 2.4 logs for these conditions (`apache2 -t`).
+    #[test]
+    fn syntax_errors_word_for_word() {
+        for (src, want) in [
+            (r#"%{REQUEST_URI} =="#, r#"syntax error, unexpected $end"#),
+            (r#"%{REQUEST_URI}"#, r#"syntax error, unexpected $end"#),
+            (
+                r#"true false"#,
+                r#"syntax error, unexpected T_FALSE, expecting $end"#,
+            ),
+            (r#"true &&"#, r#"syntax error, unexpected $end"#),
+            (
+                r#"(true"#,
+                r#"syntax error, unexpected $end, expecting T_OP_OR or T_OP_AND or ')'"#,
+            ),
+            (
+                r#"(true false"#,
+                r#"syntax error, unexpected T_FALSE, expecting T_OP_OR or T_OP_AND or ')'"#,
+            ),
+            (
+                r#"%{REQUEST_URI} =~ 'x'"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting T_REGEX or T_REGEX_I"#,
+            ),
+            (
+                r#"%{REQUEST_URI} in 'x'"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting T_ID or '{'"#,
+            ),
+            (
+                r#"%{REQUEST_URI} in {'a' 'b'}"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting '}' or ','"#,
+            ),
+            (
+                r#"%{REQUEST_URI} in {'a',}"#,
+                r#"syntax error, unexpected '}'"#,
+            ),
+            (
+                r#"tolower 'x'"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting '('"#,
+            ),
+            (
+                r#"tolower('x' 'y') == 1"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting T_OP_CONCAT or ')'"#,
+            ),
+            (
+                r#"'a' == 'b' == 'c'"#,
+                r#"syntax error, unexpected T_OP_STR_EQ, expecting $end"#,
+            ),
+            (
+                r#"%{}"#,
+                r#"syntax error, unexpected T_VAR_END, expecting T_ID"#,
+            ),
+            (
+                r#"%{:x}"#,
+                r#"syntax error, unexpected ':', expecting T_ID"#,
+            ),
+            (
+                r#"%{A:}"#,
+                r#"syntax error, unexpected T_VAR_END, expecting T_ERROR or T_STRING or T_REGEX_BACKREF or T_VAR_BEGIN"#,
+            ),
+            (r#"%{HTTP:x y"#, r#"Unterminated string or variable"#),
+            (
+                r#"'abc%{REQUEST_URI}"#,
+                r#"syntax error, unexpected T_ERROR, expecting T_STRING or T_REGEX_BACKREF or T_STR_END or T_VAR_BEGIN: Unterminated string or variable"#,
+            ),
+            (
+                r#"'abc%{REQUEST_URI}def"#,
+                r#"syntax error, unexpected T_ERROR, expecting T_STRING or T_REGEX_BACKREF or T_STR_END or T_VAR_BEGIN: Unterminated string or variable"#,
+            ),
+            (r#"== 1"#, r#"syntax error, unexpected T_OP_STR_EQ"#),
+            (r#"-z"#, r#"syntax error, unexpected $end"#),
+            (r#"-z -z"#, r#"syntax error, unexpected T_OP_UNARY"#),
+            (r#"!"#, r#"syntax error, unexpected $end"#),
+            (r#") "#, r#"syntax error, unexpected ')'"#),
+            (r#"{ "#, r#"syntax error, unexpected '{'"#),
+            (r#"'a' . == 'b'"#, r#"syntax error, unexpected T_OP_STR_EQ"#),
+            (r#"1 2"#, r#"syntax error, unexpected T_DIGIT"#),
+            (r#"'x' -ipmatch"#, r#"syntax error, unexpected $end"#),
+            (
+                r#"-R '1.2.3.4' 5"#,
+                r#"syntax error, unexpected T_DIGIT, expecting $end"#,
+            ),
+            (
+                r#"%{REQUEST_URI} =~ /x/ 'y'"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting $end"#,
+            ),
+            (
+                r#"$1 == $"#,
+                r#"syntax error, unexpected T_ERROR: Parse error near '$'"#,
+            ),
+            (
+                r#"'a' -strmatch 'b' 'c'"#,
+                r#"syntax error, unexpected T_STR_BEGIN, expecting $end"#,
+            ),
+            (r#"'\8'"#, r#"Bad escape sequence"#),
+            (
+                r#"'x' == 'y' && false)"#,
+                r#"syntax error, unexpected ')', expecting $end"#,
+            ),
+        ] {
+            assert_eq!(err(src), want, "{src}");
+        }
+    }
+
     #[test]
     fn deep_nesting_is_bounded() {
         let deep = "(".repeat(5000) + "true" + &")".repeat(5000);
-        assert!(parse_cond(&deep).is_err());
+        assert!(parse_cond(&deep, false).is_err());
         let long = vec!["'a'"; 5000].join(" . ") + " == 'x'";
-        assert!(parse_cond(&long).is_err());
+        assert!(parse_cond(&long, false).is_err());
     }
 
     #[test]
     fn string_expressions() {
-        assert!(parse_string("%{REQUEST_URI}").is_ok());
-        assert!(parse_string("plain text, with 'quotes'").is_ok());
-        assert!(parse_string("").is_ok());
+        assert!(parse_string("%{REQUEST_URI}", false).is_ok());
+        assert!(parse_string("plain text, with 'quotes'", false).is_ok());
+        assert!(parse_string("", false).is_ok());
         assert_eq!(
-            parse_string("%{NOPE}").err().as_deref(),
+            parse_string("%{NOPE}", false).err().as_deref(),
             Some("Variable 'NOPE' does not exist")
         );
     }

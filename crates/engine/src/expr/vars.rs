@@ -213,6 +213,15 @@ impl Func {
             .map(|(_, f)| *f)
     }
 
+    /// Apache's name of the function.
+    pub fn name(self) -> &'static str {
+        FUNCS
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("")
+    }
+
     /// Functions that read files: refused where expressions are restricted.
     pub fn is_restricted(self) -> bool {
         matches!(self, Func::File | Func::Filesize)

@@ -18,6 +18,7 @@ pub mod escape;
 pub mod etag;
 pub mod range;
 pub mod status;
+pub mod vary;
 
 use bytes::Bytes;
 use std::fs::File;

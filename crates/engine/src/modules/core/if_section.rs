@@ -105,8 +105,8 @@ fn section(
             let Some(text) = inv.words.first() else {
                 return Err(format!("<{name}> directive requires additional arguments"));
             };
-            let expr =
-                Expr::parse(text).map_err(|e| format!("Cannot parse condition clause: {e}"))?;
+            let expr = Expr::parse_restricted(text, w.ctx.htaccess)
+                .map_err(|e| format!("Cannot parse condition clause: {e}"))?;
             Some(expr)
         }
     };
@@ -161,7 +161,7 @@ pub fn if_walk(ctx: &mut Ctx<'_>) {
                 continue;
             }
             if let Some(cond) = &sec.condition {
-                if !holds(ctx, cond) {
+                if !holds(ctx, cond, &sec.origin) {
                     prev = 0;
                     continue;
                 }
@@ -184,7 +184,7 @@ pub fn if_walk(ctx: &mut Ctx<'_>) {
 
 /// Evaluate one condition for the walk: an evaluation error is logged and
 /// counts as false; the headers it read go into `Vary`.
-fn holds(ctx: &mut Ctx<'_>, cond: &Expr) -> bool {
+fn holds(ctx: &mut Ctx<'_>, cond: &Expr, origin: &Origin) -> bool {
     let out = cond.eval(&RequestExpr::new(ctx));
     match out.value {
         Ok(v) => {
@@ -194,10 +194,21 @@ fn holds(ctx: &mut Ctx<'_>, cond: &Expr) -> bool {
             v
         }
         Err(e) => {
-            ctx.site.log.error(
+            let log = &ctx.site.log;
+            let client = Some(ctx.req.remote);
+            log.error(
                 "error",
                 "core",
-                Some(ctx.req.remote),
+                client,
+                &format!(
+                    "Evaluation of expression from {}:{} failed: {e}",
+                    origin.file, origin.line
+                ),
+            );
+            log.error(
+                "error",
+                "core",
+                client,
                 &format!("AH00039: Failed to evaluate <If > condition: {e}"),
             );
             false
