@@ -4,7 +4,8 @@
 #
 # Installs what the tests need when it is missing (Debian packages: apache2 is
 # the oracle of the differential tests, apache2-utils and curl help to write
-# cases). Needs root for that, and for the differential tests themselves
+# cases; strace checks that steady-state requests touch no access file). Needs
+# root for that, and for the differential tests themselves
 # (Apache switches to www-data; cases chown files).
 set -euo pipefail
 
@@ -14,6 +15,8 @@ missing=()
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 command -v htpasswd >/dev/null 2>&1 || missing+=(apache2-utils)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# strace: the steady-state test proves no access file is touched per request.
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -67,6 +67,7 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
         let types = TypesTable::load(&types_path)?;
+        crate::watch::global().configure(crate::watch::Settings::from_global(&b.global), log.clone());
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts

@@ -1,5 +1,5 @@
-//! File metadata as the request phases need it, in one place, so that a
-//! metadata cache (invalidated by the file-system watcher) can sit behind
+//! File metadata as the request phases need it, in one place, so that the
+//! metadata cache (invalidated by the file-system watcher) sits behind
 //! these functions without the phases knowing.
 
 use std::os::unix::fs::MetadataExt;
@@ -30,7 +30,7 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
-    fn from_meta(m: &std::fs::Metadata) -> FileInfo {
+    pub(crate) fn from_meta(m: &std::fs::Metadata) -> FileInfo {
         let ft = m.file_type();
         let kind = if ft.is_symlink() {
             Kind::Symlink
@@ -54,12 +54,13 @@ impl FileInfo {
     }
 }
 
-/// `stat(2)`, following symlinks.
+/// `stat(2)`, following symlinks; answered from the metadata cache while
+/// the watcher vouches for it (see [`crate::statcache`]).
 pub fn stat(path: &Path) -> std::io::Result<FileInfo> {
-    std::fs::metadata(path).map(|m| FileInfo::from_meta(&m))
+    crate::statcache::lookup(crate::watch::global(), path, true)
 }
 
-/// `lstat(2)`.
+/// `lstat(2)`, through the same cache.
 pub fn lstat(path: &Path) -> std::io::Result<FileInfo> {
-    std::fs::symlink_metadata(path).map(|m| FileInfo::from_meta(&m))
+    crate::statcache::lookup(crate::watch::global(), path, false)
 }

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 /// Answer one request on a site.
 pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
+    // Changes completed before this request arrived are in force for it.
+    crate::watch::global().sync();
     if req.method == "TRACE" {
         return trace(engine, site, req);
     }

@@ -94,7 +94,16 @@ impl Site {
             tree: ConfigTree::default(),
             env: env.clone(),
             log,
-            limits: HtaccessLimits::default(),
+            limits: HtaccessLimits {
+                max_bytes: conf
+                    .access_file_max_size
+                    .or_else(|| main.and_then(|m| m.access_file_max_size))
+                    .unwrap_or(HtaccessLimits::default().max_bytes),
+                max_directives: conf
+                    .access_file_max_directives
+                    .or_else(|| main.and_then(|m| m.access_file_max_directives))
+                    .unwrap_or(HtaccessLimits::default().max_directives),
+            },
             alias: match main {
                 Some(m) => crate::modules::alias::AliasServer::merge(&m.alias, &conf.alias),
                 None => conf.alias.clone(),

@@ -1,45 +1,55 @@
 //! The compiled-config tree: for every directory a request has walked
 //! through, the merged configuration in force there (the `<Directory>`
-//! sections and `.htaccess` files from `/` down, in Apache's order),
-//! shared behind an `Arc`.
+//! sections and access files from `/` down, in Apache's order), shared
+//! behind an `Arc`, so that a request pays one map lookup per level.
 //!
-//! A level stays valid while its parent is the same object and its
-//! `.htaccess` candidates are unchanged. Today that is checked with one
-//! `stat` per candidate (the revalidation mode); the watcher mode drops
-//! entries on change notifications instead.
+//! A level stays in force while
+//! * its parent is the same object (a parent recomputed means every level
+//!   below merges again; their own compiled files are reused), and
+//! * nothing reported a change: the watcher ([`crate::watch`]) drops a level
+//!   when one of its access files is created, replaced, removed or finished
+//!   being written, and drops whole subtrees when a directory on the path
+//!   appears, disappears or moves. While a directory is watched, the
+//!   request path never looks at its access files.
+//!
+//! Levels in directories that cannot be watched (nor any directory above
+//! them) are revalidated instead: their candidates are `stat`ed again once
+//! per `AccessFileCheckInterval` (on every request when it is 0, as Apache).
+//!
+//! Negative levels ("no access file here") are cached like the others; they
+//! are most of the savings in deep trees, and they are trusted under the
+//! same rules, so a new `.htaccess` never goes unnoticed.
 
-use crate::config::{Context, Environment, Walker};
 use crate::dirconf::DirConf;
-use crate::http::Log;
+use crate::htaccess::{self, Found, Loaded, Overrides, Problem, Stamp};
 use crate::site::Site;
+use crate::watch::{Invalidation, Mode, Subscriber, Watch};
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::time::Instant;
+
+pub use crate::htaccess::HtaccessLimits;
 
 /// Why a level stops every request below it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LevelError {
-    /// A `.htaccess` that failed to compile: 500.
+    /// An access file that failed to compile: 500.
     Config,
-    /// A `.htaccess` that exists but cannot be read: 403.
+    /// An access file that exists but cannot be read: 403.
     Unreadable(String),
 }
 
-/// The identity of an access file as last seen.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Stamp {
-    Absent,
-    Present {
-        dev: u64,
-        ino: u64,
-        size: u64,
-        mtime: i64,
-        mtime_ns: i64,
-        ctime: i64,
-        ctime_ns: i64,
-    },
-    Unreadable(String),
+/// A directory's own access file, compiled under one set of overrides.
+#[derive(Debug)]
+struct Own {
+    overrides: Overrides,
+    found: Found,
+    compiled: Option<Arc<DirConf>>,
+    error: Option<LevelError>,
+    problem: Option<Problem>,
+    /// The candidates' stamps when read (unwatched directories only).
+    stamps: Vec<Stamp>,
 }
 
 /// One directory level of the walk.
@@ -47,23 +57,74 @@ pub enum Stamp {
 pub struct Level {
     pub path: String,
     pub depth: usize,
-    /// Configuration in force at this level, `.htaccess` included.
+    /// Configuration in force at this level, access file included.
     pub conf: Arc<DirConf>,
     pub error: Option<LevelError>,
     /// The parent this level was computed from.
     parent: Option<Arc<Level>>,
-    /// The access files seen, in `AccessFileName` order, with the override
-    /// mask they were compiled under.
-    seen: Vec<Stamp>,
-    mask: (u32, u32),
-    /// The `.htaccess` as compiled (its own settings, before merging).
-    own: Option<Arc<DirConf>>,
+    /// `None` when the overrides in force forbid access files here.
+    own: Option<Arc<Own>>,
+    /// This directory and every one above it are watched.
+    watched: bool,
+    /// When the candidates were last checked (unwatched levels), in
+    /// milliseconds since the tree's epoch.
+    checked_ms: AtomicU64,
+}
+
+impl Level {
+    /// Whether Apache would look for an access file in this directory.
+    pub fn reads_access_files(&self) -> bool {
+        self.own.is_some()
+    }
+
+    /// The access file in force here, as read.
+    pub fn access_file(&self) -> Option<&Loaded> {
+        match self.own.as_deref().map(|o| &o.found) {
+            Some(Found::Loaded(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// What is wrong with this level's access file, if anything.
+    pub fn problem(&self) -> Option<&Problem> {
+        self.own.as_deref().and_then(|o| o.problem.as_ref())
+    }
+
+    /// Whether changes here are reported by the kernel (else revalidated by `stat`).
+    pub fn is_watched(&self) -> bool {
+        self.watched
+    }
+}
+
+struct Inner {
+    watch: Arc<Watch>,
+    levels: RwLock<HashMap<String, Arc<Level>>>,
+    epoch: Instant,
+}
+
+impl Subscriber for Inner {
+    fn invalidate(&self, what: &Invalidation<'_>) {
+        let mut levels = self.levels.write().unwrap_or_else(|e| e.into_inner());
+        match what {
+            Invalidation::AccessFile { dir, .. } => {
+                levels.remove(*dir);
+            }
+            Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
+            Invalidation::All => levels.clear(),
+        }
+    }
 }
 
 /// Merged configuration per directory, for one site.
-#[derive(Default)]
 pub struct ConfigTree {
-    levels: RwLock<HashMap<String, Arc<Level>>>,
+    inner: Arc<Inner>,
+    subscribed: OnceLock<()>,
+}
+
+impl Default for ConfigTree {
+    fn default() -> Self {
+        ConfigTree::with_watch(crate::watch::global().clone())
+    }
 }
 
 impl std::fmt::Debug for ConfigTree {
@@ -72,36 +133,19 @@ impl std::fmt::Debug for ConfigTree {
     }
 }
 
-fn stamp_of(path: &Path) -> Stamp {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => Stamp::Present {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.len(),
-            mtime: m.mtime(),
-            mtime_ns: m.mtime_nsec(),
-            ctime: m.ctime(),
-            ctime_ns: m.ctime_nsec(),
-        },
-        Ok(_) => Stamp::Unreadable(format!(
-            "Access to file {} denied by server: not a regular file",
-            path.display()
-        )),
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(libc::ENOTDIR) =>
-        {
-            Stamp::Absent
-        }
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Stamp::Absent,
-        Err(e) => Stamp::Unreadable(format!(
-            "{}: unable to check htaccess file, ensure it is readable: {e}",
-            path.display()
-        )),
-    }
-}
-
 impl ConfigTree {
+    /// A tree kept true by `watch`.
+    pub fn with_watch(watch: Arc<Watch>) -> ConfigTree {
+        ConfigTree {
+            inner: Arc::new(Inner {
+                watch,
+                levels: RwLock::new(HashMap::new()),
+                epoch: Instant::now(),
+            }),
+            subscribed: OnceLock::new(),
+        }
+    }
+
     pub fn root(&self, site: &Site) -> Arc<Level> {
         self.level(site, None, "/", 0)
     }
@@ -110,9 +154,22 @@ impl ConfigTree {
         self.level(site, Some(parent), path, depth)
     }
 
+    /// The cached level of a directory, if any (tools and tests).
+    pub fn get(&self, path: &str) -> Option<Arc<Level>> {
+        self.read().get(path).cloned()
+    }
+
     /// Drop every cached level (configuration reload, watch overflow).
     pub fn clear(&self) {
-        self.levels.write().expect("tree lock").clear();
+        self.inner.invalidate(&Invalidation::All);
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Level>>> {
+        self.inner.levels.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.inner.epoch.elapsed().as_millis() as u64
     }
 
     fn level(
@@ -122,49 +179,93 @@ impl ConfigTree {
         path: &str,
         depth: usize,
     ) -> Arc<Level> {
-        let cached = self.levels.read().expect("tree lock").get(path).cloned();
-        // Configuration from sections, before this level's access file.
-        let base = parent
-            .map(|p| p.conf.clone())
-            .unwrap_or_else(|| site.base.clone());
-        let sections_conf = apply_sections(site, &base, path, depth);
-        let mask = (
-            sections_conf.core.allow_override,
-            sections_conf.core.override_opts,
-        );
-        let reads = mask.0 != 0
-            || sections_conf
-                .core
-                .override_list
-                .as_ref()
-                .is_some_and(|l| !l.is_empty());
-        let seen: Vec<Stamp> = if reads {
-            site.access_file_names
-                .iter()
-                .map(|n| stamp_of(&Path::new(path).join(n)))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let cached = self.read().get(path).cloned();
         if let Some(c) = &cached {
             let same_parent = match (&c.parent, parent) {
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                 (None, None) => true,
                 _ => false,
             };
-            if same_parent && c.seen == seen && c.mask == mask {
+            if same_parent && (c.watched || self.still_current(site, c)) {
                 return c.clone();
             }
         }
-        let reuse = cached
-            .as_ref()
-            .filter(|c| c.seen == seen && c.mask == mask)
-            .map(|c| (c.own.clone(), c.error.clone()));
-        let (own, error) = match reuse {
-            Some(r) => r,
-            None => compile_level(site, path, &seen, &sections_conf),
+        self.compute(site, parent, path, depth, cached)
+    }
+
+    /// An unwatched level: trusted within the check interval, then
+    /// revalidated by `stat` (and watched from now on if that became possible).
+    fn still_current(&self, site: &Site, c: &Level) -> bool {
+        let interval = self.inner.watch.check_interval().as_millis() as u64;
+        let now = self.now_ms();
+        if now.saturating_sub(c.checked_ms.load(Ordering::Relaxed)) < interval {
+            return true;
+        }
+        if self.inner.watch.ensure(&c.path) == Mode::Watched
+            && c.parent.as_ref().is_none_or(|p| p.watched)
+        {
+            return false;
+        }
+        let same = match &c.own {
+            Some(o) => htaccess::stamps(&c.path, &site.access_file_names) == o.stamps,
+            None => true,
         };
-        let conf = match &own {
+        if same {
+            c.checked_ms.store(now, Ordering::Relaxed);
+        }
+        same
+    }
+
+    fn compute(
+        &self,
+        site: &Site,
+        parent: Option<&Arc<Level>>,
+        path: &str,
+        depth: usize,
+        cached: Option<Arc<Level>>,
+    ) -> Arc<Level> {
+        let watch = &self.inner.watch;
+        self.subscribed.get_or_init(|| {
+            let weak: Weak<dyn Subscriber> =
+                Arc::downgrade(&(self.inner.clone() as Arc<dyn Subscriber>));
+            watch.subscribe(weak);
+        });
+        watch.note_access_names(&site.access_file_names);
+        let fill = watch.begin_fill();
+        let base = parent
+            .map(|p| p.conf.clone())
+            .unwrap_or_else(|| site.base.clone());
+        let sections_conf = apply_sections(site, &base, path, depth);
+        let overrides = Overrides::of(&sections_conf);
+        let watched = watch.ensure(path) == Mode::Watched && parent.is_none_or(|p| p.watched);
+        let own = if overrides.reads() {
+            let previous = cached
+                .as_ref()
+                .filter(|c| c.watched == watched)
+                .and_then(|c| c.own.clone())
+                .filter(|o| watched || htaccess::stamps(path, &site.access_file_names) == o.stamps);
+            Some(match previous {
+                Some(o) if o.overrides == overrides => o,
+                Some(o) => Arc::new(compile_own(
+                    site,
+                    overrides,
+                    o.found.clone(),
+                    o.stamps.clone(),
+                )),
+                None => {
+                    let stamps = if watched {
+                        Vec::new()
+                    } else {
+                        htaccess::stamps(path, &site.access_file_names)
+                    };
+                    let found = htaccess::read_first(path, &site.access_file_names, site.limits);
+                    Arc::new(compile_own(site, overrides, found, stamps))
+                }
+            })
+        } else {
+            None
+        };
+        let conf = match own.as_ref().and_then(|o| o.compiled.as_ref()) {
             Some(ht) => Arc::new(DirConf::merge(&sections_conf, ht)),
             None => sections_conf,
         };
@@ -172,17 +273,40 @@ impl ConfigTree {
             path: path.to_string(),
             depth,
             conf,
-            error,
+            error: own.as_ref().and_then(|o| o.error.clone()),
             parent: parent.cloned(),
-            seen,
-            mask,
             own,
+            watched,
+            checked_ms: AtomicU64::new(self.now_ms()),
         });
-        self.levels
-            .write()
-            .expect("tree lock")
-            .insert(path.to_string(), level.clone());
+        let mut levels = self.inner.levels.write().unwrap_or_else(|e| e.into_inner());
+        if fill.still_valid() {
+            levels.insert(path.to_string(), level.clone());
+        }
         level
+    }
+}
+
+/// Compile what was found under `overrides`, logging failures as Apache does.
+fn compile_own(site: &Site, overrides: Overrides, found: Found, stamps: Vec<Stamp>) -> Own {
+    let (compiled, error, problem) = match &found {
+        Found::Absent => (None, None, None),
+        Found::Unreadable(msg) => {
+            site.log.error("crit", "core", None, msg);
+            (None, Some(LevelError::Unreadable(msg.clone())), None)
+        }
+        Found::Loaded(l) => match htaccess::compile(&site.env, l, &overrides, &*site.log) {
+            Ok(c) => (Some(Arc::new(c)), None, None),
+            Err(p) => (None, Some(LevelError::Config), Some(p)),
+        },
+    };
+    Own {
+        overrides,
+        found,
+        compiled,
+        error,
+        problem,
+        stamps,
     }
 }
 
@@ -210,123 +334,4 @@ fn apply_sections(site: &Site, base: &Arc<DirConf>, path: &str, depth: usize) ->
         }
     }
     conf
-}
-
-/// Read and compile the first present access file of a level.
-fn compile_level(
-    site: &Site,
-    dir: &str,
-    seen: &[Stamp],
-    conf: &DirConf,
-) -> (Option<Arc<DirConf>>, Option<LevelError>) {
-    for (name, stamp) in site.access_file_names.iter().zip(seen) {
-        let path = Path::new(dir).join(name);
-        match stamp {
-            Stamp::Absent => continue,
-            Stamp::Unreadable(msg) => {
-                site.log.error("crit", "core", None, msg);
-                return (None, Some(LevelError::Unreadable(msg.clone())));
-            }
-            Stamp::Present { .. } => {
-                return match compile_htaccess(&site.env, &path, conf, &*site.log, site.limits) {
-                    Ok(c) => (Some(Arc::new(c)), None),
-                    Err(Compiled::Unreadable(msg)) => (None, Some(LevelError::Unreadable(msg))),
-                    Err(Compiled::Broken) => (None, Some(LevelError::Config)),
-                };
-            }
-        }
-    }
-    (None, None)
-}
-
-/// Bounds on one access file.
-#[derive(Clone, Copy, Debug)]
-pub struct HtaccessLimits {
-    pub max_bytes: u64,
-    pub max_directives: usize,
-}
-
-impl Default for HtaccessLimits {
-    fn default() -> Self {
-        HtaccessLimits {
-            max_bytes: 1 << 20,
-            max_directives: 20_000,
-        }
-    }
-}
-
-enum Compiled {
-    Unreadable(String),
-    Broken,
-}
-
-fn count_nodes(nodes: &[htaccel_conf::Node]) -> usize {
-    nodes
-        .iter()
-        .map(|n| match n {
-            htaccel_conf::Node::Directive(_) => 1,
-            htaccel_conf::Node::Section(s) => 1 + count_nodes(&s.children),
-        })
-        .sum()
-}
-
-/// Compile one `.htaccess` under the override settings in force.
-fn compile_htaccess(
-    env: &Environment,
-    path: &Path,
-    conf: &DirConf,
-    log: &dyn Log,
-    limits: HtaccessLimits,
-) -> Result<DirConf, Compiled> {
-    let shown = path.display().to_string();
-    let bytes = match std::fs::File::open(path).and_then(|f| {
-        use std::io::Read;
-        let mut buf = Vec::new();
-        f.take(limits.max_bytes + 1).read_to_end(&mut buf)?;
-        Ok(buf)
-    }) {
-        Ok(b) => b,
-        Err(e) => {
-            let msg = format!("({}){}: {shown} pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{}' is executable",
-                e.raw_os_error().unwrap_or(0), e, path.parent().map(|p| p.display().to_string()).unwrap_or_default());
-            log.error("crit", "core", None, &msg);
-            return Err(Compiled::Unreadable(msg));
-        }
-    };
-    let fail = |message: String| {
-        log.error("alert", "core", None, &format!("{shown}: {message}"));
-        Compiled::Broken
-    };
-    if bytes.len() as u64 > limits.max_bytes {
-        return Err(fail(format!(
-            "file is larger than the limit of {} bytes (HtaccessMaxSize)",
-            limits.max_bytes
-        )));
-    }
-    let nodes = htaccel_conf::parse_bytes(&bytes, &shown, &htaccel_conf::ParseOptions::htaccess())
-        .map_err(|e| fail(e.message.clone()))?;
-    if count_nodes(&nodes) > limits.max_directives {
-        return Err(fail(format!(
-            "more than {} directives (HtaccessMaxDirectives)",
-            limits.max_directives
-        )));
-    }
-    let mut env = env.clone();
-    let ctx = Context {
-        override_mask: conf.core.allow_override,
-        override_opts: conf.core.override_opts,
-        override_list: conf.core.override_list.clone(),
-        htaccess: true,
-        sections: Vec::new(),
-        parent: None,
-        limit: None,
-    };
-    let mut walker = Walker::new(&mut env, None, ctx);
-    let mut own = DirConf::for_section();
-    let result = walker.walk(&nodes, &mut own);
-    for n in &walker.notices {
-        log.error("warn", "core", None, &format!("{}: {}", shown, n.message));
-    }
-    result.map_err(|e| fail(e.message))?;
-    Ok(own)
 }

@@ -14,6 +14,8 @@ pub enum Cmd {
     Config { file: PathBuf, defines: Vec<String> },
     /// Check a configuration file and exit.
     ConfigTest { file: PathBuf, defines: Vec<String> },
+    /// Compile every access file under a document root and report.
+    Check { docroot: PathBuf, file: Option<PathBuf>, defines: Vec<String> },
 }
 
 fn command() -> Command {
@@ -33,6 +35,13 @@ fn command() -> Command {
                 .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on")),
         )
         .subcommand(
+            Command::new("check")
+                .about("Compile every .htaccess under DOCROOT as a request would; list errors and unsupported directives")
+                .arg(Arg::new("docroot").value_name("DOCROOT").required(true).help("Directory to check"))
+                .arg(file.clone().help("Apache-syntax configuration whose override settings apply (default: the built-in serve configuration)"))
+                .arg(define.clone()),
+        )
+        .subcommand(
             Command::new("configtest")
                 .about("Check an Apache-syntax configuration file, as apachectl -t")
                 .arg(file.required(true))
@@ -48,6 +57,11 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
         Some(("serve", s)) => Ok(Cmd::Serve {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("has default")),
             listen: s.get_one::<String>("listen").expect("has default").clone(),
+        }),
+        Some(("check", s)) => Ok(Cmd::Check {
+            docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
+            file: s.get_one::<String>("file").map(PathBuf::from),
+            defines: defines(s),
         }),
         Some(("configtest", s)) => Ok(Cmd::ConfigTest {
             file: PathBuf::from(s.get_one::<String>("file").expect("required")),
@@ -81,5 +95,7 @@ mod tests {
         assert!(matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config { defines, .. } if defines == ["A"]));
         assert!(matches!(p(&["htaccel", "-t", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
         assert!(matches!(p(&["htaccel", "configtest", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
+        assert!(matches!(p(&["htaccel", "check", "site"]), Cmd::Check { file: None, .. }));
+        assert!(matches!(p(&["htaccel", "check", "site", "-f", "x.conf"]), Cmd::Check { file: Some(_), .. }));
     }
 }

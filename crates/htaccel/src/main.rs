@@ -6,7 +6,11 @@
 //!   document root served as by Apache with `serve.conf`.
 //! * `htaccel -f FILE` — the Apache-syntax configuration in FILE.
 //! * `htaccel configtest -f FILE` — check FILE as `apachectl -t` does.
+//! * `htaccel check DOCROOT [-f FILE]` — compile every `.htaccess` under
+//!   DOCROOT and report errors, unsupported directives and what Apache
+//!   would pay per request for them.
 
+mod check;
 mod cli;
 mod logs;
 mod privileges;

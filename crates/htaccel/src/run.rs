@@ -15,6 +15,9 @@ const SERVE_CONF: &str = include_str!("serve.conf");
 
 /// Run a command; the process exit code.
 pub fn execute(cmd: Cmd) -> i32 {
+    if let Cmd::Check { docroot, file, defines } = cmd {
+        return crate::check::execute(&docroot, file.as_deref(), defines);
+    }
     match try_execute(cmd) {
         Ok(()) => 0,
         Err(e) => {
@@ -44,6 +47,7 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             let loaded = load(&nodes, defines, &file.to_string_lossy())?;
             serve(loaded, None)
         }
+        Cmd::Check { .. } => unreachable!("handled by execute"),
         Cmd::ConfigTest { file, defines } => {
             let nodes = parse_main(&file)?;
             let loaded = load(&nodes, defines, &file.to_string_lossy())?;

@@ -72,6 +72,9 @@ pub struct ServerConf {
     pub limit_request_field_size: Option<usize>,
     pub limit_request_fields: Option<usize>,
     pub limit_internal_recursion: Option<u32>,
+    /// `AccessFileMaxSize`, `AccessFileMaxDirectives`.
+    pub access_file_max_size: Option<u64>,
+    pub access_file_max_directives: Option<usize>,
     pub origin: Option<Origin>,
     /// mod_alias's server-level `Alias`/`Redirect` lists.
     pub alias: crate::modules::alias::AliasServer,
@@ -88,6 +91,10 @@ pub struct Global {
     pub types_config: Option<PathBuf>,
     pub hostname_lookups: Option<String>,
     pub trace_enable: Option<String>,
+    /// `AccessFileWatch`, `AccessFileCheckInterval`, `StatCacheEntries`.
+    pub access_file_watch: Option<bool>,
+    pub access_file_check_interval: Option<std::time::Duration>,
+    pub stat_cache_entries: Option<usize>,
 }
 
 /// The configuration being read.

@@ -25,6 +25,12 @@ fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result
     Err(format!("{} is not supported by htaccel yet", inv.name))
 }
 
+/// Whether `d` is one of the directives registered here (`htaccel check` lists them).
+pub fn is_unsupported(d: &Directive) -> bool {
+    let refused: crate::registry::RunFn = refuse;
+    d.run as usize == refused as usize
+}
+
 macro_rules! unsupported {
     ($($name:literal => $ovr:expr),* $(,)?) => {
         &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: refuse }, )* ]

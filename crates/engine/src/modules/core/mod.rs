@@ -3,6 +3,7 @@
 //! server-level settings — and the per-directory slot they fill.
 
 pub mod if_section;
+pub mod cache_directives;
 pub mod options;
 pub mod sections;
 pub mod server_directives;

@@ -243,6 +243,11 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "ServerAdmin", args: Args::Take1, req_override: RSRC_CONF, about: "The email address of the server administrator", run: |w, inv, _| { w.server()?.server_admin = Some(one(inv)); Ok(()) } },
     Directive { name: "DocumentRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Root directory of the document tree", run: run_document_root },
     Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory of server-related files (logs, confs, etc.)", run: run_server_root },
+    Directive { name: "AccessFileWatch", args: Args::Flag, req_override: RSRC_CONF, about: "Whether changes to access files and file metadata are learnt from inotify (On) or by stat every AccessFileCheckInterval (Off)", run: super::cache_directives::run_watch },
+    Directive { name: "AccessFileCheckInterval", args: Args::Take1, req_override: RSRC_CONF, about: "Seconds facts about an unwatched directory are trusted before stat revalidates them (0: every request)", run: super::cache_directives::run_check_interval },
+    Directive { name: "StatCacheEntries", args: Args::Take1, req_override: RSRC_CONF, about: "Number of file-metadata answers kept in memory (0: none)", run: super::cache_directives::run_stat_cache_entries },
+    Directive { name: "AccessFileMaxSize", args: Args::Take1, req_override: RSRC_CONF, about: "Largest access file, in bytes, compiled; a larger one fails with 500", run: super::cache_directives::run_max_size },
+    Directive { name: "AccessFileMaxDirectives", args: Args::Take1, req_override: RSRC_CONF, about: "Most directives an access file may hold; more fail with 500", run: super::cache_directives::run_max_directives },
     Directive { name: "AccessFileName", args: Args::Iterate, req_override: RSRC_CONF, about: "Name(s) of per-directory config files (default: .htaccess)", run: |w, inv, _| {
         let server = w.server()?;
         let list = server.access_file_names.get_or_insert_with(Vec::new);

@@ -1,0 +1,360 @@
+//! Reading and compiling one directory's access file, bounded.
+//!
+//! The first of the `AccessFileName` candidates that exists is read, as
+//! Apache reads it; a candidate that exists but cannot be read stops the
+//! request with 403, one that fails to compile with 500. The read is
+//! bounded (`AccessFileMaxSize`, then `AccessFileMaxDirectives` after
+//! parsing) and cannot block: the file is opened non-blocking and must be a
+//! regular file, so neither a huge file nor a FIFO named `.htaccess` can
+//! stall the server or make it allocate without limit.
+//!
+//! The parsed file is kept ([`Loaded`]) so that a change of the override
+//! settings above it recompiles it without reading the disk again, and so
+//! that a file being rewritten keeps its previous version in force.
+
+use crate::config::{Context, Environment, Walker};
+use crate::dirconf::DirConf;
+use crate::http::Log;
+use htaccel_conf::Node;
+use std::collections::HashSet;
+use std::io::Read as _;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Bounds on one access file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HtaccessLimits {
+    /// `AccessFileMaxSize`, in bytes.
+    pub max_bytes: u64,
+    /// `AccessFileMaxDirectives`: directives and sections, nested ones included.
+    pub max_directives: usize,
+}
+
+impl Default for HtaccessLimits {
+    fn default() -> Self {
+        HtaccessLimits {
+            max_bytes: 1 << 20,
+            max_directives: 20_000,
+        }
+    }
+}
+
+/// What a broken access file says is wrong, for the error log and `check`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    /// Line of the offending directive, when there is one.
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// An access file as read from the disk.
+#[derive(Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    /// Bytes read (at most the size limit plus one).
+    pub bytes: u64,
+    /// The parsed file, or why it cannot be compiled at all.
+    pub nodes: Result<Vec<Node>, Problem>,
+}
+
+/// What the access-file candidates of a directory hold.
+#[derive(Clone, Debug)]
+pub enum Found {
+    Absent,
+    /// Present but unreadable (403): the error-log line.
+    Unreadable(String),
+    Loaded(Arc<Loaded>),
+}
+
+/// The override settings a file is compiled under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overrides {
+    pub mask: u32,
+    pub opts: u32,
+    pub list: Option<Arc<HashSet<String>>>,
+}
+
+impl Overrides {
+    pub fn of(conf: &DirConf) -> Overrides {
+        Overrides {
+            mask: conf.core.allow_override,
+            opts: conf.core.override_opts,
+            list: conf.core.override_list.clone(),
+        }
+    }
+
+    /// Whether Apache would look for an access file at all.
+    pub fn reads(&self) -> bool {
+        self.mask != 0 || self.list.as_ref().is_some_and(|l| !l.is_empty())
+    }
+}
+
+/// Read the first present candidate of `dir` (a path with trailing slash).
+pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found {
+    for name in names {
+        let path = Path::new(dir).join(name);
+        let shown = path.display().to_string();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path);
+        let unreadable = |e: &std::io::Error| {
+            Found::Unreadable(format!(
+                "({}){}: {shown} pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{}' is executable",
+                e.raw_os_error().unwrap_or(0),
+                e,
+                dir.trim_end_matches('/'),
+            ))
+        };
+        let file = match file {
+            Ok(f) => f,
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP)
+                ) =>
+            {
+                continue
+            }
+            Err(e) => return unreadable(&e),
+        };
+        match file.metadata() {
+            Ok(m) if m.file_type().is_file() => {}
+            Ok(_) => {
+                return Found::Unreadable(format!(
+                    "Access to file {shown} denied by server: not a regular file"
+                ))
+            }
+            Err(e) => return unreadable(&e),
+        }
+        let mut bytes = Vec::new();
+        if let Err(e) = file.take(limits.max_bytes + 1).read_to_end(&mut bytes) {
+            return unreadable(&e);
+        }
+        return Found::Loaded(Arc::new(parse(path, &bytes, limits)));
+    }
+    Found::Absent
+}
+
+/// Parse file contents under the limits.
+pub fn parse(path: PathBuf, bytes: &[u8], limits: HtaccessLimits) -> Loaded {
+    let shown = path.display().to_string();
+    let problem = |line: Option<u32>, message: String| Problem {
+        file: shown.clone(),
+        line,
+        message,
+    };
+    let nodes = if bytes.len() as u64 > limits.max_bytes {
+        Err(problem(
+            None,
+            format!(
+                "file is larger than the limit of {} bytes (AccessFileMaxSize)",
+                limits.max_bytes
+            ),
+        ))
+    } else {
+        htaccel_conf::parse_bytes(bytes, &shown, &htaccel_conf::ParseOptions::htaccess())
+            .map_err(|e| problem(Some(e.origin.line), e.message))
+            .and_then(|nodes| {
+                if count_nodes(&nodes) > limits.max_directives {
+                    Err(problem(
+                        None,
+                        format!(
+                            "more than {} directives (AccessFileMaxDirectives)",
+                            limits.max_directives
+                        ),
+                    ))
+                } else {
+                    Ok(nodes)
+                }
+            })
+    };
+    Loaded {
+        path,
+        bytes: bytes.len() as u64,
+        nodes,
+    }
+}
+
+fn count_nodes(nodes: &[Node]) -> usize {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Directive(_) => 1,
+            Node::Section(s) => 1 + count_nodes(&s.children),
+        })
+        .sum()
+}
+
+/// Compile a loaded file under the override settings in force, logging
+/// what Apache logs for it.
+pub fn compile(
+    env: &Environment,
+    loaded: &Loaded,
+    overrides: &Overrides,
+    log: &dyn Log,
+) -> Result<DirConf, Problem> {
+    let shown = loaded.path.display().to_string();
+    let fail = |p: Problem| {
+        log.error("alert", "core", None, &format!("{shown}: {}", p.message));
+        p
+    };
+    let nodes = loaded.nodes.as_ref().map_err(|p| fail(p.clone()))?;
+    let mut env = env.clone();
+    let ctx = Context {
+        override_mask: overrides.mask,
+        override_opts: overrides.opts,
+        override_list: overrides.list.clone(),
+        htaccess: true,
+        sections: Vec::new(),
+        parent: None,
+        limit: None,
+    };
+    let mut walker = Walker::new(&mut env, None, ctx);
+    let mut own = DirConf::for_section();
+    let result = walker.walk(nodes, &mut own);
+    for n in &walker.notices {
+        log.error("warn", "core", None, &format!("{shown}: {}", n.message));
+    }
+    result.map_err(|e| {
+        fail(Problem {
+            file: shown.clone(),
+            line: Some(e.origin.line),
+            message: e.message,
+        })
+    })?;
+    Ok(own)
+}
+
+/// The identity of an access file as `stat` sees it, for directories that
+/// are revalidated by `stat` rather than watched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stamp {
+    Absent,
+    Present {
+        dev: u64,
+        ino: u64,
+        size: u64,
+        mtime: (i64, i64),
+        ctime: (i64, i64),
+        mode: u32,
+    },
+    Other(i32),
+}
+
+pub fn stamp_of(path: &Path) -> Stamp {
+    match std::fs::metadata(path) {
+        Ok(m) => Stamp::Present {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            mode: m.mode(),
+        },
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP)
+            ) =>
+        {
+            Stamp::Absent
+        }
+        Err(e) => Stamp::Other(e.raw_os_error().unwrap_or(0)),
+    }
+}
+
+/// The stamps of every candidate of `dir`.
+pub fn stamps(dir: &str, names: &[String]) -> Vec<Stamp> {
+    names
+        .iter()
+        .map(|n| stamp_of(&Path::new(dir).join(n)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(tag: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!("htaccel-ht-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    fn dir_of(p: &Path) -> String {
+        format!("{}/", p.display())
+    }
+
+    #[test]
+    fn first_present_candidate_wins() {
+        let d = tmp("first");
+        std::fs::write(d.join("b"), "Options None\n").unwrap();
+        let names = vec!["a".to_string(), "b".to_string()];
+        match read_first(&dir_of(&d), &names, HtaccessLimits::default()) {
+            Found::Loaded(l) => assert!(l.path.ends_with("b") && l.nodes.is_ok()),
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn size_and_count_limits() {
+        let d = tmp("limits");
+        let names = vec![".htaccess".to_string()];
+        let limits = HtaccessLimits {
+            max_bytes: 64,
+            max_directives: 3,
+        };
+        std::fs::write(d.join(".htaccess"), "#".repeat(10_000)).unwrap();
+        match read_first(&dir_of(&d), &names, limits) {
+            Found::Loaded(l) => {
+                assert_eq!(l.bytes, 65, "reading stops past the limit");
+                let e = l.nodes.as_ref().unwrap_err();
+                assert!(e.message.contains("AccessFileMaxSize"));
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::write(d.join(".htaccess"), "A 1\nB 2\nC 3\nD 4\n").unwrap();
+        match read_first(&dir_of(&d), &names, limits) {
+            Found::Loaded(l) => {
+                let e = l.nodes.as_ref().unwrap_err();
+                assert!(e.message.contains("AccessFileMaxDirectives"))
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn fifo_and_directory_are_refused_without_blocking() {
+        let d = tmp("fifo");
+        let names = vec![".htaccess".to_string()];
+        let c = std::ffi::CString::new(format!("{}/.htaccess", d.display())).unwrap();
+        // SAFETY: valid path; mkfifo has no other preconditions.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        assert!(matches!(
+            read_first(&dir_of(&d), &names, HtaccessLimits::default()),
+            Found::Unreadable(m) if m.contains("not a regular file")
+        ));
+        std::fs::remove_file(d.join(".htaccess")).unwrap();
+        std::fs::create_dir(d.join(".htaccess")).unwrap();
+        assert!(matches!(
+            read_first(&dir_of(&d), &names, HtaccessLimits::default()),
+            Found::Unreadable(_)
+        ));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

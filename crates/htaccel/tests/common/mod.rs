@@ -1,0 +1,148 @@
+//! Shared pieces of the integration tests: a temporary site, the real
+//! `htaccel` binary serving it on 127.0.0.1, and a minimal HTTP client.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "htaccel-it-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(std::fs::canonicalize(p).unwrap())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Write `rel` (creating its directories).
+    pub fn write(&self, rel: &str, body: &str) {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `htaccel`, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Server {
+    /// `htaccel serve DOCROOT --listen 127.0.0.1:PORT`.
+    pub fn serve(docroot: &Path, logs: &Path) -> Server {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        Server::spawn(
+            &["serve", &docroot.to_string_lossy(), "--listen", &listen],
+            port,
+            logs,
+        )
+    }
+
+    /// `htaccel -f FILE`, where `conf` is the file's text with `@PORT@`
+    /// standing for the port to listen on.
+    pub fn with_config(conf: &str, logs: &Path) -> Server {
+        let port = free_port();
+        let file = logs.join("htaccel.conf");
+        std::fs::write(&file, conf.replace("@PORT@", &port.to_string())).unwrap();
+        Server::spawn(&["-f", &file.to_string_lossy()], port, logs)
+    }
+
+    fn spawn(args: &[&str], port: u16, logs: &Path) -> Server {
+        let log = logs.join(format!("server-{port}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_htaccel"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(out)
+            .spawn()
+            .expect("start htaccel");
+        let s = Server { child, port, log };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "htaccel did not start listening: {}",
+                s.error_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn error_log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// GET `path`: (status, body).
+    pub fn get(&self, path: &str) -> (u16, String) {
+        get(self.port, path)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `GET` over a fresh connection.
+pub fn get(port: u16, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read response");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
