@@ -12,7 +12,12 @@ use crate::request::Ctx;
 /// The response for a request that ended with `status`.
 pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
     ctx.log_reason();
-    let doc = ctx.conf.core.error_documents.get(&status).cloned();
+    let doc = ctx
+        .conf
+        .core
+        .error_documents
+        .get(&status)
+        .map(|d| d.resolve(ctx, status));
     let resp = match doc {
         Some(ErrorDocument::Text(text)) => {
             let ectx = ErrorContext {

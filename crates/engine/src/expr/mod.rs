@@ -160,6 +160,15 @@ impl StrExpr {
     }
 }
 
+/// Two expressions are the same when compiled from the same text.
+impl PartialEq for StrExpr {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for StrExpr {}
+
 fn finish<T>(ev: eval::Eval<'_>, v: T) -> Outcome<T> {
     let vary = (!ev.vary.is_empty()).then(|| ev.vary.join(", "));
     Outcome {

@@ -4,6 +4,7 @@
 
 pub mod if_section;
 pub mod cache_directives;
+pub mod error_document;
 pub mod options;
 pub mod sections;
 pub mod server_directives;
@@ -37,6 +38,12 @@ pub enum ErrorDocument {
     Local(String),
     /// A full URL: 302 to it.
     Remote(String),
+    /// A text (`text`) or URL with variables, evaluated per request
+    /// ([`ErrorDocument::resolve`]).
+    Expr {
+        expr: Arc<crate::expr::StrExpr>,
+        text: bool,
+    },
 }
 
 /// `ServerSignature`.
@@ -241,7 +248,7 @@ fn run_allow_override_list(
 }
 
 fn run_error_document(
-    _w: &mut Walker<'_>,
+    w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     conf: &mut DirConf,
 ) -> Result<(), String> {
@@ -262,6 +269,7 @@ fn run_error_document(
     } else {
         ErrorDocument::Text(target.clone())
     };
+    let doc = error_document::compile(doc, w.ctx.htaccess)?;
     Arc::make_mut(&mut conf.core.error_documents).insert(code, doc);
     Ok(())
 }
