@@ -236,9 +236,31 @@ fn unsupported_in(site: &Site, nodes: &[Node], out: &mut Vec<(u32, String)>) {
             }
         }
         if let Node::Section(s) = n {
-            unsupported_in(site, &s.children, out);
+            if branch_taken(site, &s.name, &s.args) {
+                unsupported_in(site, &s.children, out);
+            }
         }
     }
+}
+
+/// Whether a start-up conditional's body is read (`<IfModule>`,
+/// `<IfDefine>`); every other section's body counts.
+fn branch_taken(site: &Site, name: &str, args: &[String]) -> bool {
+    let Some(arg) = args.first() else {
+        return true;
+    };
+    let (negated, arg) = match arg.strip_prefix('!') {
+        Some(a) => (true, a),
+        None => (false, arg.as_str()),
+    };
+    let present = if name.eq_ignore_ascii_case("IfModule") {
+        site.env.is_loaded(arg)
+    } else if name.eq_ignore_ascii_case("IfDefine") {
+        site.env.defines.contains_key(arg)
+    } else {
+        return true;
+    };
+    present != negated
 }
 
 /// What Apache does on every request for `dir`: levels walked, access
