@@ -117,7 +117,7 @@ fn section(
     }
     let walked = w.walk_nested(inv.children, &mut conf, SectionKind::If, inv.name);
     w.ctx.override_mask = saved;
-    walked.map_err(|e| e.to_string())?;
+    walked.map_err(|e| w.nested(e))?;
     if kind.continues_chain() {
         let follows_if = target
             .core
