@@ -7,7 +7,9 @@
 //! concrete: each field belongs to one module and is merged by that
 //! module's own rule.
 
-use crate::modules::{alias, authz_core, core, dir, mime, unsupported};
+use crate::modules::{
+    alias, authz_core, core, dir, env, expires, headers, mime, setenvif, unsupported,
+};
 
 /// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
 /// section or any other per-directory scope — before or after merging.
@@ -18,6 +20,10 @@ pub struct DirConf {
     pub dir: dir::DirDir,
     pub authz: authz_core::AuthzDir,
     pub alias: alias::AliasDir,
+    pub env: env::EnvDir,
+    pub setenvif: setenvif::SetEnvIfDir,
+    pub headers: headers::HeadersDir,
+    pub expires: expires::ExpiresDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -47,6 +53,10 @@ impl DirConf {
             dir: dir::DirDir::merge(&base.dir, &new.dir),
             authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
             alias: alias::AliasDir::merge(&base.alias, &new.alias),
+            env: env::EnvDir::merge(&base.env, &new.env),
+            setenvif: setenvif::SetEnvIfDir::merge(&base.setenvif, &new.setenvif),
+            headers: headers::HeadersDir::merge(&base.headers, &new.headers),
+            expires: expires::ExpiresDir::merge(&base.expires, &new.expires),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -1,7 +1,8 @@
 //! A request's environment (Apache's `r->subprocess_env`): variables set
 //! by `SetEnv`, `SetEnvIf`, `RewriteRule [E=]`, read by `Require env`,
 //! `Header … env=`, `%{ENV:…}`, and passed to CGI/FastCGI back-ends.
-//! Names are case-sensitive, order is kept, a name appears once.
+//! Names compare without regard to ASCII case (it is an APR table),
+//! order is kept, a name appears once.
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Env {
@@ -12,7 +13,7 @@ impl Env {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
             .iter()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
     pub fn contains(&self, name: &str) -> bool {
@@ -20,13 +21,13 @@ impl Env {
     }
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
         let value = value.into();
-        match self.vars.iter_mut().find(|(n, _)| n == name) {
+        match self.vars.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
             Some(slot) => slot.1 = value,
             None => self.vars.push((name.to_string(), value)),
         }
     }
     pub fn unset(&mut self, name: &str) {
-        self.vars.retain(|(n, _)| n != name);
+        self.vars.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
     }
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.vars.iter().map(|(n, v)| (n.as_str(), v.as_str()))

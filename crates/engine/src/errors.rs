@@ -54,12 +54,28 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.method = "GET".into();
     redirected.prev_status = Some(status);
     redirected.redirects = ctx.redirects + 1;
+    // What the redirect carries over (`internal_internal_redirect`): the
+    // environment renamed `REDIRECT_*`, the request headers as modules left
+    // them, the error-header table, the request time.
+    ctx.env.set("REQUEST_METHOD", ctx.method.clone());
+    if let Some(note) = &ctx.error_note {
+        ctx.env.set("ERROR_NOTES", note.clone());
+    }
+    redirected.env = ctx.env.for_redirect();
+    redirected.env.set("REDIRECT_STATUS", status.to_string());
+    redirected.headers_in = ctx.headers_in.clone();
+    redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
+    redirected.request_time_us = ctx.request_time_us;
     let result = redirected
         .process_internal()
         .and_then(|()| crate::handler::run(&mut redirected));
     match result {
         Ok(mut r) => {
             r.status = status;
+            // The response is the redirected request's: its output filters
+            // run, the original request's do not.
+            crate::filters::output(&mut redirected, &mut r, false);
+            ctx.output_done = true;
             let mut headers = ctx.headers_out.clone();
             headers.append(&mut r.headers);
             r.headers = headers;
@@ -67,6 +83,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
         }
         Err(_) => {
             redirected.log_reason();
+            ctx.err_headers_out = std::mem::take(&mut redirected.err_headers_out);
             // Apache names the redirected request's own status, which it
             // inherits from the original error, whatever failed in it.
             canned(ctx, status, None, Some(status))

@@ -3,11 +3,35 @@
 //! mod_headers, compression last. `error` tells whether the response came
 //! from the error path, where only `Header always` edits apply.
 
+use crate::header_table::Output;
 use crate::http::Response;
+use crate::modules::{expires, headers};
 use crate::request::Ctx;
 
 pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
-    let _ = (ctx, error);
+    if std::mem::replace(&mut ctx.output_done, true) {
+        return;
+    }
+    let mut out = Output::start(ctx, resp, error);
+    expires::output(ctx, &mut out);
+    headers::output(ctx, &mut out);
+    out.finish(ctx, resp);
     // Apache's HTTP header filter, after every module had its say.
     crate::http::vary::fixup_vary(&mut resp.headers);
+    if let Err(message) = crate::header_table::check(&mut resp.headers) {
+        // Apache's header filter refuses the response and answers 500.
+        ctx.site
+            .log
+            .error("error", "http", Some(ctx.req.remote), &message);
+        *resp = crate::errors::error_response(ctx, 500);
+        resp.close = true;
+        let mut out = Output::start(ctx, resp, true);
+        headers::output(ctx, &mut out);
+        out.finish(ctx, resp);
+        if crate::header_table::check(&mut resp.headers).is_err() {
+            // Refused again: a bare 500, as Apache falls back to.
+            resp.headers.clear();
+            resp.body = crate::http::Body::empty();
+        }
+    }
 }

@@ -53,7 +53,8 @@ pub struct Ctx<'a> {
     pub handler_ran: bool,
     /// `r->subprocess_env`.
     pub env: crate::env::Env,
-    /// Request headers as modules may change them (`RequestHeader`).
+    /// Request headers as modules see and change them (`r->headers_in`:
+    /// repeated fields joined, `RequestHeader` edits).
     pub headers_in: crate::http::Headers,
     /// Headers sent on every response, errors included (`r->err_headers_out`,
     /// `Header always`).
@@ -62,6 +63,12 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// `r->request_time`, microseconds since the epoch.
+    pub request_time_us: i64,
+    /// `r->notes` (`Header note`).
+    pub notes: Vec<(String, String)>,
+    /// The output filters already ran on this request's response.
+    pub output_done: bool,
 }
 
 /// A status ending the phases early.
@@ -99,10 +106,14 @@ impl<'a> Ctx<'a> {
             allow: None,
             handler_ran: false,
             env: crate::env::Env::default(),
-            headers_in: req.headers.clone(),
+            // Apache joins repeated request headers as it reads them.
+            headers_in: crate::header_table::Table::from_request(&req.headers).into_request(),
             err_headers_out: Vec::new(),
             context_prefix: None,
             context_document_root: None,
+            request_time_us: engine.request_time_us(),
+            notes: Vec::new(),
+            output_done: false,
         }
     }
 
@@ -141,6 +152,8 @@ impl<'a> Ctx<'a> {
         };
         let uri = walk::clean_path(&uri);
         let mut sub = Ctx::new(self.engine, self.site, self.req, uri, query);
+        sub.env = self.env.clone();
+        sub.headers_in = self.headers_in.clone();
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote), &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
@@ -161,6 +174,9 @@ impl<'a> Ctx<'a> {
     /// Apache's `ap_process_request_internal`: from URI to a request ready
     /// for its handler.
     pub fn process_internal(&mut self) -> Result<(), Status> {
+        if !self.is_subreq {
+            self.post_read_request();
+        }
         self.translate_name()?;
         self.map_to_storage()?;
         self.location_walk();
@@ -176,7 +192,16 @@ impl<'a> Ctx<'a> {
 
     /// `header_parser`: per-directory hooks that read the request headers
     /// before access control (main requests only, as in Apache).
-    fn header_parser(&mut self) {}
+    fn header_parser(&mut self) {
+        crate::modules::setenvif::header_parser(self);
+    }
+
+    /// `post_read_request`: what runs once a request (or an internal
+    /// redirect) exists, with the server-level configuration only.
+    fn post_read_request(&mut self) {
+        crate::modules::headers::early(self);
+        crate::modules::setenvif::post_read_request(self);
+    }
 
     /// `translate_name`: mod_alias, else the document root joined with the URI.
     fn translate_name(&mut self) -> Result<(), Status> {
@@ -252,7 +277,7 @@ impl<'a> Ctx<'a> {
         let Some(section) = self.conf.authz.section.clone() else {
             return Ok(());
         };
-        let env = |_: &str| false;
+        let env = |n: &str| self.env.contains(n);
         let areq = AuthzRequest {
             method_bit: method_bit(&self.method),
             remote: self.req.remote.ip(),
@@ -306,15 +331,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The fixups that can end a request: mod_alias's per-directory
-    /// redirects, mod_dir's trailing slash and index, the fallback resource.
+    /// The fixups, in Apache's order: mod_alias's per-directory redirects,
+    /// mod_env, mod_dir's trailing slash and index or the fallback
+    /// resource, then `RequestHeader`.
     fn fixups(&mut self) -> Result<(), Status> {
         crate::modules::alias::fixup(self)?;
+        crate::modules::env::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
             _ => Ok(()),
-        }
+        }?;
+        crate::modules::headers::fixup(self);
+        Ok(())
     }
 
     /// mod_dir for a directory: 301 to add the slash, or the first index
@@ -417,6 +446,13 @@ impl<'a> Ctx<'a> {
         self.context_prefix = sub.context_prefix;
         self.context_document_root = sub.context_document_root;
         self.headers_out.extend(sub.headers_out);
+        let mut env = sub.env;
+        for (n, v) in self.env.iter() {
+            if !env.contains(n) {
+                env.set(n, v);
+            }
+        }
+        self.env = env;
     }
 }
 

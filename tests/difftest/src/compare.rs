@@ -209,8 +209,37 @@ fn same_value(name: &str, a: &str, b: &str) -> bool {
             );
             xa.len() == xb.len() && xa.iter().zip(&xb).all(|(x, y)| same_directive(x, y))
         }
-        _ => false,
+        _ => same_time_stamps(a, b),
     }
+}
+
+/// mod_headers' `%t` (`t=<µs since the epoch>`, within the clock
+/// tolerance) and `%D` (`D=<µs the request took>`, any value) in values
+/// that are otherwise the same.
+fn same_time_stamps(a: &str, b: &str) -> bool {
+    fn split(v: &str) -> (String, Vec<i64>) {
+        let mut text = String::new();
+        let mut times = Vec::new();
+        let mut rest = v;
+        while let Some(i) = rest.find("t=").into_iter().chain(rest.find("D=")).min() {
+            let digits = rest[i + 2..].bytes().take_while(u8::is_ascii_digit).count();
+            text.push_str(&rest[..i + 2]);
+            if digits > 0 && rest.as_bytes()[i] == b't' {
+                times.push(rest[i + 2..i + 2 + digits].parse().unwrap_or(i64::MIN));
+            }
+            text.push_str(if digits > 0 { "#" } else { "" });
+            rest = &rest[i + 2 + digits..];
+        }
+        text.push_str(rest);
+        (text, times)
+    }
+    let ((ta, xa), (tb, xb)) = (split(a), split(b));
+    ta == tb
+        && xa.len() == xb.len()
+        && xa
+            .iter()
+            .zip(&xb)
+            .all(|(x, y)| x.abs_diff(*y) <= CLOCK_TOLERANCE as u64 * 1_000_000)
 }
 
 /// `max-age=N` and `s-maxage=N` agree within the clock tolerance.
@@ -273,6 +302,14 @@ pub fn replace(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mod_headers_time_stamps() {
+        assert!(same_value("x-a", "t=1795243757485436 D=247", "t=1795243758000000 D=12"));
+        assert!(!same_value("x-a", "t=1795243757485436", "t=1795243757485436 D=1"));
+        assert!(!same_value("x-a", "t=1795243757485436", "t=1795243767485436"));
+        assert!(!same_value("x-a", "a=1", "a=2"));
+    }
     use crate::client::End;
 
     fn resp(headers: &[(&str, &str)], body: &str) -> Response {

@@ -7,8 +7,12 @@ pub mod authz_core;
 pub mod autoindex;
 pub mod core;
 pub mod dir;
+pub mod env;
+pub mod expires;
+pub mod headers;
 pub mod log_config;
 pub mod mime;
+pub mod setenvif;
 pub mod unsupported;
 
 use crate::registry::Module;
@@ -36,10 +40,10 @@ pub static ALL: &[&Module] = &[
     &dir::MODULE,
     &alias::MODULE,
     &unsupported::REWRITE,
-    &unsupported::HEADERS,
-    &unsupported::EXPIRES,
-    &unsupported::ENV,
-    &unsupported::SETENVIF,
+    &headers::MODULE,
+    &expires::MODULE,
+    &env::MODULE,
+    &setenvif::MODULE,
     &unsupported::AUTOINDEX,
     &unsupported::FILTER,
     &unsupported::DEFLATE,

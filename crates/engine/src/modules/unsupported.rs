@@ -50,38 +50,6 @@ pub static REWRITE: Module = Module {
         "RewriteCond" => FI, "RewriteRule" => FI, "RewriteMap" => RSRC_CONF,
     ),
 };
-pub static HEADERS: Module = Module {
-    source: "mod_headers.c",
-    identifier: "headers_module",
-    builtin: false,
-    directives: unsupported!(
-        "Header" => FI, "RequestHeader" => FI,
-    ),
-};
-pub static EXPIRES: Module = Module {
-    source: "mod_expires.c",
-    identifier: "expires_module",
-    builtin: false,
-    directives: unsupported!(
-        "ExpiresActive" => IX, "ExpiresByType" => IX, "ExpiresDefault" => IX,
-    ),
-};
-pub static ENV: Module = Module {
-    source: "mod_env.c",
-    identifier: "env_module",
-    builtin: false,
-    directives: unsupported!(
-        "SetEnv" => FI, "UnsetEnv" => FI, "PassEnv" => FI,
-    ),
-};
-pub static SETENVIF: Module = Module {
-    source: "mod_setenvif.c",
-    identifier: "setenvif_module",
-    builtin: false,
-    directives: unsupported!(
-        "SetEnvIf" => FI, "SetEnvIfNoCase" => FI, "SetEnvIfExpr" => FI, "BrowserMatch" => FI, "BrowserMatchNoCase" => FI,
-    ),
-};
 pub static ACCESS_COMPAT: Module = Module {
     source: "mod_access_compat.c",
     identifier: "access_compat_module",
