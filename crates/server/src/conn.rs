@@ -151,7 +151,7 @@ pub(crate) async fn serve(
     };
     let linger = c.run(&shared).await;
     if linger {
-        c.linger(&shared).await;
+        c.linger().await;
     }
 }
 
@@ -353,9 +353,7 @@ impl Conn {
                         started = Instant::now();
                     }
                     stage
-                        .get_or_insert_with(|| {
-                            Stage::start(&shared.timeouts.header, Instant::now())
-                        })
+                        .get_or_insert_with(|| Stage::start(&shared.timeouts.header, started))
                         .extend(n);
                 }
                 Event::Eof => {
@@ -701,7 +699,9 @@ impl Conn {
             chunked,
             strip_length: status == 204 || status == 304,
             strip_entity: status == 204 || status == 304,
-            strip_transfer_encoding: engine_chunked && !chunked,
+            // The engine's `Transfer-Encoding` only asks for chunking; the
+            // server writes its own header when it chunks.
+            strip_transfer_encoding: engine_chunked,
             head: ex.head,
             keep_alive: None,
             connection: None,
@@ -718,14 +718,14 @@ impl Conn {
         } else if !wimpy {
             framing.connection = Some("close");
         }
-        let now = SystemTime::now();
         if !ex.http09 {
+            // `Date` is the time the request arrived, as Apache's `request_time`.
             write_head(
                 &mut self.out.buf,
                 status,
                 &resp.headers,
                 &shared.server_header,
-                now,
+                ex.received,
                 &framing,
             );
         }
@@ -795,10 +795,9 @@ impl Conn {
     /// Lingering close: stop sending, then read and drop what the client
     /// still sends until it closes, so that the answer is not lost to a
     /// reset (Apache's `ap_lingering_close`).
-    async fn linger(&mut self, shared: &Shared) {
+    async fn linger(&mut self) {
         let _ = socket2::SockRef::from(&self.stream).shutdown(std::net::Shutdown::Write);
         let end = Instant::now() + LINGER_MAX;
-        let _ = shared;
         loop {
             self.rbuf.clear();
             let deadline = (Instant::now() + LINGER_READ).min(end);

@@ -24,7 +24,7 @@
 //! the tests at the bottom of this file.
 
 use crate::chars::{find_token, is_chunked, is_ctrl, is_space, is_vchar_obs, token_len};
-use crate::target::{check_target, fix_host_header, fix_uri_host, Host, TargetHost};
+use crate::target::{check_target, fix_uri_host, host_header_ok, Host, TargetHost};
 use crate::Limits;
 use bytes::Bytes;
 use htaccel_engine::http::{BodyFraming, Headers, Request, Version};
@@ -367,27 +367,44 @@ impl HeadParser {
     /// exceed `LimitRequestFieldSize`.
     fn merged_lengths(&self, buf: &[u8], limits: &Limits) -> Result<(), HeadError> {
         let fields = &self.fields;
-        for (i, f) in fields.iter().enumerate() {
-            let name = self.field_name(buf, f);
-            // Only the first occurrence of a name sums up its group.
-            if fields[..i]
-                .iter()
-                .any(|g| self.field_name(buf, g).eq_ignore_ascii_case(name))
-            {
-                continue;
-            }
+        // A single field is within the limit by the line limit; only
+        // repeated names can exceed it, and only if all values together do.
+        let all: usize = fields
+            .iter()
+            .map(|f| self.field_value(buf, f).len() + 2)
+            .sum();
+        if all <= limits.field_size + 2 {
+            return Ok(());
+        }
+        // Group equal names (case-insensitively) by sorting: O(n log n)
+        // even for the 10,000 fields an unlimited LimitRequestFields allows.
+        let mut order: Vec<usize> = (0..fields.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (
+                self.field_name(buf, &fields[a]),
+                self.field_name(buf, &fields[b]),
+            );
+            a.iter()
+                .map(u8::to_ascii_lowercase)
+                .cmp(b.iter().map(u8::to_ascii_lowercase))
+        });
+        let mut i = 0;
+        while i < order.len() {
+            let name = self.field_name(buf, &fields[order[i]]);
             let mut total = 0usize;
-            let mut count = 0usize;
-            for g in &fields[i..] {
-                if self.field_name(buf, g).eq_ignore_ascii_case(name) {
-                    total += self.field_value(buf, g).len();
-                    count += 1;
-                }
+            let mut j = i;
+            while j < order.len()
+                && self
+                    .field_name(buf, &fields[order[j]])
+                    .eq_ignore_ascii_case(name)
+            {
+                total += self.field_value(buf, &fields[order[j]]).len() + if j > i { 2 } else { 0 };
+                j += 1;
             }
-            total += 2 * (count - 1);
             if total > limits.field_size {
                 return Err(self.error(buf, 400, Some(NOTE_FIELD_SIZE)));
             }
+            i = j;
         }
         Ok(())
     }
@@ -459,7 +476,7 @@ impl HeadParser {
         };
         match self.check(buf, &mut req) {
             Ok((expect_100, close)) => {
-                let conn = req.headers.get_joined("Connection");
+                let conn = Known::find(&req.headers).get(&req.headers, Known::CONNECTION);
                 let conn = conn.as_deref().unwrap_or_default();
                 Ok(Checked {
                     client_close: find_token(conn, b"close"),
@@ -511,15 +528,16 @@ impl HeadParser {
     /// `100-continue` is expected and whether the connection must close.
     fn check(&self, buf: &[u8], req: &mut Request) -> Result<(bool, bool), HeadError> {
         let fail = |status: u16| Err(HeadError::new(status));
+        let known = Known::find(&req.headers);
         let mut close = false;
         if self.proto_num != 9 {
-            if let Some(cl) = req.headers.get_joined("Content-Length") {
+            if let Some(cl) = known.get(&req.headers, Known::CONTENT_LENGTH) {
                 match parse_length(&cl) {
                     Some(n) => req.framing = BodyFraming::Length(n),
                     None => return fail(400),
                 }
             }
-            if let Some(te) = req.headers.get_joined("Transfer-Encoding") {
+            if let Some(te) = known.get(&req.headers, Known::TRANSFER_ENCODING) {
                 if !is_chunked(&te) {
                     return fail(400);
                 }
@@ -541,7 +559,7 @@ impl HeadParser {
                 Ok(h) => h,
                 Err(()) => return fail(400),
             };
-            if let (Some(h), true) = (&hostname, req.headers.contains("Host")) {
+            if let (Some(h), true) = (&hostname, known.has(Known::HOST)) {
                 // An absolute target overrides the Host header.
                 let mut v = if h.v6 {
                     format!("[{}]", h.name)
@@ -554,21 +572,21 @@ impl HeadParser {
                 }
                 req.headers.set("Host", v);
             }
-        } else if let Some(v) = req.headers.get_joined("Host") {
-            match fix_host_header(&v) {
-                Ok(h) => have_hostname = h.is_some(),
+        } else if let Some(v) = known.get(&req.headers, Known::HOST) {
+            match host_header_ok(&v) {
+                Ok(given) => have_hostname = given,
                 Err(()) => return fail(400),
             }
         } else {
             have_hostname = false;
         }
         if (!have_hostname && self.proto_num >= 1001)
-            || (self.proto_num == 1001 && !req.headers.contains("Host"))
+            || (self.proto_num == 1001 && !known.has(Known::HOST))
         {
             return fail(400);
         }
         let mut expect_100 = false;
-        if let Some(e) = req.headers.get_joined("Expect") {
+        if let Some(e) = known.get(&req.headers, Known::EXPECT) {
             if !e.is_empty() {
                 if e.eq_ignore_ascii_case(b"100-continue") {
                     expect_100 = true;
@@ -584,6 +602,62 @@ impl HeadParser {
             return fail(400);
         }
         Ok((expect_100, close))
+    }
+}
+
+/// Where the fields the protocol layer reads itself are, found in one pass
+/// over the request's fields.
+struct Known {
+    /// Per name: index of the first occurrence and number of occurrences.
+    at: [(usize, usize); 5],
+}
+
+impl Known {
+    const HOST: usize = 0;
+    const EXPECT: usize = 1;
+    const CONNECTION: usize = 2;
+    const CONTENT_LENGTH: usize = 3;
+    const TRANSFER_ENCODING: usize = 4;
+    const NAMES: [&'static str; 5] = [
+        "Host",
+        "Expect",
+        "Connection",
+        "Content-Length",
+        "Transfer-Encoding",
+    ];
+
+    fn find(headers: &Headers) -> Known {
+        let mut at = [(0, 0); 5];
+        for (i, (name, _)) in headers.iter().enumerate() {
+            let k = match name.len() {
+                4 => Known::HOST,
+                6 => Known::EXPECT,
+                10 => Known::CONNECTION,
+                14 => Known::CONTENT_LENGTH,
+                17 => Known::TRANSFER_ENCODING,
+                _ => continue,
+            };
+            if name.eq_ignore_ascii_case(Known::NAMES[k]) {
+                if at[k].1 == 0 {
+                    at[k].0 = i;
+                }
+                at[k].1 += 1;
+            }
+        }
+        Known { at }
+    }
+
+    fn has(&self, k: usize) -> bool {
+        self.at[k].1 > 0
+    }
+
+    /// The value, repeated fields joined with ", " as Apache merges them.
+    fn get(&self, headers: &Headers, k: usize) -> Option<Bytes> {
+        match self.at[k] {
+            (_, 0) => None,
+            (i, 1) => headers.iter().nth(i).map(|(_, v)| v.clone()),
+            _ => headers.get_joined(Known::NAMES[k]),
+        }
     }
 }
 
@@ -688,10 +762,9 @@ fn next_line(buf: &[u8], start: usize, scan: &mut usize, n: usize) -> Line {
             if !cr {
                 return Line::Invalid;
             }
+            // A NUL byte is refused by the checks of each kind of line
+            // (method, target, protocol, field name and value all exclude it).
             let content = start..lf - 1;
-            if memchr(0, &buf[content.clone()]).is_some() {
-                return Line::Invalid;
-            }
             Line::Complete {
                 content,
                 next: lf + 1,
@@ -1045,6 +1118,48 @@ mod tests {
         fold.resize(fold.len() + 5000, b'b');
         fold.extend_from_slice(b"\r\n\r\n");
         assert_eq!(run(&fold).unwrap_err().1, Some(NOTE_FIELD_SIZE));
+    }
+
+    #[test]
+    fn unlimited_fields_stay_cheap() {
+        // LimitRequestFields 0: 10,000 fields are read (and no more) without
+        // quadratic work.
+        let l = Limits {
+            request_line: 8190,
+            field_size: 8190,
+            fields: 0,
+        };
+        let mut raw = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();
+        for i in 0..9_999 {
+            raw.extend_from_slice(format!("X-{}: {}\r\n", i % 50, "v".repeat(10)).as_bytes());
+        }
+        raw.extend_from_slice(b"\r\n");
+        let t = std::time::Instant::now();
+        assert!(matches!(
+            HeadParser::new().parse(&raw, &l, false),
+            Parse::Done(_)
+        ));
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        let at = raw.len() - 2;
+        raw.splice(at..at, b"Y: 1\r\n".iter().copied());
+        assert!(matches!(
+            HeadParser::new().parse(&raw, &l, false),
+            Parse::Error(HeadError { status: 400, .. })
+        ));
+        // One name repeated past the field size: the merged value is too long.
+        let mut raw = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();
+        for _ in 0..1000 {
+            raw.extend_from_slice(b"X-A: vvvvvvvvvv\r\n");
+        }
+        raw.extend_from_slice(b"\r\n");
+        assert!(matches!(
+            HeadParser::new().parse(&raw, &l, false),
+            Parse::Error(HeadError {
+                status: 400,
+                note: Some(NOTE_FIELD_SIZE),
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -240,8 +240,8 @@ async fn accept_loop(
                 };
                 tokio::task::spawn_local(conn::serve(
                     stream,
-                    remote,
-                    local_addr,
+                    unmap(remote),
+                    unmap(local_addr),
                     shared.clone(),
                     local.clone(),
                 ));
@@ -256,5 +256,17 @@ async fn accept_loop(
                 }
             }
         }
+    }
+}
+
+/// An IPv4 peer of a dual-stack socket shows as `::ffff:a.b.c.d`; Apache
+/// reports it as the IPv4 address it is.
+fn unmap(a: SocketAddr) -> SocketAddr {
+    match a {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(v4.into(), v6.port()),
+            None => a,
+        },
+        v4 => v4,
     }
 }

@@ -227,17 +227,20 @@ pub(crate) fn fix_uri_host(host: &[u8]) -> Result<Option<Host>, ()> {
     fix(host, v6).map(Some)
 }
 
-/// `fix_hostname` for a `Host` header value. `Ok(None)`: empty, left unset.
-pub(crate) fn fix_host_header(v: &[u8]) -> Result<Option<Host>, ()> {
+/// `fix_hostname` for a `Host` header value: whether it names a host (an
+/// empty value leaves the host name unset), or `Err` for a 400. Nothing is
+/// allocated: the engine derives the host name from the header itself.
+pub(crate) fn host_header_ok(v: &[u8]) -> Result<bool, ()> {
     if v.is_empty() {
-        return Ok(None);
+        return Ok(false);
     }
     if v.iter().all(|&c| is_digit(c)) {
         // Strict mode: a purely numeric host name is refused.
         return Err(());
     }
     let host = parse_addr_port(v)?;
-    fix(host, v[0] == b'[').map(Some)
+    check(host, v[0] == b'[')?;
+    Ok(true)
 }
 
 /// `apr_parse_addr_port` as `fix_hostname` uses it: the host part of
@@ -281,8 +284,9 @@ fn parse_addr_port(s: &[u8]) -> Result<&[u8], ()> {
     Ok(host)
 }
 
-fn fix(host: &[u8], v6: bool) -> Result<Host, ()> {
-    let mut name = String::with_capacity(host.len());
+/// Validate a host name as `fix_hostname` does; returns it without its
+/// one trailing dot.
+fn check(host: &[u8], v6: bool) -> Result<&[u8], ()> {
     if v6 {
         for (i, &c) in host.iter().enumerate() {
             let next = host.get(i + 1).copied();
@@ -294,12 +298,11 @@ fn fix(host: &[u8], v6: bool) -> Result<Host, ()> {
                 b'.' => {}
                 _ => return Err(()),
             }
-            name.push(c.to_ascii_lowercase() as char);
         }
         if host.windows(2).filter(|w| w == b"::").count() > 1 {
             return Err(());
         }
-        return Ok(Host { name, v6 });
+        return Ok(host);
     }
     for (i, &c) in host.iter().enumerate() {
         match c {
@@ -308,14 +311,15 @@ fn fix(host: &[u8], v6: bool) -> Result<Host, ()> {
             _ => {}
         }
     }
-    let mut h = host;
-    if h.last() == Some(&b'.') {
-        h = &h[..h.len() - 1];
-    }
+    let h = host.strip_suffix(b".").unwrap_or(host);
     strict_hostname(h)?;
-    for &c in h {
-        name.push(c.to_ascii_lowercase() as char);
-    }
+    Ok(h)
+}
+
+/// Validate and normalise: lowercase, one trailing dot removed.
+fn fix(host: &[u8], v6: bool) -> Result<Host, ()> {
+    let h = check(host, v6)?;
+    let name = h.iter().map(|&c| c.to_ascii_lowercase() as char).collect();
     Ok(Host { name, v6 })
 }
 
@@ -446,20 +450,19 @@ mod tests {
             (b"a, b", None),
             ("\u{e9}.com".as_bytes(), None),
         ];
+        let name = |v: &[u8]| fix(parse_addr_port(v)?, v[0] == b'[').map(|h| h.name);
         for &(v, want) in rows {
-            let got = fix_host_header(v);
+            let ok = host_header_ok(v);
             match want {
-                Some(name) => assert_eq!(
-                    got.unwrap().unwrap().name,
-                    name,
-                    "{:?}",
-                    String::from_utf8_lossy(v)
-                ),
-                None => assert!(got.is_err(), "{:?} accepted", String::from_utf8_lossy(v)),
+                Some(n) => {
+                    assert_eq!(ok, Ok(true), "{:?}", String::from_utf8_lossy(v));
+                    assert_eq!(name(v).unwrap(), n);
+                }
+                None => assert!(ok.is_err(), "{:?} accepted", String::from_utf8_lossy(v)),
             }
         }
         // An empty Host leaves the host name unset (400 only for HTTP/1.1).
-        assert_eq!(fix_host_header(b""), Ok(None));
+        assert_eq!(host_header_ok(b""), Ok(false));
         assert!(fix_uri_host(b"a..b").is_err());
         assert!(fix_uri_host(b"80").is_err());
         assert!(fix_uri_host(b"::1").unwrap().unwrap().v6);
