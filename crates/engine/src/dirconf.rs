@@ -24,6 +24,7 @@ pub struct DirConf {
     pub setenvif: setenvif::SetEnvIfDir,
     pub headers: headers::HeadersDir,
     pub expires: expires::ExpiresDir,
+    pub rewrite: crate::modules::rewrite::RewriteDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -57,6 +58,7 @@ impl DirConf {
             setenvif: setenvif::SetEnvIfDir::merge(&base.setenvif, &new.setenvif),
             headers: headers::HeadersDir::merge(&base.headers, &new.headers),
             expires: expires::ExpiresDir::merge(&base.expires, &new.expires),
+            rewrite: crate::modules::rewrite::RewriteDir::merge(&base.rewrite, &new.rewrite),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -66,6 +66,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.headers_in = ctx.headers_in.clone();
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     redirected.request_time_us = ctx.request_time_us;
+    redirected.rewrite = ctx.rewrite.for_redirect();
     let result = redirected
         .process_internal()
         .and_then(|()| crate::handler::run(&mut redirected));

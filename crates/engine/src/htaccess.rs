@@ -220,6 +220,10 @@ pub fn compile(
         sections: Vec::new(),
         parent: None,
         limit: None,
+        path: loaded
+            .path
+            .parent()
+            .map(|d| format!("{}/", d.display()).replace("//", "/")),
     };
     let mut walker = Walker::new(&mut env, None, ctx);
     let mut own = DirConf::for_section();

@@ -69,6 +69,8 @@ pub struct Ctx<'a> {
     pub notes: Vec<(String, String)>,
     /// The output filters already ran on this request's response.
     pub output_done: bool,
+    /// mod_rewrite: the scheduled internal redirect, `[END]`, `[T=]`/`[H=]`.
+    pub rewrite: crate::modules::rewrite::RequestState,
 }
 
 /// A status ending the phases early.
@@ -114,6 +116,7 @@ impl<'a> Ctx<'a> {
             request_time_us: engine.request_time_us(),
             notes: Vec::new(),
             output_done: false,
+            rewrite: Default::default(),
         }
     }
 
@@ -205,6 +208,9 @@ impl<'a> Ctx<'a> {
 
     /// `translate_name`: mod_alias, else the document root joined with the URI.
     fn translate_name(&mut self) -> Result<(), Status> {
+        if crate::modules::rewrite::translate_name(self)? {
+            return Ok(());
+        }
         if crate::modules::alias::translate(self)? {
             return Ok(());
         }
@@ -335,6 +341,7 @@ impl<'a> Ctx<'a> {
     /// mod_env, mod_dir's trailing slash and index or the fallback
     /// resource, then `RequestHeader`.
     fn fixups(&mut self) -> Result<(), Status> {
+        crate::modules::rewrite::fixup(self)?;
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
         match self.finfo.map(|f| f.kind) {
@@ -342,6 +349,7 @@ impl<'a> Ctx<'a> {
             None if self.handler.is_none() => self.fallback_fixup(),
             _ => Ok(()),
         }?;
+        crate::modules::rewrite::force_type_handler(self);
         crate::modules::headers::fixup(self);
         Ok(())
     }
@@ -366,6 +374,10 @@ impl<'a> Ctx<'a> {
             let location = self.engine.construct_url(self.site, self.req, &target);
             self.headers_out.push(("Location".into(), location));
             return Err(301);
+        }
+        // A rewrite scheduled an internal redirect: mod_dir steps aside.
+        if self.rewrite.redirect.is_some() {
+            return Ok(());
         }
         if self.method != "GET" && self.method != "POST" && self.method != "HEAD" {
             return Ok(());
@@ -445,6 +457,7 @@ impl<'a> Ctx<'a> {
         self.languages = sub.languages;
         self.context_prefix = sub.context_prefix;
         self.context_document_root = sub.context_document_root;
+        self.rewrite.absorb(sub.rewrite);
         self.headers_out.extend(sub.headers_out);
         let mut env = sub.env;
         for (n, v) in self.env.iter() {
@@ -473,6 +486,11 @@ pub fn location_matches(path: &str, uri: &str) -> bool {
 
 /// What the engine answers for a request that went through the phases.
 pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
+    if phases.is_ok() {
+        if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
+            return resp;
+        }
+    }
     let result = phases.and_then(|()| {
         ctx.handler_ran = true;
         crate::handler::run(ctx)

@@ -33,6 +33,8 @@ pub struct Site {
     pub limits: HtaccessLimits,
     /// mod_alias's server-level lists (a vhost's before the main server's).
     pub alias: crate::modules::alias::AliasServer,
+    /// mod_rewrite's server-context rules and maps (a vhost's merged over the main server's).
+    pub rewrite: crate::modules::rewrite::RewriteServer,
 }
 
 impl Site {
@@ -107,6 +109,10 @@ impl Site {
             alias: match main {
                 Some(m) => crate::modules::alias::AliasServer::merge(&m.alias, &conf.alias),
                 None => conf.alias.clone(),
+            },
+            rewrite: match main {
+                Some(m) => crate::modules::rewrite::RewriteServer::merge(&m.rewrite, &conf.rewrite),
+                None => conf.rewrite.clone(),
             },
         }
     }

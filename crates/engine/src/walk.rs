@@ -108,7 +108,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
                 if e.kind() == std::io::ErrorKind::NotFound
                     || e.raw_os_error() == Some(libc::ENOTDIR) =>
             {
-                path_info = rest_of(&comps[walked_to..], trailing_slash);
+                path_info = rest_of(&comps[walked_to + 1..], trailing_slash);
                 dir_path.push_str(comp);
                 return finish(site, level, candidate, path_info, None);
             }

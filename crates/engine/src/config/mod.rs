@@ -61,6 +61,10 @@ pub struct Context {
     pub parent: Option<String>,
     /// Methods limited by an enclosing `<Limit>`/`<LimitExcept>`.
     pub limit: Option<crate::modules::core::MethodLimit>,
+    /// Apache's `cmd->path`: the directory of the `.htaccess` or the path
+    /// of the enclosing `<Directory>`/`<Files>`/`<Location>`; `None` at
+    /// server level (mod_rewrite's context directory comes from it).
+    pub path: Option<String>,
 }
 
 impl Context {
@@ -73,6 +77,7 @@ impl Context {
             sections: Vec::new(),
             parent: None,
             limit: None,
+            path: None,
         }
     }
     pub fn within(&self, kind: SectionKind) -> bool {

@@ -78,6 +78,8 @@ pub struct ServerConf {
     pub origin: Option<Origin>,
     /// mod_alias's server-level `Alias`/`Redirect` lists.
     pub alias: crate::modules::alias::AliasServer,
+    /// mod_rewrite's server-context rules, options and maps.
+    pub rewrite: crate::modules::rewrite::RewriteServer,
 }
 
 /// Settings that exist once per process.

@@ -12,6 +12,7 @@ pub mod expires;
 pub mod headers;
 pub mod log_config;
 pub mod mime;
+pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
 
@@ -39,7 +40,7 @@ pub static ALL: &[&Module] = &[
     &mime::MODULE,
     &dir::MODULE,
     &alias::MODULE,
-    &unsupported::REWRITE,
+    &rewrite::MODULE,
     &headers::MODULE,
     &expires::MODULE,
     &env::MODULE,

@@ -41,15 +41,6 @@ const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
 const IX: u32 = OR_INDEXES | ACCESS_CONF | RSRC_CONF;
 const AU: u32 = OR_AUTHCFG | ACCESS_CONF;
 
-pub static REWRITE: Module = Module {
-    source: "mod_rewrite.c",
-    identifier: "rewrite_module",
-    builtin: false,
-    directives: unsupported!(
-        "RewriteEngine" => FI, "RewriteOptions" => FI, "RewriteBase" => OR_FILEINFO | ACCESS_CONF,
-        "RewriteCond" => FI, "RewriteRule" => FI, "RewriteMap" => RSRC_CONF,
-    ),
-};
 pub static ACCESS_COMPAT: Module = Module {
     source: "mod_access_compat.c",
     identifier: "access_compat_module",

@@ -189,14 +189,17 @@ fn walk_section_body(
     w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     kind: SectionKind,
+    path: String,
 ) -> Result<DirConf, String> {
     let mut conf = DirConf::for_section();
     let saved = w.ctx.override_mask;
+    let saved_path = w.ctx.path.replace(path);
     if !w.ctx.htaccess {
         w.ctx.override_mask = OR_ALL | ACCESS_CONF;
     }
     let r = w.walk_nested(inv.children, &mut conf, kind, inv.name);
     w.ctx.override_mask = saved;
+    w.ctx.path = saved_path;
     r.map_err(|e| w.nested(e))?;
     Ok(conf)
 }
@@ -261,7 +264,11 @@ fn directory(w: &mut Walker<'_>, inv: &Invocation<'_>, is_match: bool) -> Result
             components,
         }
     };
-    let conf = walk_section_body(w, inv, SectionKind::Directory)?;
+    let section_path = match &matcher {
+        DirSectionMatcher::Path { path, .. } => path.clone(),
+        DirSectionMatcher::Regex(_) => arg.clone(),
+    };
+    let conf = walk_section_body(w, inv, SectionKind::Directory, section_path)?;
     let server = w.server()?;
     server.directories.push(DirSection {
         matcher,
@@ -310,7 +317,7 @@ fn location(w: &mut Walker<'_>, inv: &Invocation<'_>, is_match: bool) -> Result<
     } else {
         None
     };
-    let conf = walk_section_body(w, inv, SectionKind::Location)?;
+    let conf = walk_section_body(w, inv, SectionKind::Location, arg.clone())?;
     let server = w.server()?;
     server.locations.push(LocationSection {
         path: arg,
@@ -342,6 +349,10 @@ fn files(
     not_within(w, inv, &[SectionKind::Location, SectionKind::Limit])?;
     require_closed(inv)?;
     let arg = first_arg(inv)?;
+    let section_path = match inv.words.get(1) {
+        Some(re) if arg == "~" && !is_match => re.clone(),
+        _ => arg.clone(),
+    };
     let matcher = if is_match {
         FilesMatcher::Regex(compile_regex(&arg)?)
     } else if arg == "~" {
@@ -353,7 +364,7 @@ fn files(
     } else {
         FilesMatcher::Exact(arg)
     };
-    let conf = walk_section_body(w, inv, SectionKind::Files)?;
+    let conf = walk_section_body(w, inv, SectionKind::Files, section_path)?;
     target.core.files.push(Arc::new(FilesSection {
         matcher,
         conf: Arc::new(conf),
