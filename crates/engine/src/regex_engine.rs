@@ -15,8 +15,14 @@
 //! bound is hit the match fails, as PCRE's match limit makes
 //! `ap_regexec` fail.
 //!
+//! Before either engine sees it, a pattern's PCRE-only spellings
+//! (`\Q…\E`, a `{` that is no quantifier, `[` inside a class) are
+//! rewritten to what PCRE means by them (`pcre_syntax`).
+//!
 //! One type, [`Regex`], hides which engine runs: every module that
 //! matches configuration regexes uses it.
+
+mod pcre_syntax;
 
 use std::fmt;
 
@@ -52,6 +58,8 @@ impl Regex {
     /// `DOLLAR_ENDONLY`), optionally case-insensitive (`REG_ICASE`, ASCII
     /// letters only, as PCRE without UTF). The error is a short reason.
     pub fn new(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
+        let source = pattern;
+        let pattern = &*pcre_syntax::translate(pattern);
         let fast = regex::bytes::RegexBuilder::new(pattern)
             .unicode(false)
             .dot_matches_new_line(true)
@@ -77,7 +85,7 @@ impl Regex {
             }
         };
         Ok(Regex {
-            pattern: pattern.to_string(),
+            pattern: source.to_string(),
             engine,
         })
     }
@@ -216,6 +224,19 @@ mod tests {
     fn inline_flag_group() {
         let re = Regex::new(r"(?i:\.JPG)$", false).unwrap();
         assert!(re.is_match(b"x.jpg"));
+    }
+
+    #[test]
+    fn pcre_spellings() {
+        assert!(m(r"^\Qa b.c#&~-\E$", b"a b.c#&~-"));
+        assert!(!m(r"^\Qa.c\E$", b"abc"));
+        assert!(m("^a{,2}$", b"a{,2}"));
+        assert!(m("^x{$", b"x{"));
+        assert!(m("^[a[]+$", b"[a["));
+        assert!(m("^[]x]+$", b"]x"));
+        assert!(m("^[a&&b]+$", b"&a"));
+        assert!(m("^[[:digit:]]+$", b"42"));
+        assert!(m("a]", b"a]"));
     }
 
     #[test]
