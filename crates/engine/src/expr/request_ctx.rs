@@ -167,8 +167,12 @@ impl ExprContext for RequestExpr<'_, '_> {
         self.ctx.env.get(name).and_then(borrowed)
     }
 
-    fn note(&self, _name: &str) -> Option<Cow<'_, [u8]>> {
-        None
+    fn note(&self, name: &str) -> Option<Cow<'_, [u8]>> {
+        self.ctx
+            .notes
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| Cow::Borrowed(v.as_bytes()))
     }
 
     fn remote_ip(&self) -> Option<IpAddr> {
