@@ -8,7 +8,8 @@
 //! module's own rule.
 
 use crate::modules::{
-    alias, authz_core, core, dir, env, expires, headers, mime, setenvif, unsupported,
+    alias, authz_core, core, deflate, dir, env, expires, filter, headers, mime, setenvif,
+    unsupported,
 };
 
 /// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
@@ -20,6 +21,8 @@ pub struct DirConf {
     pub dir: dir::DirDir,
     pub authz: authz_core::AuthzDir,
     pub alias: alias::AliasDir,
+    pub filter: filter::FilterDir,
+    pub deflate: deflate::DeflateDir,
     pub env: env::EnvDir,
     pub setenvif: setenvif::SetEnvIfDir,
     pub headers: headers::HeadersDir,
@@ -54,6 +57,8 @@ impl DirConf {
             dir: dir::DirDir::merge(&base.dir, &new.dir),
             authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
             alias: alias::AliasDir::merge(&base.alias, &new.alias),
+            filter: filter::FilterDir::merge(&base.filter, &new.filter),
+            deflate: deflate::DeflateDir::merge(&base.deflate, &new.deflate),
             env: env::EnvDir::merge(&base.env, &new.env),
             setenvif: setenvif::SetEnvIfDir::merge(&base.setenvif, &new.setenvif),
             headers: headers::HeadersDir::merge(&base.headers, &new.headers),

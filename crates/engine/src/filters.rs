@@ -12,10 +12,17 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if std::mem::replace(&mut ctx.output_done, true) {
         return;
     }
+    // mod_deflate's filter runs before mod_headers' (both content filters,
+    // DEFLATE inserted first).
+    if !error {
+        crate::modules::filter::content_filters(ctx, resp);
+    }
     let mut out = Output::start(ctx, resp, error);
     expires::output(ctx, &mut out);
     headers::output(ctx, &mut out);
     out.finish(ctx, resp);
+    // Byte ranges are a protocol filter: after every content filter.
+    crate::modules::filter::deferred_ranges(ctx, resp);
     // Apache's HTTP header filter, after every module had its say.
     crate::http::vary::fixup_vary(&mut resp.headers);
     if let Err(message) = crate::header_table::check(&mut resp.headers) {

@@ -79,6 +79,11 @@ fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
 
 /// The handler phase for a request that passed every check.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    // mod_rewrite's redirect-handler (reached here from an ErrorDocument
+    // redirect; a main request takes it in `request::respond`).
+    if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
+        return Ok(resp);
+    }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it
         // away from mod_autoindex; the default handler then answers 404.
@@ -146,7 +151,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     let now = ctx.engine.request_time_us();
     let input = default_handler::FileRequest {
         method: &ctx.method,
-        headers: &ctx.req.headers,
+        headers: &ctx.headers_in,
         file,
         content_type: content_type.as_deref(),
         content_encoding: ctx.encodings.last().map(String::as_str),

@@ -63,6 +63,9 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// The request headers for byte ranges cut after the content filters
+    /// (the handler saw no `Range` because `DEFLATE` may change the body).
+    pub range_deferred: Option<crate::http::Headers>,
     /// `r->request_time`, microseconds since the epoch.
     pub request_time_us: i64,
     /// `r->notes` (`Header note`).
@@ -113,6 +116,7 @@ impl<'a> Ctx<'a> {
             err_headers_out: Vec::new(),
             context_prefix: None,
             context_document_root: None,
+            range_deferred: None,
             request_time_us: engine.request_time_us(),
             notes: Vec::new(),
             output_done: false,
@@ -492,6 +496,7 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
         }
     }
     let result = phases.and_then(|()| {
+        crate::modules::filter::insert(ctx)?;
         ctx.handler_ran = true;
         crate::handler::run(ctx)
     });

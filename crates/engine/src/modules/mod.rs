@@ -6,7 +6,9 @@ pub mod alias;
 pub mod authz_core;
 pub mod autoindex;
 pub mod core;
+pub mod deflate;
 pub mod dir;
+pub mod filter;
 pub mod env;
 pub mod expires;
 pub mod headers;
@@ -24,6 +26,7 @@ pub static ALL: &[&Module] = &[
     &core::MODULE,
     &core::SERVER_MODULE,
     &unsupported::CORE_EXTRA,
+    &filter::CORE_MODULE,
     &log_config::MODULE,
     &VERSION_MODULE,
     &SO_MODULE,
@@ -46,8 +49,8 @@ pub static ALL: &[&Module] = &[
     &env::MODULE,
     &setenvif::MODULE,
     &unsupported::AUTOINDEX,
-    &unsupported::FILTER,
-    &unsupported::DEFLATE,
+    &filter::MODULE,
+    &deflate::MODULE,
 ];
 
 /// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.

@@ -98,29 +98,12 @@ pub static AUTOINDEX: Module = Module {
         "AddDescription" => IX,
     ),
 };
-pub static FILTER: Module = Module {
-    source: "mod_filter.c",
-    identifier: "filter_module",
-    builtin: false,
-    directives: unsupported!(
-        "AddOutputFilterByType" => FI, "FilterDeclare" => FI, "FilterProvider" => FI, "FilterChain" => FI, "FilterProtocol" => FI, "FilterTrace" => FI,
-    ),
-};
-pub static DEFLATE: Module = Module {
-    source: "mod_deflate.c",
-    identifier: "deflate_module",
-    builtin: false,
-    directives: unsupported!(
-        "DeflateCompressionLevel" => RSRC_CONF, "DeflateBufferSize" => RSRC_CONF, "DeflateMemLevel" => RSRC_CONF,
-        "DeflateWindowSize" => RSRC_CONF, "DeflateFilterNote" => RSRC_CONF, "DeflateInflateLimitRequestBody" => FI,
-    ),
-};
-/// `<If>`/`<ElseIf>`/`<Else>` and `SetOutputFilter`/`SetInputFilter` belong to the core.
+/// `<If>`/`<ElseIf>`/`<Else>` and `SetInputFilter` belong to the core.
 pub static CORE_EXTRA: Module = Module {
     source: "core.c",
     identifier: "core_module",
     builtin: true,
     directives: unsupported!(
-        "SetOutputFilter" => FI, "SetInputFilter" => FI, "CGIPassAuth" => AU, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
+        "SetInputFilter" => FI, "CGIPassAuth" => AU, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
     ),
 };
