@@ -57,8 +57,19 @@ impl Regex {
     /// Compile `pattern` as Apache would (PCRE, byte mode, `DOTALL`,
     /// `DOLLAR_ENDONLY`), optionally case-insensitive (`REG_ICASE`, ASCII
     /// letters only, as PCRE without UTF). The error is a short reason.
+    ///
+    /// `pattern` is configuration text as `htaccel_conf` decodes it: bytes
+    /// that were not UTF-8 in the file are matched as those bytes.
     pub fn new(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
-        let source = pattern;
+        let mut re = Self::new_bytes(&htaccel_conf::string_to_bytes(pattern), case_insensitive)?;
+        re.pattern = pattern.to_string();
+        Ok(re)
+    }
+
+    /// Compile a pattern given as the bytes Apache would see. Every byte
+    /// of 0x80 and above is one character, as in PCRE without UTF.
+    pub fn new_bytes(pattern: &[u8], case_insensitive: bool) -> Result<Regex, String> {
+        let source = String::from_utf8_lossy(pattern);
         let pattern = &*pcre_syntax::translate(pattern);
         let fast = regex::bytes::RegexBuilder::new(pattern)
             .unicode(false)

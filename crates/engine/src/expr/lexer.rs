@@ -123,7 +123,7 @@ enum State {
 }
 
 pub struct Lexer<'a> {
-    input: &'a [u8],
+    input: std::borrow::Cow<'a, [u8]>,
     pos: usize,
     state: State,
     stack: Vec<State>,
@@ -187,11 +187,14 @@ impl<'a> Lexer<'a> {
     /// A scanner for a condition (`string_mode` false) or for a string
     /// expression, whose whole text is string content.
     pub fn new(text: &'a str, string_mode: bool) -> Self {
-        let bytes = text.as_bytes();
-        // The text is a C string to Apache: it ends at a NUL.
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        // The bytes Apache read from the file, which to it are a C string
+        // ending at a NUL.
+        let mut input = htaccel_conf::string_to_bytes(text);
+        if let Some(end) = input.iter().position(|&b| b == 0) {
+            input.to_mut().truncate(end);
+        }
         Lexer {
-            input: &bytes[..end],
+            input,
             pos: 0,
             state: if string_mode {
                 State::Str

@@ -230,8 +230,7 @@ impl<'a> Parser<'a> {
                     return self.expected(&["T_REGEX", "T_REGEX_I"]);
                 };
                 self.advance();
-                let pattern = String::from_utf8_lossy(&pattern);
-                let regex = Regex::new(&pattern, icase).map_err(|_| Stop::Regex)?;
+                let regex = Regex::new_bytes(&pattern, icase).map_err(|_| Stop::Regex)?;
                 return Ok(Cond::Match {
                     word: left,
                     regex: Arc::new(regex),

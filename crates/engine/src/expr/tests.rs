@@ -298,3 +298,11 @@ fn random_input_never_panics_and_is_quick() {
     }
     assert!(start.elapsed().as_secs() < 60);
 }
+
+/// Bytes that were not UTF-8 in the file reach the language as bytes.
+#[test]
+fn raw_bytes_in_configuration_text() {
+    let text = htaccel_conf::bytes_to_string(b"'caf\xe9' =~ /^caf\xe9$/");
+    let e = Expr::parse(&text).unwrap();
+    assert_eq!(e.eval(&fake()).value, Ok(true));
+}

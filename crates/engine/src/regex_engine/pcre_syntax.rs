@@ -8,135 +8,173 @@
 //!   and `~~` are ordinary characters, not the `regex` crate's nested
 //!   classes and set operators.
 //!
+//! * every byte of 0x80 and above becomes a `\xHH` escape, so that it is
+//!   one character (PCRE without UTF), also in classes and before `+`.
+//!
 //! Everything else is passed through unchanged; the engines then accept
 //! it or fail.
 
 use std::borrow::Cow;
+use std::fmt::Write;
 
 /// Characters escaped when they stand for themselves.
 const META: &[u8] = b"\\.+*?()|[]{}^$#&-~ ";
 
-fn push_literal(out: &mut String, c: char) {
-    if c.is_ascii() && META.contains(&(c as u8)) {
+/// One byte as the engines should read it literally.
+fn push_literal(out: &mut String, c: u8) {
+    if !c.is_ascii() {
+        let _ = write!(out, "\\x{c:02X}");
+        return;
+    }
+    if META.contains(&c) {
         out.push('\\');
     }
-    out.push(c);
+    out.push(c as char);
+}
+
+/// One byte copied as pattern syntax (non-ASCII as an escape).
+fn push_byte(out: &mut String, c: u8) {
+    if c.is_ascii() {
+        out.push(c as char);
+    } else {
+        let _ = write!(out, "\\x{c:02X}");
+    }
 }
 
 /// Whether `rest` (just after a `{`) is a valid PCRE quantifier body.
-fn is_quantifier(rest: &str) -> bool {
-    let b = rest.as_bytes();
-    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+fn is_quantifier(rest: &[u8]) -> bool {
+    let digits = |from: usize| {
+        rest[from..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
     let n = digits(0);
     if n == 0 {
         return false;
     }
-    match b.get(n) {
+    match rest.get(n) {
         Some(b'}') => true,
         Some(b',') => {
             let m = digits(n + 1);
-            b.get(n + 1 + m) == Some(&b'}')
+            rest.get(n + 1 + m) == Some(&b'}')
         }
         _ => false,
     }
 }
 
 /// The pattern with PCRE-only spellings rewritten.
-pub fn translate(pattern: &str) -> Cow<'_, str> {
-    if !pattern.contains(['\\', '{', '[']) {
-        return Cow::Borrowed(pattern);
+pub fn translate(pattern: &[u8]) -> Cow<'_, str> {
+    if pattern.is_ascii() && !pattern.iter().any(|c| matches!(c, b'\\' | b'{' | b'[')) {
+        if let Ok(s) = std::str::from_utf8(pattern) {
+            return Cow::Borrowed(s);
+        }
     }
     let mut out = String::with_capacity(pattern.len() + 8);
-    let mut chars = pattern.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
+    let mut i = 0;
+    while i < pattern.len() {
+        let c = pattern[i];
         match c {
-            '\\' => match chars.next() {
-                Some((_, 'Q')) => {
+            b'\\' => match pattern.get(i + 1) {
+                Some(b'Q') => {
                     // Literal up to `\E` or the end.
                     let rest = &pattern[i + 2..];
-                    let end = rest.find("\\E").unwrap_or(rest.len());
-                    for q in rest[..end].chars() {
+                    let end = rest
+                        .windows(2)
+                        .position(|w| w == b"\\E")
+                        .unwrap_or(rest.len());
+                    for &q in &rest[..end] {
                         push_literal(&mut out, q);
                     }
-                    let skip = if end < rest.len() { end + 2 } else { end };
-                    let stop = i + 2 + skip;
-                    while chars.peek().is_some_and(|(j, _)| *j < stop) {
-                        chars.next();
-                    }
+                    i += 2 + end + if end < rest.len() { 2 } else { 0 };
+                    continue;
                 }
-                Some((_, e)) => {
+                Some(&e) if !e.is_ascii() => {
+                    push_literal(&mut out, e);
+                    i += 2;
+                    continue;
+                }
+                Some(&e) => {
                     out.push('\\');
-                    out.push(e);
+                    out.push(e as char);
+                    i += 2;
+                    continue;
                 }
                 None => out.push('\\'),
             },
-            '{' if !is_quantifier(&pattern[i + 1..]) => out.push_str("\\{"),
-            '[' => {
+            b'{' if !is_quantifier(&pattern[i + 1..]) => out.push_str("\\{"),
+            b'[' => {
                 out.push('[');
-                class(pattern, &mut chars, &mut out);
+                i = class(pattern, i + 1, &mut out);
+                continue;
             }
-            _ => out.push(c),
+            _ => push_byte(&mut out, c),
         }
+        i += 1;
     }
     Cow::Owned(out)
 }
 
-/// Copy a bracket class (after its `[`) up to and including its `]`.
-fn class(
-    pattern: &str,
-    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
-    out: &mut String,
-) {
-    if chars.peek().is_some_and(|(_, c)| *c == '^') {
-        chars.next();
+/// Copy a bracket class starting at `i` (just after its `[`) up to and
+/// including its `]`; returns the position after it.
+fn class(pattern: &[u8], mut i: usize, out: &mut String) -> usize {
+    if pattern.get(i) == Some(&b'^') {
         out.push('^');
+        i += 1;
     }
     // A `]` first is a member, not the end.
-    if chars.peek().is_some_and(|(_, c)| *c == ']') {
-        chars.next();
+    if pattern.get(i) == Some(&b']') {
         out.push_str("\\]");
+        i += 1;
     }
-    while let Some((i, c)) = chars.next() {
+    while i < pattern.len() {
+        let c = pattern[i];
         match c {
-            ']' => {
+            b']' => {
                 out.push(']');
-                return;
+                return i + 1;
             }
-            '\\' => {
-                out.push('\\');
-                if let Some((_, e)) = chars.next() {
-                    out.push(e);
+            b'\\' => {
+                match pattern.get(i + 1) {
+                    Some(&e) if !e.is_ascii() => push_literal(out, e),
+                    Some(&e) => {
+                        out.push('\\');
+                        out.push(e as char);
+                    }
+                    None => out.push('\\'),
                 }
+                i += 2;
+                continue;
             }
-            '[' => {
+            b'[' => {
                 let rest = &pattern[i + 1..];
-                let posix = rest
-                    .strip_prefix(':')
-                    .and_then(|r| r.find(":]").map(|e| (e, r)))
-                    .filter(|(e, r)| {
-                        r[..*e]
-                            .bytes()
-                            .all(|b| b.is_ascii_alphabetic() || b == b'^')
-                    });
+                let posix = rest.strip_prefix(b":").and_then(|r| {
+                    let e = r.windows(2).position(|w| w == b":]")?;
+                    r[..e]
+                        .iter()
+                        .all(|b| b.is_ascii_alphabetic() || *b == b'^')
+                        .then_some(e)
+                });
                 match posix {
-                    Some((e, _)) => {
-                        // `[:name:]` as it is.
-                        let stop = i + 1 + 1 + e + 2;
-                        out.push_str(&pattern[i..stop]);
-                        while chars.peek().is_some_and(|(j, _)| *j < stop) {
-                            chars.next();
-                        }
+                    Some(e) => {
+                        // `[:name:]` as it is (ASCII by construction).
+                        let stop = i + 2 + e + 2;
+                        out.push_str(std::str::from_utf8(&pattern[i..stop]).unwrap_or(""));
+                        i = stop;
+                        continue;
                     }
                     None => out.push_str("\\["),
                 }
             }
-            '&' | '~' => {
+            b'&' | b'~' => {
                 out.push('\\');
-                out.push(c);
+                out.push(c as char);
             }
-            _ => out.push(c),
+            _ => push_byte(out, c),
         }
+        i += 1;
     }
+    pattern.len()
 }
 
 #[cfg(test)]
@@ -145,29 +183,36 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(translate(r"^\Qa.b\E$"), r"^a\.b$");
-        assert_eq!(translate(r"\Qa+"), r"a\+");
+        assert_eq!(translate(br"^\Qa.b\E$"), r"^a\.b$");
+        assert_eq!(translate(br"\Qa+"), r"a\+");
     }
 
     #[test]
     fn braces() {
-        assert_eq!(translate("a{2}"), "a{2}");
-        assert_eq!(translate("a{2,}"), "a{2,}");
-        assert_eq!(translate("a{2,5}"), "a{2,5}");
-        assert_eq!(translate("a{,2}"), r"a\{,2}");
-        assert_eq!(translate("a{"), r"a\{");
-        assert_eq!(translate("{x}"), r"\{x}");
-        assert_eq!(translate(r"\{"), r"\{");
+        assert_eq!(translate(b"a{2}"), "a{2}");
+        assert_eq!(translate(b"a{2,}"), "a{2,}");
+        assert_eq!(translate(b"a{2,5}"), "a{2,5}");
+        assert_eq!(translate(b"a{,2}"), r"a\{,2}");
+        assert_eq!(translate(b"a{"), r"a\{");
+        assert_eq!(translate(b"{x}"), r"\{x}");
+        assert_eq!(translate(br"\{"), r"\{");
     }
 
     #[test]
     fn classes() {
-        assert_eq!(translate("[a[]"), r"[a\[]");
-        assert_eq!(translate("[]a]"), r"[\]a]");
-        assert_eq!(translate("[^]a]"), r"[^\]a]");
-        assert_eq!(translate("[[:alpha:]_]"), "[[:alpha:]_]");
-        assert_eq!(translate("[a&&b]"), r"[a\&\&b]");
-        assert_eq!(translate("[{]"), "[{]");
-        assert_eq!(translate("plain"), "plain");
+        assert_eq!(translate(b"[a[]"), r"[a\[]");
+        assert_eq!(translate(b"[]a]"), r"[\]a]");
+        assert_eq!(translate(b"[^]a]"), r"[^\]a]");
+        assert_eq!(translate(b"[[:alpha:]_]"), "[[:alpha:]_]");
+        assert_eq!(translate(b"[a&&b]"), r"[a\&\&b]");
+        assert_eq!(translate(b"[{]"), "[{]");
+        assert_eq!(translate(b"plain"), "plain");
+    }
+
+    #[test]
+    fn raw_bytes_are_single_characters() {
+        assert_eq!(translate("é+".as_bytes()), r"\xC3\xA9+");
+        assert_eq!(translate("[é]".as_bytes()), r"[\xC3\xA9]");
+        assert_eq!(translate(b"\\\xff"), r"\xFF");
     }
 }
