@@ -112,11 +112,15 @@ fn section(
     };
     let mut conf = DirConf::for_section();
     let saved = w.ctx.override_mask;
+    // Apache's `cmd->path` inside the body: a pseudo path that tells
+    // directives they are in a section (and matches no file name).
+    let saved_path = w.ctx.path.replace("*If".to_string());
     if !w.ctx.htaccess {
         w.ctx.override_mask = OR_ALL | ACCESS_CONF;
     }
     let walked = w.walk_nested(inv.children, &mut conf, SectionKind::If, inv.name);
     w.ctx.override_mask = saved;
+    w.ctx.path = saved_path;
     walked.map_err(|e| w.nested(e))?;
     if kind.continues_chain() {
         let follows_if = target
