@@ -8,7 +8,7 @@
 //! module's own rule.
 
 use crate::modules::{
-    alias, authz_core, core, deflate, dir, env, expires, filter, headers, mime, setenvif,
+    alias, authz_core, core, deflate, dir, env, expires, filter, headers, mime, php, setenvif,
     unsupported,
 };
 
@@ -23,6 +23,7 @@ pub struct DirConf {
     pub alias: alias::AliasDir,
     pub filter: filter::FilterDir,
     pub deflate: deflate::DeflateDir,
+    pub php: php::PhpDir,
     pub env: env::EnvDir,
     pub setenvif: setenvif::SetEnvIfDir,
     pub headers: headers::HeadersDir,
@@ -59,6 +60,7 @@ impl DirConf {
             alias: alias::AliasDir::merge(&base.alias, &new.alias),
             filter: filter::FilterDir::merge(&base.filter, &new.filter),
             deflate: deflate::DeflateDir::merge(&base.deflate, &new.deflate),
+            php: php::PhpDir::merge(&base.php, &new.php),
             env: env::EnvDir::merge(&base.env, &new.env),
             setenvif: setenvif::SetEnvIfDir::merge(&base.setenvif, &new.setenvif),
             headers: headers::HeadersDir::merge(&base.headers, &new.headers),

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum Cmd {
     /// Serve a document root with the built-in configuration.
-    Serve { docroot: PathBuf, listen: String },
+    /// `php`: accept mod_php's directives (`LoadModule php_module`).
+    Serve { docroot: PathBuf, listen: String, php: bool },
     /// Serve with an Apache-syntax configuration file.
     Config { file: PathBuf, defines: Vec<String> },
     /// Check a configuration file and exit.
@@ -32,7 +33,8 @@ fn command() -> Command {
             Command::new("serve")
                 .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
                 .arg(Arg::new("docroot").value_name("DOCROOT").default_value(".").help("Directory to serve"))
-                .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on")),
+                .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on"))
+                .arg(Arg::new("php").long("php").action(ArgAction::SetTrue).help("Accept php_value, php_flag and the php_admin_* forms (recorded for PHP-FPM) as if mod_php were loaded")),
         )
         .subcommand(
             Command::new("check")
@@ -57,6 +59,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
         Some(("serve", s)) => Ok(Cmd::Serve {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("has default")),
             listen: s.get_one::<String>("listen").expect("has default").clone(),
+            php: s.get_flag("php"),
         }),
         Some(("check", s)) => Ok(Cmd::Check {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
@@ -86,9 +89,10 @@ mod tests {
     #[test]
     fn serve_defaults_and_apache_flags() {
         match p(&["htaccel", "serve"]) {
-            Cmd::Serve { docroot, listen } => {
+            Cmd::Serve { docroot, listen, php } => {
                 assert_eq!(docroot, PathBuf::from("."));
                 assert_eq!(listen, "127.0.0.1:8080");
+                assert!(!php);
             }
             other => panic!("{other:?}"),
         }

@@ -29,7 +29,7 @@ pub fn execute(cmd: Cmd) -> i32 {
 
 fn try_execute(cmd: Cmd) -> Result<(), String> {
     match cmd {
-        Cmd::Serve { docroot, listen } => {
+        Cmd::Serve { docroot, listen, php } => {
             let root = std::fs::canonicalize(&docroot)
                 .map_err(|e| format!("htaccel: cannot serve {}: {e}", docroot.display()))?;
             if !root.is_dir() {
@@ -39,7 +39,9 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 .replace("@DOCROOT@", &root.to_string_lossy())
                 .replace("@LISTEN@", &listen);
             let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default()).map_err(|e| e.to_string())?;
-            let loaded = load(&nodes, Vec::new(), "serve.conf")?;
+            // `--php` turns on serve.conf's `LoadModule php_module`.
+            let defines = if php { vec!["HTACCEL_PHP".to_string()] } else { Vec::new() };
+            let loaded = load(&nodes, defines, "serve.conf")?;
             serve(loaded, Some(&root))
         }
         Cmd::Config { file, defines } => {

@@ -14,6 +14,7 @@ pub mod expires;
 pub mod headers;
 pub mod log_config;
 pub mod mime;
+pub mod php;
 pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
@@ -51,6 +52,9 @@ pub static ALL: &[&Module] = &[
     &unsupported::AUTOINDEX,
     &filter::MODULE,
     &deflate::MODULE,
+    &php::MODULE,
+    &php::MODULE7,
+    &php::MODULE5,
 ];
 
 /// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.
