@@ -22,7 +22,6 @@
 //! `ScriptAlias` maps like `Alias` and sets the `cgi-script` handler; as in
 //! an Apache without mod_cgi (htaccel has none), no script is executed.
 
-mod pregsub;
 pub mod target;
 
 use crate::config::{Invocation, SectionKind, Walker};
@@ -528,7 +527,7 @@ fn try_list(
                 };
                 let found = match &entry.real {
                     None => String::new(),
-                    Some(real) => match pregsub::substitute(real, bytes, &caps) {
+                    Some(real) => match crate::regsub::pregsub(real.as_bytes(), bytes, &caps) {
                         Some(v) => {
                             let s = String::from_utf8_lossy(&v).into_owned();
                             if is_redirect {
