@@ -17,6 +17,8 @@ pub enum Cmd {
     ConfigTest { file: PathBuf, defines: Vec<String> },
     /// Compile every access file under a document root and report.
     Check { docroot: PathBuf, file: Option<PathBuf>, defines: Vec<String> },
+    /// Answer one request without a socket and trace why.
+    Explain { docroot: PathBuf, url: String, method: String, headers: Vec<String>, file: Option<PathBuf>, defines: Vec<String> },
 }
 
 fn command() -> Command {
@@ -44,6 +46,16 @@ fn command() -> Command {
                 .arg(define.clone()),
         )
         .subcommand(
+            Command::new("explain")
+                .about("Answer one request for URL under DOCROOT and show each rewrite rule and condition tried, every internal redirect, and the response")
+                .arg(Arg::new("docroot").value_name("DOCROOT").required(true).help("Directory served"))
+                .arg(Arg::new("url").value_name("URL").required(true).help("Request target or absolute URL (its host becomes Host)"))
+                .arg(Arg::new("header").long("header").short('H').value_name("NAME: VALUE").action(ArgAction::Append).help("A request header (repeatable)"))
+                .arg(Arg::new("method").long("method").short('X').value_name("METHOD").default_value("GET").help("Request method"))
+                .arg(file.clone().help("Apache-syntax configuration (default: the built-in serve configuration)"))
+                .arg(define.clone()),
+        )
+        .subcommand(
             Command::new("configtest")
                 .about("Check an Apache-syntax configuration file, as apachectl -t")
                 .arg(file.required(true))
@@ -63,6 +75,14 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
         }),
         Some(("check", s)) => Ok(Cmd::Check {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
+            file: s.get_one::<String>("file").map(PathBuf::from),
+            defines: defines(s),
+        }),
+        Some(("explain", s)) => Ok(Cmd::Explain {
+            docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
+            url: s.get_one::<String>("url").expect("required").clone(),
+            method: s.get_one::<String>("method").expect("has default").clone(),
+            headers: s.get_many::<String>("header").map(|v| v.cloned().collect()).unwrap_or_default(),
             file: s.get_one::<String>("file").map(PathBuf::from),
             defines: defines(s),
         }),
@@ -101,5 +121,6 @@ mod tests {
         assert!(matches!(p(&["htaccel", "configtest", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
         assert!(matches!(p(&["htaccel", "check", "site"]), Cmd::Check { file: None, .. }));
         assert!(matches!(p(&["htaccel", "check", "site", "-f", "x.conf"]), Cmd::Check { file: Some(_), .. }));
+        assert!(matches!(p(&["htaccel", "explain", "site", "/x", "--header", "A: b"]), Cmd::Explain { headers, .. } if headers == ["A: b"]));
     }
 }

@@ -9,9 +9,12 @@
 //! * `htaccel check DOCROOT [-f FILE]` — compile every `.htaccess` under
 //!   DOCROOT and report errors, unsupported directives and what Apache
 //!   would pay per request for them.
+//! * `htaccel explain DOCROOT URL [--header 'Name: value']` — answer one
+//!   request and trace each rewrite rule, condition and internal redirect.
 
 mod check;
 mod cli;
+mod explain;
 mod logs;
 mod privileges;
 mod run;

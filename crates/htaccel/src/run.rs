@@ -18,6 +18,9 @@ pub fn execute(cmd: Cmd) -> i32 {
     if let Cmd::Check { docroot, file, defines } = cmd {
         return crate::check::execute(&docroot, file.as_deref(), defines);
     }
+    if let Cmd::Explain { docroot, url, method, headers, file, defines } = cmd {
+        return crate::explain::execute(crate::explain::Query { docroot, url, method, headers, file, defines });
+    }
     match try_execute(cmd) {
         Ok(()) => 0,
         Err(e) => {
@@ -49,7 +52,7 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             let loaded = load(&nodes, defines, &file.to_string_lossy())?;
             serve(loaded, None)
         }
-        Cmd::Check { .. } => unreachable!("handled by execute"),
+        Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
         Cmd::ConfigTest { file, defines } => {
             let nodes = parse_main(&file)?;
             let loaded = load(&nodes, defines, &file.to_string_lossy())?;

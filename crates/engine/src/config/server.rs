@@ -20,7 +20,7 @@ pub enum DirSectionMatcher {
         components: usize,
         fnmatch: bool,
     },
-    Regex(regex::bytes::Regex),
+    Regex(crate::regex_engine::Regex),
 }
 
 #[derive(Clone, Debug)]
@@ -33,7 +33,7 @@ pub struct DirSection {
 #[derive(Clone, Debug)]
 pub struct LocationSection {
     pub path: String,
-    pub regex: Option<regex::bytes::Regex>,
+    pub regex: Option<crate::regex_engine::Regex>,
     pub conf: Arc<DirConf>,
     pub origin: Origin,
 }

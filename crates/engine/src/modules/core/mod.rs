@@ -60,7 +60,7 @@ pub enum FilesMatcher {
     Exact(String),
     /// Shell wildcard; `/` never matched by a wildcard.
     Glob(String),
-    Regex(regex::bytes::Regex),
+    Regex(crate::regex_engine::Regex),
 }
 
 impl FilesMatcher {

@@ -82,12 +82,10 @@ pub fn only_in_directory(
     Ok(())
 }
 
-/// Compile a section regex with Apache's flags (PCRE, dot matches newline).
-pub fn compile_regex(pattern: &str) -> Result<regex::bytes::Regex, String> {
-    regex::bytes::RegexBuilder::new(pattern)
-        .unicode(false)
-        .dot_matches_new_line(true)
-        .build()
+/// Compile a section regex with Apache's flags (PCRE, dot matches newline;
+/// look-arounds as real `<FilesMatch>` blocks use them).
+pub fn compile_regex(pattern: &str) -> Result<crate::regex_engine::Regex, String> {
+    crate::regex_engine::Regex::new(pattern, false)
         .map_err(|_| "Regex could not be compiled".to_string())
 }
 

@@ -330,7 +330,11 @@ fn translate_rules(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     ctx.env.set("SCRIPT_URI", script_uri);
 
     if super::trace::enabled() {
-        super::trace::line(format!("server rules for {}", ctx.uri));
+        super::trace::line(format!(
+            "{}server rules for {}",
+            if ctx.is_subreq { "[sub-request] " } else { "" },
+            ctx.uri
+        ));
     }
     let oargs = ctx.args.clone();
     let mut st = State {
@@ -490,8 +494,10 @@ fn fixup_rules(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     }
     if super::trace::enabled() {
         super::trace::line(format!(
-            "directory rules of {dir} for {}{}",
-            ctx.filename, ctx.path_info
+            "{}directory rules of {dir} for {}{}",
+            if ctx.is_subreq { "[sub-request] " } else { "" },
+            ctx.filename,
+            ctx.path_info
         ));
     }
     let ofilename = ctx.filename.clone();
@@ -656,7 +662,9 @@ pub fn redirect_handler(ctx: &mut Ctx<'_>) -> Option<Response> {
     new.method = ctx.method.clone();
     new.redirects = ctx.redirects + 1;
     new.env = ctx.env.for_redirect();
-    new.env.set("REDIRECT_STATUS", "200");
+    let status = ctx.prev_status.unwrap_or(200);
+    new.env.set("REDIRECT_STATUS", status.to_string());
+    new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
