@@ -20,6 +20,11 @@ mod privileges;
 mod run;
 
 fn main() {
+    // glibc re-reads /etc/localtime on every localtime_r() while TZ is
+    // unset; naming the zone file once makes log timestamps syscall-free.
+    if std::env::var_os("TZ").is_none() {
+        std::env::set_var("TZ", ":/etc/localtime");
+    }
     let code = match cli::parse(std::env::args_os()) {
         Ok(cmd) => run::execute(cmd),
         Err(e) => {
