@@ -7,7 +7,9 @@
 //! `Request_Protocol`, `Request_URI`, a request header, the headers whose
 //! *names* match a regex (when the attribute is not a plain header name),
 //! or an environment variable set by an earlier condition. A pattern
-//! without regex syntax is a plain substring search. When it matches, the
+//! without regex syntax is a plain substring search. `SetEnvIfExpr` tests
+//! an ap_expr condition instead (its last regex match gives `$1`…, the
+//! request headers it reads go to `Vary`). When a condition holds, the
 //! listed variables are set (`var=value` with `$1`…`$9` from the match,
 //! `var` as `1`) or removed (`!var`).
 //!
@@ -25,6 +27,7 @@
 
 use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
+use crate::expr::{Captures, Expr, RequestExpr};
 use crate::regex_engine::Regex;
 use crate::registry::{Args, Directive, Module, OR_FILEINFO};
 use crate::regsub::pregsub;
@@ -80,14 +83,22 @@ enum Matcher {
     Regex(Regex),
 }
 
+/// What a line tests.
+#[derive(Debug)]
+enum Test {
+    /// `SetEnvIf`, `BrowserMatch`: an attribute against a pattern.
+    Attribute { subject: Subject, matcher: Matcher },
+    /// `SetEnvIfExpr`.
+    Expr(Expr),
+}
+
 /// One `SetEnvIf`-family line.
 #[derive(Debug)]
 pub struct Condition {
     /// The attribute as first written in its section; conditions sharing
     /// it (by pointer) read the attribute once when consecutive.
     name: Arc<str>,
-    subject: Subject,
-    matcher: Matcher,
+    test: Test,
     /// Variables to set (`Some(template)`) or remove (`None`), in order.
     features: Vec<(String, Option<String>)>,
     /// Written at server or virtual-host level: runs in post_read_request.
@@ -102,9 +113,9 @@ struct Request<'a, 'c> {
 }
 
 impl Request<'_, '_> {
-    fn value(&self, c: &Condition) -> Option<Vec<u8>> {
+    fn value(&self, c: &Condition, subject: &Subject) -> Option<Vec<u8>> {
         let req = self.ctx.req;
-        match &c.subject {
+        match subject {
             Subject::RemoteAddr | Subject::RemoteHost => {
                 Some(req.remote.ip().to_string().into_bytes())
             }
@@ -133,12 +144,22 @@ fn apply(ctx: &mut Ctx<'_>, conditions: &[Arc<Condition>], uri: &str) {
     let mut last: Option<&Arc<str>> = None;
     let mut value: Vec<u8> = Vec::new();
     for c in conditions {
+        let (subject, matcher) = match &c.test {
+            Test::Attribute { subject, matcher } => (subject, matcher),
+            Test::Expr(expr) => {
+                if let Some(caps) = test_expr(ctx, expr) {
+                    let source = caps.source.unwrap_or_default();
+                    set_features(ctx, c, &source, Some(&caps.spans));
+                }
+                continue;
+            }
+        };
         if last.is_none_or(|l| !Arc::ptr_eq(l, &c.name)) {
             last = Some(&c.name);
             let r = Request { ctx, uri };
-            value = r.value(c).unwrap_or_default();
+            value = r.value(c, subject).unwrap_or_default();
         }
-        let caps = match &c.matcher {
+        let caps = match matcher {
             Matcher::Substring { needle, nocase } => {
                 if !contains(&value, needle, *nocase) {
                     continue;
@@ -150,26 +171,77 @@ fn apply(ctx: &mut Ctx<'_>, conditions: &[Arc<Condition>], uri: &str) {
                 None => continue,
             },
         };
-        for (var, template) in &c.features {
-            match template {
-                None => ctx.env.unset(var),
-                Some(t) => {
-                    let v = match &caps {
-                        Some(caps) => match pregsub(t.as_bytes(), &value, caps) {
-                            Some(v) => String::from_utf8_lossy(&v).into_owned(),
-                            None => {
-                                ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote), &format!(
-                                    "AH01505: Regular expression replacement failed for '{var}', value too long?"
-                                ));
-                                continue;
-                            }
-                        },
-                        None => t.clone(),
-                    };
-                    ctx.env.set(var, v);
+        set_features(ctx, c, &value, caps.as_deref());
+    }
+}
+
+/// Set or remove the variables of a condition that matched `value`;
+/// `caps`: the regex match, when there was one (`$N` are filled in).
+fn set_features(
+    ctx: &mut Ctx<'_>,
+    c: &Condition,
+    value: &[u8],
+    caps: Option<&[Option<(usize, usize)>]>,
+) {
+    for (var, template) in &c.features {
+        let Some(t) = template else {
+            ctx.env.unset(var);
+            continue;
+        };
+        let v = match caps {
+            Some(caps) => match pregsub(t.as_bytes(), value, caps) {
+                Some(v) => String::from_utf8_lossy(&v).into_owned(),
+                None => {
+                    ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote), &format!(
+                        "AH01505: Regular expression replacement failed for '{var}', value too long?"
+                    ));
+                    continue;
                 }
-            }
+            },
+            None => t.clone(),
+        };
+        ctx.env.set(var, v);
+    }
+}
+
+/// Evaluate a `SetEnvIfExpr` condition: when true, the text and spans of
+/// its last regex match (for `$1`…). A failure is logged and counts as
+/// false; the request headers it read go to `Vary`.
+fn test_expr(ctx: &mut Ctx<'_>, expr: &Expr) -> Option<Captures> {
+    let outcome = expr.eval(&RequestExpr::new(ctx));
+    match outcome.value {
+        Err(err) => {
+            ctx.site.log.error(
+                "error",
+                "setenvif",
+                Some(ctx.req.remote),
+                &format!(
+                    "Evaluation of expression \"{}\" failed: {err}",
+                    expr.source()
+                ),
+            );
+            None
         }
+        Ok(yes) => {
+            if let Some(v) = outcome.vary {
+                merge_vary(&mut ctx.headers_out, &v);
+            }
+            yes.then_some(outcome.captures)
+        }
+    }
+}
+
+/// `apr_table_merge` of `Vary` into a response-header list.
+fn merge_vary(headers: &mut Vec<(String, String)>, value: &str) {
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
+    {
+        Some((_, v)) => {
+            v.push_str(", ");
+            v.push_str(value);
+        }
+        None => headers.push(("Vary".to_string(), value.to_string())),
     }
 }
 
@@ -335,8 +407,7 @@ fn add_condition(
     let features = parse_features(cmd, args)?;
     list.push(Arc::new(Condition {
         name,
-        subject,
-        matcher,
+        test: Test::Attribute { subject, matcher },
         features,
         server,
     }));
@@ -409,15 +480,27 @@ fn browser_match(
 }
 
 fn set_env_if_expr(
-    _w: &mut Walker<'_>,
+    w: &mut Walker<'_>,
     inv: &Invocation<'_>,
-    _c: &mut DirConf,
+    c: &mut DirConf,
 ) -> Result<(), String> {
+    let server = at_server_level(w);
     let mut args = inv.raw.as_str();
-    if getword_conf(&mut args).is_empty() {
+    let text = getword_conf(&mut args);
+    if text.is_empty() {
         return Err("Missing expression for SetEnvIfExpr".into());
     }
-    Err("SetEnvIfExpr is not supported by htaccel yet (ap_expr)".into())
+    let expr = Expr::parse_restricted(&text, w.ctx.htaccess)
+        .map_err(|err| format!("Could not parse expression \"{text}\": {err}"))?;
+    let features = parse_features("SetEnvIfExpr", args)?;
+    c.setenvif.conditions.push(Arc::new(Condition {
+        // Never shared: an expression reads no single attribute.
+        name: Arc::from(""),
+        test: Test::Expr(expr),
+        features,
+        server,
+    }));
+    Ok(())
 }
 
 pub static DIRECTIVES: &[Directive] = &[
