@@ -159,23 +159,29 @@ fn listen_socket(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     s.bind(&addr.into())
         .map_err(|e| io::Error::new(e.kind(), format!("could not bind to address {addr}: {e}")))?;
     s.listen(BACKLOG)?;
-    let fd = s.as_raw_fd();
-    // SAFETY: `fd` is the open socket owned by `s`; the option value is a
-    // c_int that lives for the duration of the call, and its size is passed.
+    // Not fatal: without it, connections are accepted before their first bytes.
+    let _ = set_defer_accept(&s);
+    Ok(s.into())
+}
+
+fn set_defer_accept(s: &Socket) -> io::Result<()> {
+    // SAFETY: the descriptor is the open socket owned by `s`; the option
+    // value is a c_int that lives for the duration of the call, and its size
+    // is passed with it.
     let rc = unsafe {
         libc::setsockopt(
-            fd,
+            s.as_raw_fd(),
             libc::IPPROTO_TCP,
             libc::TCP_DEFER_ACCEPT,
             (&DEFER_ACCEPT as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc != 0 {
-        // Not fatal: connections are then accepted before their first bytes.
-        let _ = io::Error::last_os_error();
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    Ok(s.into())
 }
 
 /// One worker thread: its runtime, its accept loops, then the drain.
