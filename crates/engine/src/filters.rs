@@ -17,10 +17,12 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if !error {
         crate::modules::filter::content_filters(ctx, resp);
     }
-    let mut out = Output::start(ctx, resp, error);
-    expires::output(ctx, &mut out);
-    headers::output(ctx, &mut out);
-    out.finish(ctx, resp);
+    if Output::needed(ctx, error) {
+        let mut out = Output::start(ctx, resp, error);
+        expires::output(ctx, &mut out);
+        headers::output(ctx, &mut out);
+        out.finish(ctx, resp);
+    }
     // Byte ranges are a protocol filter: after every content filter.
     crate::modules::filter::deferred_ranges(ctx, resp);
     // Apache's HTTP header filter, after every module had its say.

@@ -153,6 +153,15 @@ pub struct Output {
 }
 
 impl Output {
+    /// Whether anything can change the response's headers: a module with
+    /// output edits configured, or headers set before the handler.
+    pub fn needed(ctx: &Ctx<'_>, error: bool) -> bool {
+        !ctx.err_headers_out.is_empty()
+            || (!error && !ctx.headers_out.is_empty())
+            || ctx.conf.headers.has_output()
+            || ctx.conf.expires.is_active()
+    }
+
     /// Split `resp` into the two tables.
     pub fn start(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) -> Output {
         let mut headers = std::mem::take(&mut resp.headers);

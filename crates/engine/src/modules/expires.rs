@@ -69,6 +69,11 @@ impl ExpiresDir {
         }
     }
 
+    /// Whether `ExpiresActive On` is in force with any rule.
+    pub fn is_active(&self) -> bool {
+        self.active == Some(true) && (!self.by_type.is_empty() || self.default.is_some())
+    }
+
     fn by_type(&self, t: &str) -> Option<Code> {
         self.by_type
             .iter()
@@ -190,7 +195,7 @@ pub fn output(ctx: &Ctx<'_>, o: &mut Output) {
         return;
     }
     let conf = &ctx.conf.expires;
-    if conf.active != Some(true) || (conf.by_type.is_empty() && conf.default.is_none()) {
+    if !conf.is_active() {
         return;
     }
     if o.err.get("Expires").is_some() || o.out.get("Expires").is_some() {

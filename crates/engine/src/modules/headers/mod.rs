@@ -66,8 +66,9 @@ impl HeadersDir {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.input.is_empty() && self.onsuccess.is_empty() && self.always.is_empty()
+    /// Whether `Header` edits are configured.
+    pub fn has_output(&self) -> bool {
+        !self.onsuccess.is_empty() || !self.always.is_empty()
     }
 }
 
