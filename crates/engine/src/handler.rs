@@ -29,7 +29,10 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
             }
             let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
             let mut ctx = Ctx::new(engine, site, req, uri, None);
-            return crate::errors::error_response(&mut ctx, e.status);
+            let mut resp = crate::errors::error_response(&mut ctx, e.status);
+            // The error filters run with the server's configuration.
+            crate::filters::output(&mut ctx, &mut resp, true);
+            return resp;
         }
     };
     let uri = String::from_utf8_lossy(&parsed.path).into_owned();
