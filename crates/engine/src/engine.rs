@@ -67,7 +67,8 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
         let types = TypesTable::load(&types_path)?;
-        crate::watch::global().configure(crate::watch::Settings::from_global(&b.global), log.clone());
+        crate::watch::global()
+            .configure(crate::watch::Settings::from_global(&b.global), log.clone());
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts
@@ -198,8 +199,8 @@ impl Handler for Engine {
         crate::handler::handle(self, site, req)
     }
 
-    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response {
-        crate::errors::protocol_error(self, status, note)
+    fn protocol_error(&self, error: &crate::http::ProtocolError<'_>) -> Response {
+        crate::errors::protocol_error(self, error)
     }
 
     fn log(&self) -> &dyn Log {

@@ -26,8 +26,11 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
                 ..Default::default()
             };
             let mut r = error_page::custom_text_response(status, &text, &ectx);
+            // Apache's error responses drop `headers_out` but the Location.
             for (n, v) in &ctx.headers_out {
-                r.add_header(n, v.clone());
+                if n.eq_ignore_ascii_case("Location") {
+                    r.add_header(n, v.clone());
+                }
             }
             r
         }
@@ -41,6 +44,12 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
         }
         _ => canned(ctx, status, None, None),
     };
+    let mut resp = resp;
+    if status == 416 {
+        // Apache produces the 416 page from inside the byte-range filter,
+        // after the response length was dropped: it goes out unannounced.
+        resp.stream = true;
+    }
     finish(ctx, resp)
 }
 
@@ -112,13 +121,9 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         allow: ctx.allow,
         ..Default::default()
     };
-    let mut r = error_page::error_response(status, &ectx);
-    for (n, v) in &ctx.headers_out {
-        if !n.eq_ignore_ascii_case("Location") {
-            r.add_header(n, v.clone());
-        }
-    }
-    r
+    // Apache's error responses drop `headers_out` (`ap_send_error_response`
+    // swaps in `err_headers_out`); the Location is part of the page.
+    error_page::error_response(status, &ectx)
 }
 
 /// The `<address>` line of `ServerSignature`.
@@ -156,14 +161,16 @@ pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
 }
 
 /// An error the connection layer found before any request existed.
-pub fn protocol_error(engine: &Engine, status: u16, note: Option<&str>) -> Response {
+pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Response {
     let ectx = ErrorContext {
-        method: "GET",
-        note,
+        method: e.method.unwrap_or("GET"),
+        note: e.note,
+        expect: e.expect,
+        head: e.head,
         server_admin: engine.main.server_admin.as_deref(),
         ..Default::default()
     };
-    let mut r = error_page::error_response(status, &ectx);
+    let mut r = error_page::error_response(e.status, &ectx);
     r.close = true;
     r
 }

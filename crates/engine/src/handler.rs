@@ -42,7 +42,8 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
     }
     let phases = ctx.process_internal();
     let mut resp = request::respond(&mut ctx, phases);
-    resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(0);
+    // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
+    resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     resp
 }
 
@@ -75,6 +76,8 @@ fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
     }
     body.extend_from_slice(b"\r\n");
     let mut r = Response::new(200);
+    // Apache writes the echo in pieces and flushes: always chunked.
+    r.add_header("Transfer-Encoding", "chunked");
     r.add_header("Content-Type", "message/http");
     r.body = crate::http::Body::bytes(body);
     r

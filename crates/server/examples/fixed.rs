@@ -13,7 +13,7 @@
 //! or SIGINT.
 
 use bytes::Bytes;
-use htaccel_engine::http::{AccessEntry, Body, Handler, Log, Request, Response};
+use htaccel_engine::http::{AccessEntry, Body, Handler, Log, ProtocolError, Request, Response};
 use htaccel_server::{run, ServerOptions};
 use std::fs::File;
 use std::net::SocketAddr;
@@ -44,7 +44,8 @@ impl Handler for Fixed {
         r
     }
 
-    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response {
+    fn protocol_error(&self, e: &ProtocolError<'_>) -> Response {
+        let (status, note) = (e.status, e.note.or(e.expect));
         let mut r = Response::new(status);
         let body = format!(
             "<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n<title>{status}</title>\n</head><body>\n<p>{}</p>\n</body></html>\n",

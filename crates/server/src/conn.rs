@@ -33,7 +33,8 @@ use crate::write::{headers_valid, status_has_no_body, write_head, Framing, Outpu
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
 use htaccel_engine::http::{
-    status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, Request, Response,
+    status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
+    Response,
 };
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -292,8 +293,12 @@ impl Conn {
                         received,
                         started,
                     };
-                    let note = e.note;
-                    let resp = shared.handler.protocol_error(e.status, note);
+                    let resp = shared.handler.protocol_error(&ProtocolError {
+                        status: e.status,
+                        note: e.note,
+                        head: e.head_only,
+                        ..Default::default()
+                    });
                     if self.respond(shared, &ex, &resp).is_err() {
                         return false;
                     }
@@ -503,9 +508,13 @@ impl Conn {
                     .expect
                     .as_ref()
                     .map(|v| String::from_utf8_lossy(v).into_owned());
-                let mut resp = shared
-                    .handler
-                    .protocol_error(e.status, e.note.or(expect.as_deref()));
+                let mut resp = shared.handler.protocol_error(&ProtocolError {
+                    status: e.status,
+                    note: e.note,
+                    method: Some(&req.method),
+                    expect: expect.as_deref(),
+                    head: e.head_only,
+                });
                 resp.close = false;
                 self.respond(shared, &ex, &resp).ok()?;
                 return Some(false);
@@ -574,7 +583,12 @@ impl Conn {
                             Failure::Timeout => (408, false),
                             Failure::Io => return None,
                         };
-                        resp = shared.handler.protocol_error(status, None);
+                        resp = shared.handler.protocol_error(&ProtocolError {
+                            status,
+                            method: Some(&req.method),
+                            head: req.method == "HEAD",
+                            ..Default::default()
+                        });
                         ex.close = true;
                         ex.no_length = no_length;
                     }
@@ -653,7 +667,10 @@ impl Conn {
                 .log()
                 .error("error", "http", Some(self.remote), &msg);
         }
-        let mut err = shared.handler.protocol_error(500, None);
+        let mut err = shared.handler.protocol_error(&ProtocolError {
+            status: 500,
+            ..Default::default()
+        });
         if !headers_valid(&err.headers) {
             err = Response::new(500);
         }
@@ -673,7 +690,10 @@ impl Conn {
             .header("Transfer-Encoding")
             .is_some_and(|v| is_chunked(v.as_bytes()));
         let chunked = engine_chunked && !header_only && ex.proto_num >= 1001;
-        let synth_cl = !engine_cl && !header_only && !ex.no_length && !engine_chunked;
+        // A body of unannounced length: chunked if the connection can stay
+        // open, else ended by closing it.
+        let stream = resp.stream && !header_only && !engine_cl && !engine_chunked;
+        let synth_cl = !engine_cl && !header_only && !ex.no_length && !engine_chunked && !stream;
         let length_known = header_only || engine_cl || synth_cl || chunked || ex.proto_num >= 1001;
         let wimpy = resp
             .header("Connection")
@@ -693,6 +713,7 @@ impl Conn {
             && !resp.close
             && (ex.client_keep_alive || ex.proto_num >= 1001)
             && !shared.stop.requested();
+        let chunked = chunked || (stream && keep);
         let mut framing = Framing {
             body_length: (engine_cl && !header_only).then(|| resp.body.len()),
             content_length: synth_cl.then(|| resp.body.len()),

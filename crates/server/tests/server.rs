@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 use htaccel_engine::http::{
-    AccessEntry, Body, BodyDisposal, BodyPart, Handler, Log, Request, Response,
+    AccessEntry, Body, BodyDisposal, BodyPart, Handler, Log, ProtocolError, Request, Response,
 };
 use htaccel_server::{Listeners, ReqTimeout, Server, ServerOptions};
 use std::io::{Read, Write};
@@ -95,7 +95,8 @@ impl Handler for TestHandler {
         r
     }
 
-    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response {
+    fn protocol_error(&self, e: &ProtocolError<'_>) -> Response {
+        let (status, note) = (e.status, e.note.or(e.expect));
         let mut r = Response::new(status);
         r.add_header("Content-Type", "text/html; charset=iso-8859-1");
         r.body = Body::bytes(format!("E{status}:{}", note.unwrap_or("")));

@@ -261,6 +261,10 @@ pub struct Response {
     pub body_limit: u64,
     /// When the server reads and discards a request body the engine did not consume.
     pub disposal: BodyDisposal,
+    /// Apache streams this body without announcing its length: the server
+    /// sends it chunked when the connection stays open, else delimited by
+    /// closing the connection (Apache's answer to an unknown length).
+    pub stream: bool,
 }
 
 impl Response {
@@ -272,6 +276,7 @@ impl Response {
             close: false,
             body_limit: 0,
             disposal: BodyDisposal::Discard,
+            stream: false,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -299,12 +304,28 @@ pub trait Handler: Send + Sync + 'static {
     fn handle(&self, req: &Request) -> Response;
     /// The response for an error the connection layer detected itself
     /// (400 malformed request, 408 timeout, 413, 414, 501 …), shaped as
-    /// Apache's built-in error page for `status`. `note` is Apache's
-    /// error-notes text where it adds one, e.g. "Size of a request header
-    /// field exceeds server limit."
-    fn protocol_error(&self, status: u16, note: Option<&str>) -> Response;
+    /// Apache's built-in error page for an error the connection layer
+    /// found itself (malformed head, body over the limit, timeouts …).
+    fn protocol_error(&self, error: &ProtocolError<'_>) -> Response;
     /// Where to write log lines.
     fn log(&self) -> &dyn Log;
+}
+
+/// An error the connection layer answers by itself, with what Apache's
+/// error page for it shows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProtocolError<'a> {
+    pub status: u16,
+    /// Apache's error-notes text where it adds one, e.g. "Size of a request
+    /// header field exceeds server limit."
+    pub note: Option<&'a str>,
+    /// The request's method, when the request line was read (the 413 and
+    /// 405 pages name it).
+    pub method: Option<&'a str>,
+    /// The client's `Expect` value, quoted by the 417 page.
+    pub expect: Option<&'a str>,
+    /// The request was `HEAD`: headers only.
+    pub head: bool,
 }
 
 /// Sink for the access log and the error log.
