@@ -547,3 +547,39 @@ pub static MODULE: Module = Module {
     builtin: false,
     directives: DIRECTIVES,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_patterns_are_substrings() {
+        assert_eq!(plain_pattern("Mozilla"), Some("Mozilla".into()));
+        assert_eq!(plain_pattern(r"a\.b\\c"), Some(r"a.b\c".into()));
+        assert_eq!(plain_pattern("trailing\\"), Some("trailing".into()));
+        assert_eq!(plain_pattern("^Mozilla"), None);
+        assert_eq!(plain_pattern(r"\d"), None);
+        assert!(contains(b"Hello World", b"o w", true));
+        assert!(!contains(b"Hello World", b"o w", false));
+        assert!(contains(b"", b"", false));
+    }
+
+    #[test]
+    fn variable_lists() {
+        let f = |s: &str| parse_features("SetEnvIf", s).unwrap();
+        assert_eq!(
+            f("A B=2 !C D= E=!x a=3"),
+            vec![
+                ("A".into(), Some("3".into())),
+                ("B".into(), Some("2".into())),
+                ("C".into(), None),
+                ("D".into(), Some("1".into())),
+                ("E".into(), None),
+            ]
+        );
+        assert_eq!(
+            parse_features("BrowserMatch", " "),
+            Err("Missing envariable expression for BrowserMatch".into())
+        );
+    }
+}
