@@ -10,20 +10,43 @@ use std::path::PathBuf;
 pub enum Cmd {
     /// Serve a document root with the built-in configuration.
     /// `php`: accept mod_php's directives (`LoadModule php_module`).
-    Serve { docroot: PathBuf, listen: String, php: bool },
+    Serve {
+        docroot: PathBuf,
+        listen: String,
+        php: bool,
+    },
     /// Serve with an Apache-syntax configuration file.
     Config { file: PathBuf, defines: Vec<String> },
     /// Check a configuration file and exit.
     ConfigTest { file: PathBuf, defines: Vec<String> },
     /// Compile every access file under a document root and report.
-    Check { docroot: PathBuf, file: Option<PathBuf>, defines: Vec<String> },
+    Check {
+        docroot: PathBuf,
+        file: Option<PathBuf>,
+        defines: Vec<String>,
+    },
     /// Answer one request without a socket and trace why.
-    Explain { docroot: PathBuf, url: String, method: String, headers: Vec<String>, file: Option<PathBuf>, defines: Vec<String> },
+    Explain {
+        docroot: PathBuf,
+        url: String,
+        method: String,
+        headers: Vec<String>,
+        file: Option<PathBuf>,
+        defines: Vec<String>,
+    },
 }
 
 fn command() -> Command {
-    let file = Arg::new("file").short('f').long("config").value_name("FILE").help("Apache-syntax configuration file");
-    let define = Arg::new("define").short('D').value_name("NAME").action(ArgAction::Append).help("Define a name for <IfDefine> (as apache2 -D)");
+    let file = Arg::new("file")
+        .short('f')
+        .long("config")
+        .value_name("FILE")
+        .help("Apache-syntax configuration file");
+    let define = Arg::new("define")
+        .short('D')
+        .value_name("NAME")
+        .action(ArgAction::Append)
+        .help("Define a name for <IfDefine> (as apache2 -D)");
     Command::new("htaccel")
         .version(env!("CARGO_PKG_VERSION"))
         .about("A web server that honours Apache httpd .htaccess files, compiled once instead of parsed per request")
@@ -66,7 +89,11 @@ fn command() -> Command {
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Error> {
     let mut cmd = command();
     let m = cmd.try_get_matches_from_mut(args)?;
-    let defines = |m: &clap::ArgMatches| m.get_many::<String>("define").map(|v| v.cloned().collect()).unwrap_or_default();
+    let defines = |m: &clap::ArgMatches| {
+        m.get_many::<String>("define")
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
+    };
     match m.subcommand() {
         Some(("serve", s)) => Ok(Cmd::Serve {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("has default")),
@@ -82,7 +109,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
             url: s.get_one::<String>("url").expect("required").clone(),
             method: s.get_one::<String>("method").expect("has default").clone(),
-            headers: s.get_many::<String>("header").map(|v| v.cloned().collect()).unwrap_or_default(),
+            headers: s
+                .get_many::<String>("header")
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default(),
             file: s.get_one::<String>("file").map(PathBuf::from),
             defines: defines(s),
         }),
@@ -91,9 +121,18 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
             defines: defines(s),
         }),
         _ => match m.get_one::<String>("file") {
-            Some(f) if m.get_flag("test") => Ok(Cmd::ConfigTest { file: f.into(), defines: defines(&m) }),
-            Some(f) => Ok(Cmd::Config { file: f.into(), defines: defines(&m) }),
-            None => Err(cmd.error(clap::error::ErrorKind::MissingSubcommand, "say what to serve: `htaccel serve DOCROOT` or `htaccel -f FILE`")),
+            Some(f) if m.get_flag("test") => Ok(Cmd::ConfigTest {
+                file: f.into(),
+                defines: defines(&m),
+            }),
+            Some(f) => Ok(Cmd::Config {
+                file: f.into(),
+                defines: defines(&m),
+            }),
+            None => Err(cmd.error(
+                clap::error::ErrorKind::MissingSubcommand,
+                "say what to serve: `htaccel serve DOCROOT` or `htaccel -f FILE`",
+            )),
         },
     }
 }
@@ -109,18 +148,38 @@ mod tests {
     #[test]
     fn serve_defaults_and_apache_flags() {
         match p(&["htaccel", "serve"]) {
-            Cmd::Serve { docroot, listen, php } => {
+            Cmd::Serve {
+                docroot,
+                listen,
+                php,
+            } => {
                 assert_eq!(docroot, PathBuf::from("."));
                 assert_eq!(listen, "127.0.0.1:8080");
                 assert!(!php);
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config { defines, .. } if defines == ["A"]));
-        assert!(matches!(p(&["htaccel", "-t", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
-        assert!(matches!(p(&["htaccel", "configtest", "-f", "x.conf"]), Cmd::ConfigTest { .. }));
-        assert!(matches!(p(&["htaccel", "check", "site"]), Cmd::Check { file: None, .. }));
-        assert!(matches!(p(&["htaccel", "check", "site", "-f", "x.conf"]), Cmd::Check { file: Some(_), .. }));
-        assert!(matches!(p(&["htaccel", "explain", "site", "/x", "--header", "A: b"]), Cmd::Explain { headers, .. } if headers == ["A: b"]));
+        assert!(
+            matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config { defines, .. } if defines == ["A"])
+        );
+        assert!(matches!(
+            p(&["htaccel", "-t", "-f", "x.conf"]),
+            Cmd::ConfigTest { .. }
+        ));
+        assert!(matches!(
+            p(&["htaccel", "configtest", "-f", "x.conf"]),
+            Cmd::ConfigTest { .. }
+        ));
+        assert!(matches!(
+            p(&["htaccel", "check", "site"]),
+            Cmd::Check { file: None, .. }
+        ));
+        assert!(matches!(
+            p(&["htaccel", "check", "site", "-f", "x.conf"]),
+            Cmd::Check { file: Some(_), .. }
+        ));
+        assert!(
+            matches!(p(&["htaccel", "explain", "site", "/x", "--header", "A: b"]), Cmd::Explain { headers, .. } if headers == ["A: b"])
+        );
     }
 }

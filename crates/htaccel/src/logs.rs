@@ -9,10 +9,15 @@ use std::net::SocketAddr;
 use std::os::fd::FromRawFd;
 
 /// Apache's log levels, most severe first.
-const LEVELS: &[&str] = &["emerg", "alert", "crit", "error", "warn", "notice", "info", "debug"];
+const LEVELS: &[&str] = &[
+    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
+];
 
 fn severity(level: &str) -> usize {
-    LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level)).unwrap_or(LEVELS.len())
+    LEVELS
+        .iter()
+        .position(|l| l.eq_ignore_ascii_case(level))
+        .unwrap_or(LEVELS.len())
 }
 
 /// Open a log target: a path (appended to), `/dev/stdout` or `/dev/stderr`.
@@ -34,16 +39,26 @@ pub struct Logs {
 
 impl Logs {
     pub fn new(error: File, level: &str, access: Vec<(File, LogFormat)>) -> Self {
-        Logs { error, threshold: severity(level), access }
+        Logs {
+            error,
+            threshold: severity(level),
+            access,
+        }
     }
 
     /// Compile the access-log format for a `CustomLog` (nickname or format string).
-    pub fn format(spec: &str, nicknames: &std::collections::HashMap<String, String>) -> Result<LogFormat, String> {
-        let text = nicknames.get(spec).map(String::as_str).unwrap_or(if spec.is_empty() {
-            "%h %l %u %t \"%r\" %>s %b"
-        } else {
-            spec
-        });
+    pub fn format(
+        spec: &str,
+        nicknames: &std::collections::HashMap<String, String>,
+    ) -> Result<LogFormat, String> {
+        let text = nicknames
+            .get(spec)
+            .map(String::as_str)
+            .unwrap_or(if spec.is_empty() {
+                "%h %l %u %t \"%r\" %>s %b"
+            } else {
+                spec
+            });
         log_format::LogFormat::compile(text)
     }
 }
@@ -71,7 +86,15 @@ impl Log for Logs {
         }
         // SAFETY: getpid and gettid have no preconditions.
         let (pid, tid) = unsafe { (libc::getpid() as u32, libc::gettid() as u64) };
-        let mut line = log_format::error_log_line(std::time::SystemTime::now(), level, module, pid, Some(tid), client, message);
+        let mut line = log_format::error_log_line(
+            std::time::SystemTime::now(),
+            level,
+            module,
+            pid,
+            Some(tid),
+            client,
+            message,
+        );
         line.push('\n');
         let _ = (&self.error).write_all(line.as_bytes());
     }

@@ -4,7 +4,7 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
-use htaccel_conf::{ParseOptions, Node};
+use htaccel_conf::{Node, ParseOptions};
 use htaccel_engine::engine::{self, Engine, Loaded};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -15,11 +15,31 @@ const SERVE_CONF: &str = include_str!("serve.conf");
 
 /// Run a command; the process exit code.
 pub fn execute(cmd: Cmd) -> i32 {
-    if let Cmd::Check { docroot, file, defines } = cmd {
+    if let Cmd::Check {
+        docroot,
+        file,
+        defines,
+    } = cmd
+    {
         return crate::check::execute(&docroot, file.as_deref(), defines);
     }
-    if let Cmd::Explain { docroot, url, method, headers, file, defines } = cmd {
-        return crate::explain::execute(crate::explain::Query { docroot, url, method, headers, file, defines });
+    if let Cmd::Explain {
+        docroot,
+        url,
+        method,
+        headers,
+        file,
+        defines,
+    } = cmd
+    {
+        return crate::explain::execute(crate::explain::Query {
+            docroot,
+            url,
+            method,
+            headers,
+            file,
+            defines,
+        });
     }
     match try_execute(cmd) {
         Ok(()) => 0,
@@ -32,18 +52,30 @@ pub fn execute(cmd: Cmd) -> i32 {
 
 fn try_execute(cmd: Cmd) -> Result<(), String> {
     match cmd {
-        Cmd::Serve { docroot, listen, php } => {
+        Cmd::Serve {
+            docroot,
+            listen,
+            php,
+        } => {
             let root = std::fs::canonicalize(&docroot)
                 .map_err(|e| format!("htaccel: cannot serve {}: {e}", docroot.display()))?;
             if !root.is_dir() {
-                return Err(format!("htaccel: cannot serve {}: not a directory", root.display()));
+                return Err(format!(
+                    "htaccel: cannot serve {}: not a directory",
+                    root.display()
+                ));
             }
             let text = SERVE_CONF
                 .replace("@DOCROOT@", &root.to_string_lossy())
                 .replace("@LISTEN@", &listen);
-            let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default()).map_err(|e| e.to_string())?;
+            let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
+                .map_err(|e| e.to_string())?;
             // `--php` turns on serve.conf's `LoadModule php_module`.
-            let defines = if php { vec!["HTACCEL_PHP".to_string()] } else { Vec::new() };
+            let defines = if php {
+                vec!["HTACCEL_PHP".to_string()]
+            } else {
+                Vec::new()
+            };
             let loaded = load(&nodes, defines, "serve.conf")?;
             serve(loaded, Some(&root))
         }
@@ -56,8 +88,11 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
         Cmd::ConfigTest { file, defines } => {
             let nodes = parse_main(&file)?;
             let loaded = load(&nodes, defines, &file.to_string_lossy())?;
-            let sink: Arc<dyn htaccel_engine::http::Log> =
-                Arc::new(Logs::new(logs::open_target("/dev/stderr").map_err(|e| e.to_string())?, "warn", Vec::new()));
+            let sink: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(
+                logs::open_target("/dev/stderr").map_err(|e| e.to_string())?,
+                "warn",
+                Vec::new(),
+            ));
             Engine::new(&loaded, sink)?;
             eprintln!("Syntax OK");
             Ok(())
@@ -71,7 +106,10 @@ fn parse_main(file: &Path) -> Result<Vec<Node>, String> {
 
 fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
     let loaded = engine::load(nodes, PathBuf::from("/etc/htaccel"), defines).map_err(|e| {
-        format!("AH00526: Syntax error on line {} of {}:\n{}", e.origin.line, e.origin.file, e.message)
+        format!(
+            "AH00526: Syntax error on line {} of {}:\n{}",
+            e.origin.line, e.origin.file, e.message
+        )
     })?;
     for n in &loaded.notices {
         eprintln!("htaccel: {}: {} ({name})", n.origin, n.message);
@@ -91,12 +129,25 @@ fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
 
 fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
     let main = &loaded.build.main;
-    let error_target = main.error_log.clone().unwrap_or_else(|| "/dev/stderr".into());
-    let error_file = logs::open_target(&error_target).map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
+    let error_target = main
+        .error_log
+        .clone()
+        .unwrap_or_else(|| "/dev/stderr".into());
+    let error_file = logs::open_target(&error_target)
+        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
     let mut access = Vec::new();
     for cl in &main.custom_logs {
-        let f = logs::open_target(&cl.target).map_err(|e| format!("htaccel: could not open transfer log file {}: {e}", cl.target))?;
-        access.push((f, Logs::format(&cl.format, &main.log_formats).map_err(|e| format!("{}: {e}", cl.origin))?));
+        let f = logs::open_target(&cl.target).map_err(|e| {
+            format!(
+                "htaccel: could not open transfer log file {}: {e}",
+                cl.target
+            )
+        })?;
+        access.push((
+            f,
+            Logs::format(&cl.format, &main.log_formats)
+                .map_err(|e| format!("{}: {e}", cl.origin))?,
+        ));
     }
     let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
     let log: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(error_file, &level, access));
@@ -107,13 +158,18 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         listen.extend(listen_addrs(spec).map_err(|e| format!("{origin}: {e}"))?);
     }
     if listen.is_empty() {
-        return Err("htaccel: no listening sockets available, shutting down (add a Listen directive)".into());
+        return Err(
+            "htaccel: no listening sockets available, shutting down (add a Listen directive)"
+                .into(),
+        );
     }
 
     let after_bind = privilege_step(&loaded, serve_root)?;
     let opts = htaccel_server::ServerOptions {
         listen,
-        threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        threads: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         limits: htaccel_server::Limits {
             request_line: main.limit_request_line.unwrap_or(8190),
             field_size: main.limit_request_field_size.unwrap_or(8190),
@@ -144,7 +200,8 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
         return Ok(Box::new(|| Ok(())));
     };
-    let (uid, gid) = privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
+    let (uid, gid) =
+        privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
     if let Some(root) = serve_root {
         if !privileges::can_read_dir(root, uid, gid) {
             eprintln!(
