@@ -172,28 +172,6 @@ fn fail(ctx: &mut Ctx<'_>, message: String) {
         .error("error", "rewrite", Some(ctx.req.remote), &message);
 }
 
-/// Run a hook; the `Vary` it added stays only if the request goes on:
-/// Apache's error responses are sent without `headers_out`.
-fn keeping_vary_on_success<T>(
-    ctx: &mut Ctx<'_>,
-    hook: impl FnOnce(&mut Ctx<'_>) -> Result<T, Status>,
-) -> Result<T, Status> {
-    let before = ctx
-        .headers_out
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
-        .map(|(_, v)| v.clone());
-    let r = hook(ctx);
-    if r.is_err() {
-        ctx.headers_out
-            .retain(|(n, _)| !n.eq_ignore_ascii_case("Vary"));
-        if let Some(v) = before {
-            ctx.headers_out.push(("Vary".into(), v));
-        }
-    }
-    r
-}
-
 /// Add header names to the response's `Vary`, each once.
 fn merge_vary(ctx: &mut Ctx<'_>, names: &[String]) {
     if names.is_empty() {
@@ -226,7 +204,7 @@ fn merge_vary(ctx: &mut Ctx<'_>, names: &[String]) {
 
 /// Run a rule list over the request and keep what every outcome keeps:
 /// `[END]`, `[T=]`/`[H=]`. `Vary` names stay in `st` for the caller to add
-/// when the request goes on (an error response drops `headers_out`).
+/// to `headers_out` (which an error response drops, as Apache's does).
 fn run(
     ctx: &mut Ctx<'_>,
     rules: &[Arc<Rule>],
@@ -289,10 +267,6 @@ fn external_redirect(
 /// rules mapped the request to a file name (the document root is then not
 /// used); `Ok(false)` to go on with `ctx.uri` (maybe rewritten by `[PT]`).
 pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
-    keeping_vary_on_success(ctx, translate_rules)
-}
-
-fn translate_rules(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     let enabled = ctx.conf.rewrite.get().is_some_and(|d| d.enabled());
     let any_uri = ctx
         .conf
@@ -464,10 +438,6 @@ fn core_translate(root: &str, uri: &str) -> Option<String> {
 
 /// Per-directory rules (first of the fixups).
 pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
-    keeping_vary_on_success(ctx, fixup_rules)
-}
-
-fn fixup_rules(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     let Some(dconf) = ctx.conf.rewrite.conf.clone() else {
         return Ok(());
     };
