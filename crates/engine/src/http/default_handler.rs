@@ -100,36 +100,7 @@ pub struct Refusal {
 /// The methods Apache knows by number (`ap_method_number_of`); `HEAD` is GET.
 /// Any other method is "invalid" and gets 501 from the default handler.
 pub fn is_known_method(method: &str) -> bool {
-    matches!(
-        method,
-        "GET"
-            | "HEAD"
-            | "PUT"
-            | "POST"
-            | "DELETE"
-            | "CONNECT"
-            | "OPTIONS"
-            | "TRACE"
-            | "PATCH"
-            | "PROPFIND"
-            | "PROPPATCH"
-            | "MKCOL"
-            | "COPY"
-            | "MOVE"
-            | "LOCK"
-            | "UNLOCK"
-            | "VERSION-CONTROL"
-            | "CHECKOUT"
-            | "UNCHECKOUT"
-            | "CHECKIN"
-            | "UPDATE"
-            | "LABEL"
-            | "REPORT"
-            | "MKWORKSPACE"
-            | "MKACTIVITY"
-            | "BASELINE-CONTROL"
-            | "MERGE"
-    )
+    super::method::is_registered(method)
 }
 
 /// The `Allow` value of the default handler.

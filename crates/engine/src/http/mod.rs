@@ -16,6 +16,7 @@ pub mod digest;
 pub mod error_page;
 pub mod escape;
 pub mod etag;
+pub mod method;
 pub mod range;
 pub mod status;
 pub mod vary;

@@ -2,9 +2,9 @@
 //! the sections (`<Directory>`, `<Files>`, `<IfModule>` …), `ErrorDocument`,
 //! server-level settings — and the per-directory slot they fill.
 
-pub mod if_section;
 pub mod cache_directives;
 pub mod error_document;
+pub mod if_section;
 pub mod options;
 pub mod sections;
 pub mod server_directives;
@@ -434,43 +434,7 @@ pub static SERVER_MODULE: Module = Module {
     directives: server_directives::DIRECTIVES,
 };
 
-/// Apache's method numbers (`M_GET` = 0 …), `HEAD` counting as `GET`;
-/// unregistered methods share `M_INVALID`.
-const METHOD_NUMBERS: &[&str] = &[
-    "GET",
-    "PUT",
-    "POST",
-    "DELETE",
-    "CONNECT",
-    "OPTIONS",
-    "TRACE",
-    "PATCH",
-    "PROPFIND",
-    "PROPPATCH",
-    "MKCOL",
-    "COPY",
-    "MOVE",
-    "LOCK",
-    "UNLOCK",
-    "VERSION-CONTROL",
-    "CHECKOUT",
-    "UNCHECKOUT",
-    "CHECKIN",
-    "UPDATE",
-    "LABEL",
-    "REPORT",
-    "MKWORKSPACE",
-    "MKACTIVITY",
-    "BASELINE-CONTROL",
-    "MERGE",
-];
-
 /// The bit of a method in a method mask (`AP_METHOD_BIT << method_number`).
 pub fn method_bit(method: &str) -> u64 {
-    let m = if method == "HEAD" { "GET" } else { method };
-    let n = METHOD_NUMBERS
-        .iter()
-        .position(|k| *k == m)
-        .unwrap_or(METHOD_NUMBERS.len());
-    1u64 << n
+    crate::http::method::bit(method)
 }

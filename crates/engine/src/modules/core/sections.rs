@@ -550,37 +550,6 @@ fn if_version_holds(words: &[String]) -> Result<bool, String> {
     Ok(result != neg)
 }
 
-/// Methods Apache knows without registration.
-const KNOWN_METHODS: &[&str] = &[
-    "GET",
-    "PUT",
-    "POST",
-    "DELETE",
-    "CONNECT",
-    "OPTIONS",
-    "TRACE",
-    "PATCH",
-    "PROPFIND",
-    "PROPPATCH",
-    "MKCOL",
-    "COPY",
-    "MOVE",
-    "LOCK",
-    "UNLOCK",
-    "VERSION-CONTROL",
-    "CHECKOUT",
-    "UNCHECKOUT",
-    "CHECKIN",
-    "UPDATE",
-    "LABEL",
-    "REPORT",
-    "MKWORKSPACE",
-    "MKACTIVITY",
-    "BASELINE-CONTROL",
-    "MERGE",
-    "HEAD",
-];
-
 pub fn run_limit(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     limit(w, inv, c, false)
 }
@@ -611,7 +580,7 @@ fn limit(
         if m == "TRACE" && !except {
             return Err("TRACE cannot be controlled by <Limit>, see TraceEnable".into());
         }
-        if !KNOWN_METHODS.contains(&m.as_str()) && w.ctx.htaccess {
+        if !crate::http::method::is_registered(m) && w.ctx.htaccess {
             return Err(format!(
                 "Could not register method '{m}' for {} from .htaccess configuration",
                 section_name(inv)
