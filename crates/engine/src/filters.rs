@@ -33,14 +33,17 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             .log
             .error("error", "http", Some(ctx.req.remote), &message);
         *resp = crate::errors::error_response(ctx, 500);
+        // Sent without a length, the connection closed after it.
         resp.close = true;
+        resp.stream = true;
         let mut out = Output::start(ctx, resp, true);
         headers::output(ctx, &mut out);
         out.finish(ctx, resp);
         if crate::header_table::check(&mut resp.headers).is_err() {
             // Refused again: a bare 500, as Apache falls back to.
-            resp.headers.clear();
+            resp.headers = vec![("Content-Length".into(), "0".into())];
             resp.body = crate::http::Body::empty();
+            resp.stream = false;
         }
     }
 }
