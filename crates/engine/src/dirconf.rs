@@ -8,8 +8,8 @@
 //! module's own rule.
 
 use crate::modules::{
-    alias, authz_core, core, deflate, dir, env, expires, filter, headers, mime, php, setenvif,
-    unsupported,
+    access_compat, alias, auth_basic, authn_core, authn_file, authz_core, authz_groupfile, core,
+    deflate, dir, env, expires, filter, headers, mime, php, setenvif, unsupported,
 };
 
 /// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
@@ -20,6 +20,11 @@ pub struct DirConf {
     pub mime: mime::MimeDir,
     pub dir: dir::DirDir,
     pub authz: authz_core::AuthzDir,
+    pub access_compat: access_compat::AccessCompatDir,
+    pub authn_core: authn_core::AuthnCoreDir,
+    pub auth_basic: auth_basic::AuthBasicDir,
+    pub authn_file: authn_file::AuthnFileDir,
+    pub authz_groupfile: authz_groupfile::GroupFileDir,
     pub alias: alias::AliasDir,
     pub filter: filter::FilterDir,
     pub deflate: deflate::DeflateDir,
@@ -57,6 +62,17 @@ impl DirConf {
             mime: mime::MimeDir::merge(&base.mime, &new.mime),
             dir: dir::DirDir::merge(&base.dir, &new.dir),
             authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
+            access_compat: access_compat::AccessCompatDir::merge(
+                &base.access_compat,
+                &new.access_compat,
+            ),
+            authn_core: authn_core::AuthnCoreDir::merge(&base.authn_core, &new.authn_core),
+            auth_basic: auth_basic::AuthBasicDir::merge(&base.auth_basic, &new.auth_basic),
+            authn_file: authn_file::AuthnFileDir::merge(&base.authn_file, &new.authn_file),
+            authz_groupfile: authz_groupfile::GroupFileDir::merge(
+                &base.authz_groupfile,
+                &new.authz_groupfile,
+            ),
             alias: alias::AliasDir::merge(&base.alias, &new.alias),
             filter: filter::FilterDir::merge(&base.filter, &new.filter),
             deflate: deflate::DeflateDir::merge(&base.deflate, &new.deflate),

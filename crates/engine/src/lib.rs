@@ -17,6 +17,7 @@ pub mod fs;
 pub mod handler;
 pub mod header_table;
 pub mod htaccess;
+pub mod ipset;
 pub mod http;
 pub mod log_format;
 pub mod modules;

@@ -10,8 +10,7 @@ use crate::dirconf::DirConf;
 use crate::engine::Engine;
 use crate::fs::{FileInfo, Kind};
 use crate::http::{Request, Response};
-use crate::modules::authz_core::{self, AuthzRequest, AuthzResult, Logic};
-use crate::modules::core::{method_bit, ErrorDocument};
+use crate::modules::core::ErrorDocument;
 use crate::modules::dir::Slash;
 use crate::modules::mime;
 use crate::site::Site;
@@ -74,6 +73,9 @@ pub struct Ctx<'a> {
     pub output_done: bool,
     /// mod_rewrite: the scheduled internal redirect, `[END]`, `[T=]`/`[H=]`.
     pub rewrite: crate::modules::rewrite::RequestState,
+    /// `r->user` and `r->ap_auth_type` once authentication accepted a user.
+    pub user: Option<String>,
+    pub auth_type: Option<String>,
 }
 
 /// A status ending the phases early.
@@ -121,6 +123,8 @@ impl<'a> Ctx<'a> {
             notes: Vec::new(),
             output_done: false,
             rewrite: Default::default(),
+            user: None,
+            auth_type: None,
         }
     }
 
@@ -282,33 +286,9 @@ impl<'a> Ctx<'a> {
         self.conf = conf;
     }
 
-    /// Access control and authorization (authz_core without a user).
+    /// Access control, authentication and authorization (Satisfy, Order/Allow/Deny, Require, AuthType).
     fn check_access(&mut self) -> Result<(), Status> {
-        let Some(section) = self.conf.authz.section.clone() else {
-            return Ok(());
-        };
-        let env = |n: &str| self.env.contains(n);
-        let areq = AuthzRequest {
-            method_bit: method_bit(&self.method),
-            remote: self.req.remote.ip(),
-            local: self.req.local.ip(),
-            env: &env,
-        };
-        match authz_core::apply(&section, &areq, Logic::And) {
-            AuthzResult::Granted => Ok(()),
-            AuthzResult::Denied | AuthzResult::Neutral | AuthzResult::DeniedNoUser => {
-                let what = if self.filename.is_empty() {
-                    format!("uri {}", self.uri)
-                } else {
-                    self.filename.clone()
-                };
-                Err(self.fail(
-                    403,
-                    "error",
-                    format!("AH01630: client denied by server configuration: {what}"),
-                ))
-            }
-        }
+        crate::modules::authn_core::check_access(self)
     }
 
     /// mod_mime's type checker, then the core's `ForceType`/`SetHandler`.

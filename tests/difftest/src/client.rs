@@ -49,10 +49,21 @@ pub struct Exchange {
     pub end: End,
 }
 
+/// A connection to `addr`, from the loopback address `from` if given.
+fn connect(addr: SocketAddr, from: Option<Ipv4Addr>) -> std::io::Result<TcpStream> {
+    let Some(from) = from else {
+        return TcpStream::connect_timeout(&addr, Duration::from_secs(5));
+    };
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    socket.bind(&SocketAddr::from((from, 0)).into())?;
+    socket.connect_timeout(&addr.into(), Duration::from_secs(5))?;
+    Ok(socket.into())
+}
+
 /// Sends `req` to 127.0.0.1:`port` and reads what comes back.
 pub fn exchange(port: u16, req: &Request) -> Exchange {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let mut stream = match TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+    let mut stream = match connect(addr, req.opts.from) {
         Ok(s) => s,
         Err(e) => {
             return Exchange {

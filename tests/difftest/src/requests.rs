@@ -35,6 +35,9 @@ pub struct RequestOptions {
     pub ignore_headers: Vec<String>,
     /// `# timeout SECS`: how long to wait for the server to say more.
     pub timeout: Option<Duration>,
+    /// `# from ADDR`: the loopback address the client connects from
+    /// (127.0.0.1 when absent), for access rules that look at it.
+    pub from: Option<std::net::Ipv4Addr>,
 }
 
 impl Request {
@@ -115,6 +118,14 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
                 .filter(|s: &f64| *s > 0.0 && *s <= 120.0)
                 .ok_or("timeout needs a number of seconds (at most 120)")?;
             opts.timeout = Some(Duration::from_secs_f64(secs));
+        }
+        Some("from") => {
+            let addr: std::net::Ipv4Addr = words
+                .next()
+                .and_then(|w| w.parse().ok())
+                .filter(|a: &std::net::Ipv4Addr| a.is_loopback())
+                .ok_or("from needs an address in 127.0.0.0/8")?;
+            opts.from = Some(addr);
         }
         _ => {} // a comment
     }
@@ -398,6 +409,9 @@ mod tests {
         assert_eq!(r.len(), 2);
         assert!(r[0].opts.ignore_body);
         assert_eq!(r[0].opts.timeout, Some(Duration::from_secs(3)));
+        let f = parse("# from 127.0.0.2\nGET /\n").unwrap();
+        assert_eq!(f[0].opts.from, Some(std::net::Ipv4Addr::new(127, 0, 0, 2)));
+        assert!(parse("# from 10.0.0.1\nGET /\n").is_err());
         assert!(String::from_utf8(r[0].bytes())
             .unwrap()
             .ends_with("Content-Length: 5\r\n\r\nab\ncd"));

@@ -86,7 +86,9 @@ impl ExprContext for RequestExpr<'_, '_> {
                 owned(req.remote.ip().to_string())
             }
             Var::RemotePort => owned(req.remote.port().to_string()),
-            Var::RemoteIdent | Var::RemoteUser | Var::AuthType => None,
+            Var::RemoteUser => c.user.as_deref().and_then(borrowed),
+            Var::AuthType => c.auth_type.as_deref().and_then(borrowed),
+            Var::RemoteIdent => None,
             Var::RequestLogId | Var::ConnLogId => None,
             Var::ServerAdmin => borrowed(
                 c.site

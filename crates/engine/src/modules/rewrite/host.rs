@@ -200,7 +200,9 @@ impl Host for HostCtx<'_, '_> {
                 Some(ctx.req.remote.ip().to_string())
             }
             Fact::RemotePort => Some(ctx.req.remote.port().to_string()),
-            Fact::RemoteUser | Fact::RemoteIdent | Fact::AuthType => None,
+            Fact::RemoteUser => ctx.user.clone(),
+            Fact::AuthType => ctx.auth_type.clone(),
+            Fact::RemoteIdent => None,
             Fact::TheRequest => Some(ctx.req.request_line.clone()),
             Fact::RequestMethod => Some(ctx.method.clone()),
             Fact::RequestScheme => Some(if ctx.req.secure { "https" } else { "http" }.into()),

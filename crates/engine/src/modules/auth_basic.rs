@@ -1,0 +1,240 @@
+//! mod_auth_basic: the `Basic` scheme of RFC 7617 — reading the
+//! credentials, asking the providers, and the challenge.
+//!
+//! Apache reads the header leniently (the scheme word compared without
+//! case, base64 decoded up to the first character outside the alphabet,
+//! the user name up to the first `:`), and so do we: a client that works
+//! against Apache works here.
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::modules::authn_file::{self, Authn};
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::request::{Ctx, Status};
+
+#[derive(Clone, Debug, Default)]
+pub struct AuthBasicDir {
+    /// `AuthBasicProvider` names, in order (only `file` exists here).
+    pub providers: Option<Vec<String>>,
+    pub authoritative: Option<bool>,
+}
+
+impl AuthBasicDir {
+    pub fn merge(base: &AuthBasicDir, new: &AuthBasicDir) -> AuthBasicDir {
+        AuthBasicDir {
+            providers: new.providers.clone().or_else(|| base.providers.clone()),
+            authoritative: new.authoritative.or(base.authoritative),
+        }
+    }
+}
+
+/// What `check_user_id` ended with.
+pub enum Outcome {
+    /// Authenticated: `r->user`.
+    User(String),
+    /// Not this module's business, or not authoritative.
+    Declined,
+    Fail(Status),
+}
+
+/// `apr_base64_decode`: decode up to the first byte outside the alphabet.
+pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let n = text.iter().take_while(|&&c| val(c).is_some()).count();
+    let valid = &text[..n];
+    let mut out = Vec::with_capacity(n / 4 * 3 + 3);
+    for chunk in valid.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= val(c).unwrap_or(0) << (18 - 6 * i);
+        }
+        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        let keep = match chunk.len() {
+            4 => 3,
+            3 => 2,
+            2 => 1,
+            _ => 0,
+        };
+        out.extend_from_slice(&bytes[..keep]);
+    }
+    out
+}
+
+/// The realm as sent in the challenge, or `None` without `AuthName`.
+pub fn note_failure(ctx: &mut Ctx<'_>) {
+    let Some(realm) = crate::modules::authn_core::auth_name(ctx) else {
+        return;
+    };
+    let value = format!("Basic realm=\"{realm}\"");
+    ctx.err_headers_out
+        .retain(|(n, _)| !n.eq_ignore_ascii_case("WWW-Authenticate"));
+    ctx.err_headers_out.push(("WWW-Authenticate".into(), value));
+}
+
+fn log(ctx: &mut Ctx<'_>, message: String) {
+    if ctx.reason.is_none() && !ctx.is_subreq {
+        ctx.reason = Some(("error".into(), message));
+    }
+}
+
+/// `authenticate_basic_user` (a `check_user_id` hook).
+pub fn authenticate(ctx: &mut Ctx<'_>) -> Outcome {
+    let conf = ctx.conf.clone();
+    match conf.authn_core.auth_type() {
+        Some(t) if t.eq_ignore_ascii_case("Basic") => {}
+        _ => return Outcome::Declined,
+    }
+    if conf.authn_core.name.is_none() {
+        log(ctx, format!("AH01615: need AuthName: {}", ctx.uri));
+        return Outcome::Fail(500);
+    }
+    ctx.auth_type = conf.authn_core.auth_type().map(str::to_string);
+    let Some(line) = ctx.headers_in.get("Authorization").map(|v| v.to_vec()) else {
+        note_failure(ctx);
+        return Outcome::Fail(401);
+    };
+    let (scheme, rest) = match line.iter().position(|&b| b == b' ') {
+        Some(i) => (&line[..i], &line[i..]),
+        None => (&line[..], &b""[..]),
+    };
+    if !scheme.eq_ignore_ascii_case(b"Basic") {
+        log(
+            ctx,
+            format!(
+                "AH01614: client used wrong authentication scheme: {}",
+                ctx.uri
+            ),
+        );
+        note_failure(ctx);
+        return Outcome::Fail(401);
+    }
+    let start = rest
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(rest.len());
+    let rest = &rest[start..];
+    let mut decoded = base64_decode_lenient(rest);
+    // A C string: everything after a NUL is gone.
+    if let Some(i) = decoded.iter().position(|&b| b == 0) {
+        decoded.truncate(i);
+    }
+    let (user, pw) = match decoded.iter().position(|&b| b == b':') {
+        Some(i) => (&decoded[..i], &decoded[i + 1..]),
+        None => (&decoded[..], &b""[..]),
+    };
+    let user_s = String::from_utf8_lossy(user).into_owned();
+    let mut messages = Vec::new();
+    let mut result = Authn::UserNotFound;
+    let providers = conf
+        .auth_basic
+        .providers
+        .clone()
+        .unwrap_or_else(|| vec!["file".into()]);
+    for _provider in &providers {
+        result = authn_file::check_password(&conf.authn_file, user, pw, &mut |m| messages.push(m));
+        if result != Authn::UserNotFound {
+            break;
+        }
+    }
+    for m in messages {
+        log(ctx, m);
+    }
+    if result == Authn::Granted {
+        return Outcome::User(user_s);
+    }
+    if !conf.auth_basic.authoritative.unwrap_or(true) && result != Authn::Denied {
+        return Outcome::Declined;
+    }
+    let status = match result {
+        Authn::Denied => {
+            log(
+                ctx,
+                format!(
+                    "AH01617: user {user_s}: authentication failure for \"{}\": Password Mismatch",
+                    ctx.uri
+                ),
+            );
+            401
+        }
+        Authn::UserNotFound => {
+            log(
+                ctx,
+                format!("AH01618: user {user_s} not found: {}", ctx.uri),
+            );
+            401
+        }
+        _ => 500,
+    };
+    if status == 401 {
+        note_failure(ctx);
+    }
+    Outcome::Fail(status)
+}
+
+fn run_provider(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    let list = c.auth_basic.providers.get_or_insert_with(Vec::new);
+    for name in &inv.words {
+        if name != "file" {
+            return Err(format!("Unknown Authn provider: {name}"));
+        }
+        list.push(name.clone());
+    }
+    Ok(())
+}
+
+fn run_digest_algorithm(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let v = &inv.words[0];
+    if v.eq_ignore_ascii_case("off") {
+        Ok(())
+    } else if v.eq_ignore_ascii_case("MD5") {
+        Err("AuthBasicUseDigestAlgorithm MD5 is not supported by htaccel yet".into())
+    } else {
+        Err(format!(
+            "Invalid algorithm in AuthBasicUseDigestAlgorithm: {v}"
+        ))
+    }
+}
+
+fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    Err(format!("{} is not supported by htaccel yet", inv.name))
+}
+
+pub static DIRECTIVES: &[Directive] = &[
+    Directive { name: "AuthBasicProvider", args: Args::Iterate, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specify the auth providers for a directory or location", run: run_provider },
+    Directive { name: "AuthBasicAuthoritative", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'Off' to allow access control to be passed along to lower modules if the UserID is not known to this module", run: |_w, inv, c| { c.auth_basic.authoritative = Some(crate::registry::flag(&inv.words)); Ok(()) } },
+    Directive { name: "AuthBasicFake", args: Args::Take12, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Fake basic authentication using the given expressions for username and password, 'off' to disable. Password defaults to 'password' if missing.", run: refuse },
+    Directive { name: "AuthBasicUseDigestAlgorithm", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'MD5' to use the auth provider's authentication check for digest auth, using a hash of 'user:realm:pass'", run: run_digest_algorithm },
+];
+
+pub static MODULE: Module = Module {
+    source: "mod_auth_basic.c",
+    identifier: "auth_basic_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_base64() {
+        assert_eq!(base64_decode_lenient(b"dTpwdw=="), b"u:pw");
+        assert_eq!(base64_decode_lenient(b"dTpwdw"), b"u:pw");
+        assert_eq!(base64_decode_lenient(b"dTpw!!!"), b"u:p");
+        assert_eq!(base64_decode_lenient(b"!"), b"");
+    }
+}

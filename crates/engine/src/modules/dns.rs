@@ -1,0 +1,177 @@
+//! The client's host name as `Allow from example.com` needs it: Apache's
+//! `ap_get_useragent_host(r, REMOTE_DOUBLE_REV)`.
+//!
+//! Apache does this lookup for host-based `Allow`/`Deny` whatever
+//! `HostnameLookups` says: the address is turned into a name (PTR), and the
+//! name is kept only if it resolves back (A/AAAA) to the same address, so a
+//! client cannot claim a domain by controlling its own reverse zone.
+//!
+//! The system resolver (`getnameinfo`/`getaddrinfo`, so `/etc/hosts` and
+//! nsswitch apply as for Apache) has no timeout of its own; each lookup
+//! runs on a helper thread and the request waits at most [`TIMEOUT`]. An
+//! answer, or its absence, is remembered for [`TTL`] in a bounded cache,
+//! which also keeps a slow resolver from being asked once per request.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Longest wait for the resolver on a request.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an answer is reused.
+pub const TTL: Duration = Duration::from_secs(60);
+const CACHE_MAX: usize = 4096;
+
+type Cache = Mutex<HashMap<IpAddr, (Instant, Option<String>)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The verified, lower-cased host name of `addr`, or `None` (no PTR, the
+/// name does not resolve back, or the resolver timed out).
+pub fn double_reverse(addr: IpAddr) -> Option<String> {
+    let now = Instant::now();
+    if let Some((at, name)) = cache().lock().ok()?.get(&addr) {
+        if now.duration_since(*at) < TTL {
+            return name.clone();
+        }
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("dns".into())
+        .spawn(move || {
+            let _ = tx.send(lookup(addr));
+        })
+        .ok()?;
+    let name = rx.recv_timeout(TIMEOUT).ok().flatten();
+    if let Ok(mut c) = cache().lock() {
+        if c.len() >= CACHE_MAX {
+            c.retain(|_, (at, _)| now.duration_since(*at) < TTL);
+            if c.len() >= CACHE_MAX {
+                c.clear();
+            }
+        }
+        c.insert(addr, (now, name.clone()));
+    }
+    name
+}
+
+fn lookup(addr: IpAddr) -> Option<String> {
+    let name = reverse(addr)?.to_ascii_lowercase();
+    forward(&name)
+        .iter()
+        .any(|a| same(*a, addr))
+        .then_some(name)
+}
+
+fn same(a: IpAddr, b: IpAddr) -> bool {
+    let canon = |x: IpAddr| match x {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(x, IpAddr::V4),
+        v4 => v4,
+    };
+    canon(a) == canon(b)
+}
+
+fn reverse(addr: IpAddr) -> Option<String> {
+    let sa = raw_addr(SocketAddr::new(addr, 0));
+    let mut host = [0 as libc::c_char; 1025];
+    // SAFETY: `sa` is a valid sockaddr of the length given; `host` is a
+    // writable buffer of the length given; no service buffer is asked for.
+    let rc = unsafe {
+        libc::getnameinfo(
+            sa.as_ptr(),
+            sa.len,
+            host.as_mut_ptr(),
+            host.len() as libc::socklen_t,
+            std::ptr::null_mut(),
+            0,
+            libc::NI_NAMEREQD,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getnameinfo wrote a NUL-terminated string into `host`.
+    let name = unsafe { CStr::from_ptr(host.as_ptr()) };
+    name.to_str().ok().map(str::to_string)
+}
+
+fn forward(name: &str) -> Vec<IpAddr> {
+    std::net::ToSocketAddrs::to_socket_addrs(&(name, 0))
+        .map(|it| it.map(|a| a.ip()).collect())
+        .unwrap_or_default()
+}
+
+/// A `sockaddr_storage` filled from a std address.
+struct RawAddr {
+    storage: libc::sockaddr_storage,
+    len: libc::socklen_t,
+}
+
+impl RawAddr {
+    fn as_ptr(&self) -> *const libc::sockaddr {
+        std::ptr::addr_of!(self.storage).cast()
+    }
+}
+
+fn raw_addr(addr: SocketAddr) -> RawAddr {
+    // SAFETY: an all-zero sockaddr_storage is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in and suitably aligned.
+            unsafe { std::ptr::write(std::ptr::addr_of_mut!(storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in6 and suitably aligned.
+            unsafe { std::ptr::write(std::ptr::addr_of_mut!(storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    RawAddr {
+        storage,
+        len: len as libc::socklen_t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_localhost() {
+        // /etc/hosts maps 127.0.0.1 to localhost on every system we build on.
+        let name = double_reverse("127.0.0.1".parse().unwrap());
+        assert_eq!(name.as_deref(), Some("localhost"));
+    }
+
+    #[test]
+    fn mapped_addresses_compare_equal() {
+        assert!(same(
+            "::ffff:127.0.0.1".parse().unwrap(),
+            "127.0.0.1".parse().unwrap()
+        ));
+    }
+}
