@@ -2,12 +2,18 @@
 //! its per-directory slot with the merge rule, and its request-time logic.
 //! People who know Apache find a directive where Apache keeps it.
 
+pub mod access_compat;
 pub mod alias;
+pub mod auth_basic;
+pub mod authn_core;
+pub mod authn_file;
 pub mod authz_core;
+pub mod authz_groupfile;
 pub mod autoindex;
 pub mod core;
 pub mod deflate;
 pub mod dir;
+pub mod dns;
 pub mod filter;
 pub mod env;
 pub mod expires;
@@ -35,12 +41,12 @@ pub static ALL: &[&Module] = &[
     &MPM_EVENT_MODULE,
     &authz_core::MODULE,
     &authz_core::HOST_MODULE,
-    &unsupported::AUTHZ_USER,
-    &unsupported::AUTHZ_GROUPFILE,
-    &unsupported::AUTHN_CORE,
-    &unsupported::AUTHN_FILE,
-    &unsupported::AUTH_BASIC,
-    &unsupported::ACCESS_COMPAT,
+    &authz_groupfile::USER_MODULE,
+    &authz_groupfile::MODULE,
+    &authn_core::MODULE,
+    &authn_file::MODULE,
+    &auth_basic::MODULE,
+    &access_compat::MODULE,
     &mime::MODULE,
     &dir::MODULE,
     &alias::MODULE,

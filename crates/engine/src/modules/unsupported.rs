@@ -8,7 +8,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::registry::{
-    Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, OR_INDEXES, OR_LIMIT, RSRC_CONF,
+    Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, OR_INDEXES, RSRC_CONF,
 };
 
 /// Nothing to carry: the directives here never configure anything.
@@ -41,52 +41,6 @@ const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
 const IX: u32 = OR_INDEXES | ACCESS_CONF | RSRC_CONF;
 const AU: u32 = OR_AUTHCFG | ACCESS_CONF;
 
-pub static ACCESS_COMPAT: Module = Module {
-    source: "mod_access_compat.c",
-    identifier: "access_compat_module",
-    builtin: false,
-    directives: unsupported!(
-        "Order" => OR_LIMIT | ACCESS_CONF, "Allow" => OR_LIMIT | ACCESS_CONF, "Deny" => OR_LIMIT | ACCESS_CONF, "Satisfy" => AU,
-    ),
-};
-pub static AUTHN_CORE: Module = Module {
-    source: "mod_authn_core.c",
-    identifier: "authn_core_module",
-    builtin: false,
-    directives: unsupported!(
-        "AuthType" => AU, "AuthName" => AU,
-    ),
-};
-pub static AUTH_BASIC: Module = Module {
-    source: "mod_auth_basic.c",
-    identifier: "auth_basic_module",
-    builtin: false,
-    directives: unsupported!(
-        "AuthBasicProvider" => AU, "AuthBasicAuthoritative" => AU, "AuthBasicFake" => AU, "AuthBasicUseDigestAlgorithm" => AU,
-    ),
-};
-pub static AUTHN_FILE: Module = Module {
-    source: "mod_authn_file.c",
-    identifier: "authn_file_module",
-    builtin: false,
-    directives: unsupported!(
-        "AuthUserFile" => AU,
-    ),
-};
-pub static AUTHZ_USER: Module = Module {
-    source: "mod_authz_user.c",
-    identifier: "authz_user_module",
-    builtin: false,
-    directives: &[],
-};
-pub static AUTHZ_GROUPFILE: Module = Module {
-    source: "mod_authz_groupfile.c",
-    identifier: "authz_groupfile_module",
-    builtin: false,
-    directives: unsupported!(
-        "AuthGroupFile" => AU,
-    ),
-};
 pub static AUTOINDEX: Module = Module {
     source: "mod_autoindex.c",
     identifier: "autoindex_module",
