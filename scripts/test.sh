@@ -17,6 +17,8 @@ command -v htpasswd >/dev/null 2>&1 || missing+=(apache2-utils)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 # strace: the steady-state test proves no access file is touched per request.
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+# php-fpm: the PHP differential cases run a private pool (never the service).
+ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || missing+=(php-fpm)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -199,6 +199,12 @@ impl Handler for Engine {
         crate::handler::handle(self, site, req)
     }
 
+    fn decide<'a>(&'a self, req: &'a Request) -> crate::http::backend::Decision<'a> {
+        let host = request_host(req).map(|(h, _)| h);
+        let site = self.select_site(req, host.as_deref());
+        crate::handler::decide(self, site, req)
+    }
+
     fn protocol_error(&self, error: &crate::http::ProtocolError<'_>) -> Response {
         crate::errors::protocol_error(self, error)
     }

@@ -14,7 +14,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     }
     // mod_deflate's filter runs before mod_headers' (both content filters,
     // DEFLATE inserted first).
-    if !error {
+    if !error && !resp.body_follows {
         crate::modules::filter::content_filters(ctx, resp);
     }
     if Output::needed(ctx, error) {

@@ -5,6 +5,7 @@
 
 use crate::engine::Engine;
 use crate::fs::Kind;
+use crate::http::backend::{BackendError, Decision};
 use crate::http::default_handler::{self, StaticFile};
 use crate::http::range::RangeLimits;
 use crate::http::{Request, Response};
@@ -14,12 +15,26 @@ use crate::request::{self, Ctx, Status};
 use crate::site::Site;
 use std::sync::Arc;
 
-/// Answer one request on a site.
+/// Answer one request on a site, where no backend exchange can be made
+/// (`htaccel explain`, tests): a backend request answers as an
+/// unreachable backend does.
 pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
+    match decide(engine, site, req) {
+        Decision::Respond(r) => r,
+        Decision::Backend(call) => {
+            let e = BackendError::Unavailable(format!("no connection to {} here", call.addr));
+            (call.finish)(Err(e)).response
+        }
+    }
+}
+
+/// Decide one request on a site: a response, or a backend exchange for
+/// the server to perform.
+pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decision<'a> {
     // Changes completed before this request arrived are in force for it.
     crate::watch::global().sync();
     if req.method == "TRACE" {
-        return trace(engine, site, req);
+        return Decision::Respond(trace(engine, site, req));
     }
     let parsed = match crate::uri::request_uri(&req.method, &req.target, req.secure) {
         Ok(u) => u,
@@ -32,19 +47,26 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
             let mut resp = crate::errors::error_response(&mut ctx, e.status);
             // The error filters run with the server's configuration.
             crate::filters::output(&mut ctx, &mut resp, true);
-            return resp;
+            return Decision::Respond(resp);
         }
     };
     let uri = String::from_utf8_lossy(&parsed.path).into_owned();
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.query().map(str::to_string));
     if req.target == "*" {
-        return crate::errors::finish(&mut ctx, options_star());
+        // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
+        if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {
+            return Decision::Respond(request::respond(&mut ctx, Err(status)));
+        }
+        return Decision::Respond(crate::errors::finish(&mut ctx, options_star()));
     }
     let phases = ctx.process_internal();
+    if phases.is_ok() && crate::modules::proxy::wants(&ctx) {
+        return crate::modules::proxy::decide(ctx);
+    }
     let mut resp = request::respond(&mut ctx, phases);
     // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
     resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
-    resp
+    Decision::Respond(resp)
 }
 
 /// `OPTIONS *`: an empty 200, no resource involved.

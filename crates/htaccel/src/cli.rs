@@ -9,11 +9,13 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum Cmd {
     /// Serve a document root with the built-in configuration.
-    /// `php`: accept mod_php's directives (`LoadModule php_module`).
+    /// `php`: accept mod_php's directives (`LoadModule php_module`);
+    /// with an address (`--php=unix:/run/php/php-fpm.sock`), also send
+    /// `.php` files to PHP-FPM there.
     Serve {
         docroot: PathBuf,
         listen: String,
-        php: bool,
+        php: Option<String>,
     },
     /// Serve with an Apache-syntax configuration file.
     Config { file: PathBuf, defines: Vec<String> },
@@ -59,7 +61,7 @@ fn command() -> Command {
                 .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
                 .arg(Arg::new("docroot").value_name("DOCROOT").default_value(".").help("Directory to serve"))
                 .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on"))
-                .arg(Arg::new("php").long("php").action(ArgAction::SetTrue).help("Accept php_value, php_flag and the php_admin_* forms (recorded for PHP-FPM) as if mod_php were loaded")),
+                .arg(Arg::new("php").long("php").value_name("FPM").num_args(0..=1).default_missing_value("").help("Accept php_value, php_flag and the php_admin_* forms as if mod_php were loaded; with FPM (unix:/run/php/php-fpm.sock, a .sock path, or host:port) run .php files on PHP-FPM there, index.php as directory index")),
         )
         .subcommand(
             Command::new("check")
@@ -86,6 +88,14 @@ fn command() -> Command {
         )
 }
 
+/// Whether `--php`'s value names PHP-FPM: `unix:…`, a `.sock` path, or `host:port`.
+fn is_fpm_address(w: &str) -> bool {
+    w.starts_with("unix:")
+        || w.ends_with(".sock")
+        || w.rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+}
+
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Error> {
     let mut cmd = command();
     let m = cmd.try_get_matches_from_mut(args)?;
@@ -95,11 +105,23 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
             .unwrap_or_default()
     };
     match m.subcommand() {
-        Some(("serve", s)) => Ok(Cmd::Serve {
-            docroot: PathBuf::from(s.get_one::<String>("docroot").expect("has default")),
-            listen: s.get_one::<String>("listen").expect("has default").clone(),
-            php: s.get_flag("php"),
-        }),
+        Some(("serve", s)) => {
+            let mut docroot = s.get_one::<String>("docroot").expect("has default").clone();
+            let mut php = s.get_one::<String>("php").cloned();
+            // `serve --php DOCROOT`: the word after a bare --php is the
+            // document root unless it names a PHP-FPM address.
+            if let Some(word) = php.clone().filter(|w| !w.is_empty() && !is_fpm_address(w)) {
+                if s.value_source("docroot") == Some(clap::parser::ValueSource::DefaultValue) {
+                    docroot = word;
+                    php = Some(String::new());
+                }
+            }
+            Ok(Cmd::Serve {
+                docroot: PathBuf::from(docroot),
+                listen: s.get_one::<String>("listen").expect("has default").clone(),
+                php,
+            })
+        }
         Some(("check", s)) => Ok(Cmd::Check {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
             file: s.get_one::<String>("file").map(PathBuf::from),
@@ -146,6 +168,36 @@ mod tests {
     }
 
     #[test]
+    fn serve_php() {
+        let php = |args: &[&str]| match p(args) {
+            Cmd::Serve { docroot, php, .. } => (docroot, php),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            php(&[
+                "htaccel",
+                "serve",
+                "--php",
+                "unix:/run/php/fpm.sock",
+                "/srv"
+            ]),
+            (PathBuf::from("/srv"), Some("unix:/run/php/fpm.sock".into()))
+        );
+        assert_eq!(
+            php(&["htaccel", "serve", "--php=127.0.0.1:9000"]),
+            (PathBuf::from("."), Some("127.0.0.1:9000".into()))
+        );
+        assert_eq!(
+            php(&["htaccel", "serve", "--php", "/srv/www"]),
+            (PathBuf::from("/srv/www"), Some(String::new()))
+        );
+        assert_eq!(
+            php(&["htaccel", "serve", "/srv", "--php"]),
+            (PathBuf::from("/srv"), Some(String::new()))
+        );
+    }
+
+    #[test]
     fn serve_defaults_and_apache_flags() {
         match p(&["htaccel", "serve"]) {
             Cmd::Serve {
@@ -155,7 +207,7 @@ mod tests {
             } => {
                 assert_eq!(docroot, PathBuf::from("."));
                 assert_eq!(listen, "127.0.0.1:8080");
-                assert!(!php);
+                assert_eq!(php, None);
             }
             other => panic!("{other:?}"),
         }

@@ -65,17 +65,21 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                     root.display()
                 ));
             }
+            let fpm = php.as_deref().filter(|a| !a.is_empty()).map(php_handler);
             let text = SERVE_CONF
                 .replace("@DOCROOT@", &root.to_string_lossy())
-                .replace("@LISTEN@", &listen);
+                .replace("@LISTEN@", &listen)
+                .replace("@PHP_HANDLER@", fpm.as_deref().unwrap_or(""));
             let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
                 .map_err(|e| e.to_string())?;
             // `--php` turns on serve.conf's `LoadModule php_module`.
-            let defines = if php {
-                vec!["HTACCEL_PHP".to_string()]
-            } else {
-                Vec::new()
-            };
+            let mut defines = Vec::new();
+            if php.is_some() {
+                defines.push("HTACCEL_PHP".to_string());
+            }
+            if fpm.is_some() {
+                defines.push("HTACCEL_FPM".to_string());
+            }
             let loaded = load(&nodes, defines, "serve.conf")?;
             serve(loaded, Some(&root))
         }
@@ -97,6 +101,18 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             eprintln!("Syntax OK");
             Ok(())
         }
+    }
+}
+
+/// The `SetHandler` value for PHP-FPM at `addr`: `unix:/path` (or a bare
+/// absolute path) for a Unix socket, else `host:port` over TCP.
+fn php_handler(addr: &str) -> String {
+    let socket = addr
+        .strip_prefix("unix:")
+        .or_else(|| addr.starts_with('/').then_some(addr));
+    match socket {
+        Some(path) => format!("proxy:unix:{path}|fcgi://localhost"),
+        None => format!("proxy:fcgi://{addr}"),
     }
 }
 

@@ -131,12 +131,24 @@ impl BodyReader {
     /// of an incomplete trailer line are left in place: call again with the
     /// same bytes and more.
     pub(crate) fn feed(&mut self, input: &[u8], limits: &Limits) -> Result<usize, BodyError> {
+        self.feed_with(input, limits, &mut |_| {})
+    }
+
+    /// [`Self::feed`], handing each piece of decoded body data to `data`
+    /// (bodies streamed to a backend).
+    pub(crate) fn feed_with(
+        &mut self,
+        input: &[u8],
+        limits: &Limits,
+        data: &mut dyn FnMut(&[u8]),
+    ) -> Result<usize, BodyError> {
         let mut i = 0;
         while i < input.len() {
             match &mut self.state {
                 State::Done => break,
                 State::Length { remaining } => {
                     let n = (*remaining).min((input.len() - i) as u64);
+                    data(&input[i..i + n as usize]);
                     *remaining -= n;
                     i += n as usize;
                     if *remaining == 0 {
@@ -152,6 +164,7 @@ impl BodyReader {
                     ..
                 } if *state == Chunk::Data => {
                     let n = (*remaining).min((input.len() - i) as u64);
+                    data(&input[i..i + n as usize]);
                     *remaining -= n;
                     i += n as usize;
                     if *remaining == 0 {

@@ -25,6 +25,9 @@
 //! the connection waits for input, so that pipelined requests already read
 //! are answered in one write. Large files are flushed at once.
 
+#[path = "fastcgi/exchange.rs"]
+mod fastcgi_exchange;
+
 use crate::body::{BodyError, BodyReader};
 use crate::chars::{find_token, is_chunked};
 use crate::head::{Checked, HeadError, HeadParser, Parse};
@@ -32,6 +35,7 @@ use crate::shutdown::Stop;
 use crate::write::{headers_valid, status_has_no_body, write_head, Framing, Output};
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
+use htaccel_engine::http::backend::Decision;
 use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
     Response,
@@ -234,6 +238,9 @@ struct Exchange<'a> {
     no_length: bool,
     received: SystemTime,
     started: Instant,
+    /// A backend's body follows the head: the response is not finished
+    /// (no last chunk) nor logged when its head is queued.
+    open_body: bool,
 }
 
 struct Conn {
@@ -292,6 +299,7 @@ impl Conn {
                         no_length: false,
                         received,
                         started,
+                        open_body: false,
                     };
                     let resp = shared.handler.protocol_error(&ProtocolError {
                         status: e.status,
@@ -503,6 +511,7 @@ impl Conn {
                     no_length: false,
                     received,
                     started,
+                    open_body: false,
                 };
                 let expect = e
                     .expect
@@ -529,7 +538,6 @@ impl Conn {
             client_close,
             client_keep_alive,
         } = checked;
-        let mut resp = shared.handler.handle(&req);
         let mut ex = Exchange {
             request: Some(&req),
             head: req.method == "HEAD",
@@ -542,6 +550,22 @@ impl Conn {
             no_length: false,
             received,
             started,
+            open_body: false,
+        };
+        let mut resp = match shared.handler.decide(&req) {
+            Decision::Respond(r) => r,
+            Decision::Backend(call) => match self.backend(shared, &mut ex, &req, call).await {
+                fastcgi_exchange::Done::Sent(keep) => {
+                    if keep == Some(true) && self.out.queued() > FLUSH_AT {
+                        self.out
+                            .flush(&self.stream, shared.timeouts.timeout)
+                            .await
+                            .ok()?;
+                    }
+                    return keep;
+                }
+                fastcgi_exchange::Done::Answer(r) => r,
+            },
         };
         let has_body = match req.framing {
             BodyFraming::None => false,
@@ -773,9 +797,12 @@ impl Conn {
                 }
                 sent += len;
             }
-            if chunked {
+            if chunked && !ex.open_body {
                 self.out.buf.extend_from_slice(b"0\r\n\r\n");
             }
+        }
+        if ex.open_body {
+            return Ok(keep);
         }
         self.log(
             shared,

@@ -62,6 +62,7 @@
 mod body;
 mod chars;
 mod conn;
+mod fastcgi;
 mod head;
 mod listener;
 mod shutdown;

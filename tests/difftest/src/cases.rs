@@ -20,6 +20,10 @@ pub struct Case {
     /// Why the case is not run by default (a `PENDING` file: behaviour that
     /// a later milestone implements).
     pub pending: Option<String>,
+    /// What the case needs besides the two servers (a `needs` file, one
+    /// word a line): `php-fpm` starts a private PHP-FPM pool whose socket
+    /// `server.conf` names as `@PHP_FPM@`.
+    pub needs: Vec<String>,
     pub requests: Result<Vec<Request>, String>,
 }
 
@@ -73,6 +77,9 @@ fn load(root: &Path, dir: &Path) -> Case {
     Case {
         readme: read("README").map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
         server_conf: read("server.conf"),
+        needs: read("needs")
+            .map(|t| t.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
         pending: read("PENDING").map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
         dir: dir.to_path_buf(),
         name,

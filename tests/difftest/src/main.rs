@@ -9,6 +9,7 @@ mod cases;
 mod cli;
 mod client;
 mod compare;
+mod fpm;
 mod httpdate;
 mod locate;
 mod procs;

@@ -112,6 +112,12 @@ fn serve_and_compare(
     requests: &[Request],
     result: &mut CaseResult,
 ) -> Result<(), String> {
+    // Started first, stopped last (when this goes out of scope).
+    let _fpm = if case.needs.iter().any(|n| n == "php-fpm") {
+        Some(crate::fpm::start(&sb.dir).map_err(|e| format!("PHP-FPM did not start: {e}"))?)
+    } else {
+        None
+    };
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {

@@ -9,6 +9,7 @@
 //! error pages, conditional requests, byte ranges.
 
 pub mod autoindex;
+pub mod backend;
 pub mod conditional;
 pub mod date;
 pub mod default_handler;
@@ -266,6 +267,9 @@ pub struct Response {
     /// sends it chunked when the connection stays open, else delimited by
     /// closing the connection (Apache's answer to an unknown length).
     pub stream: bool,
+    /// A backend's body follows this head (streamed by the server): the
+    /// filters that need the body's bytes leave it alone.
+    pub body_follows: bool,
 }
 
 impl Response {
@@ -278,6 +282,7 @@ impl Response {
             body_limit: 0,
             disposal: BodyDisposal::Discard,
             stream: false,
+            body_follows: false,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -303,6 +308,11 @@ impl Response {
 pub trait Handler: Send + Sync + 'static {
     /// Decide the response to one request.
     fn handle(&self, req: &Request) -> Response;
+    /// Decide the response, or hand the request to a backend
+    /// (`backend::Decision`); engines without backends answer at once.
+    fn decide<'a>(&'a self, req: &'a Request) -> backend::Decision<'a> {
+        backend::Decision::Respond(self.handle(req))
+    }
     /// The response for an error the connection layer detected itself
     /// (400 malformed request, 408 timeout, 413, 414, 501 …), shaped as
     /// Apache's built-in error page for an error the connection layer

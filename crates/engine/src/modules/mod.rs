@@ -21,6 +21,7 @@ pub mod headers;
 pub mod log_config;
 pub mod mime;
 pub mod php;
+pub mod proxy;
 pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
@@ -58,6 +59,8 @@ pub static ALL: &[&Module] = &[
     &unsupported::AUTOINDEX,
     &filter::MODULE,
     &deflate::MODULE,
+    &proxy::MODULE,
+    &proxy::FCGI_MODULE,
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,

@@ -1,0 +1,101 @@
+//! The engine's side of dynamic content: a request the engine cannot
+//! answer alone (PHP through PHP-FPM, mod_proxy_fcgi's job in Apache) is
+//! handed to the server as a [`BackendCall`].
+//!
+//! Why a call and a continuation: the engine never touches a socket, but
+//! Apache post-processes a backend's answer with the request's own state
+//! (its per-directory configuration for `Header`, `Expires`, its `env`,
+//! the conditional request headers). So the engine returns, with the
+//! address and the CGI environment, a closure that still owns the
+//! request's context; the server performs the exchange (connect, send the
+//! environment, stream the request body) and calls the closure with the
+//! backend's response head. The closure applies Apache's rules for a
+//! script's header block and runs the output filters, and tells the server
+//! whether the backend's body follows.
+//!
+//! Static files never take this path: [`Decision::Respond`] is the old
+//! response, unchanged.
+
+use super::Response;
+use std::path::PathBuf;
+
+/// What the engine decided for one request.
+pub enum Decision<'a> {
+    /// The answer is complete (static file, error, redirect …).
+    Respond(Response),
+    /// Ask a backend; the server performs the exchange.
+    Backend(BackendCall<'a>),
+}
+
+/// Where a backend listens.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BackendAddr {
+    /// A Unix-domain socket (`unix:/run/php/php-fpm.sock`).
+    Unix(PathBuf),
+    /// `host:port` over TCP.
+    Tcp(String),
+}
+
+impl std::fmt::Display for BackendAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackendAddr::Unix(p) => write!(f, "unix:{}", p.display()),
+            BackendAddr::Tcp(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// The continuation that turns the backend's answer into the client's.
+pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> BackendAnswer + 'a>;
+
+/// One FastCGI exchange to perform.
+pub struct BackendCall<'a> {
+    pub addr: BackendAddr,
+    /// The CGI environment, sent as FastCGI parameters in this order.
+    pub params: Vec<(String, Vec<u8>)>,
+    /// `LimitRequestBody` for the body streamed to the backend (0: none).
+    pub body_limit: u64,
+    pub finish: Finish<'a>,
+}
+
+/// The header block a backend wrote (CGI response: `Name: value` lines up
+/// to the first empty line), in order, as text.
+#[derive(Clone, Debug, Default)]
+pub struct BackendHead {
+    pub lines: Vec<String>,
+}
+
+/// Why no usable answer came from a backend.
+#[derive(Clone, Debug)]
+pub enum BackendError {
+    /// Could not connect, or every connection is busy past the wait
+    /// (Apache: 503, "AH01079: failed to make connection to backend").
+    Unavailable(String),
+    /// The backend broke the exchange before its header block ended (502).
+    Failed(String),
+    /// The backend did not answer within `Timeout` (504).
+    Timeout(String),
+}
+
+impl BackendError {
+    pub fn status(&self) -> u16 {
+        match self {
+            BackendError::Unavailable(_) => 503,
+            BackendError::Failed(_) => 502,
+            BackendError::Timeout(_) => 504,
+        }
+    }
+    pub fn message(&self) -> &str {
+        match self {
+            BackendError::Unavailable(m) | BackendError::Failed(m) | BackendError::Timeout(m) => m,
+        }
+    }
+}
+
+/// The response to send, and whether the backend's body follows it (the
+/// server then streams what remains of the backend's output, chunked or
+/// delimited by close; `response.body` is empty).
+pub struct BackendAnswer {
+    pub response: Response,
+    pub pass_body: bool,
+}

@@ -1,0 +1,196 @@
+//! The CGI/1.1 environment a FastCGI backend receives, as mod_proxy_fcgi
+//! builds it: the request's `env` (`SetEnv`, `SetEnvIf`, `[E=]`,
+//! `REDIRECT_*` after an internal redirect), overlaid with Apache's common
+//! variables (`ap_add_common_vars`: `HTTP_*` from the request headers,
+//! server and client addresses, document root, script file) and the CGI
+//! variables (`ap_add_cgi_vars`: `REQUEST_URI` as sent, `SCRIPT_NAME`,
+//! `PATH_INFO`, `PATH_TRANSLATED`).
+//!
+//! Deliberate details, all Apache's: `Authorization` and
+//! `Proxy-Authorization` are never exported (scripts must not see
+//! passwords; applications get them through `SetEnvIf … HTTP_AUTHORIZATION`
+//! or `[E=HTTP_AUTHORIZATION:…]`), nor is `Proxy` (httpoxy); a header whose
+//! name has a character other than letters, digits and `-` is skipped;
+//! `PATH` is the server's own.
+
+use crate::request::Ctx;
+
+/// Apache's `DEFAULT_PATH`, used when the server has no `PATH`.
+const DEFAULT_PATH: &str = "/bin:/usr/bin:/usr/ucb:/usr/bsd:/usr/local/bin";
+
+/// An ordered environment where setting a name again replaces its value.
+#[derive(Default)]
+struct Env {
+    vars: Vec<(String, Vec<u8>)>,
+}
+
+impl Env {
+    fn set(&mut self, name: &str, value: impl Into<Vec<u8>>) {
+        let value = value.into();
+        match self.vars.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.vars.push((name.to_string(), value)),
+        }
+    }
+}
+
+/// `HTTP_` plus the header name upper-cased with `-` as `_`; `None` for a
+/// name Apache refuses to export.
+fn http2env(name: &str) -> Option<String> {
+    let mut out = String::with_capacity(5 + name.len());
+    out.push_str("HTTP_");
+    for c in name.chars() {
+        match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => out.push(c.to_ascii_uppercase()),
+            '-' => out.push('_'),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The request-target of the request line (`original_uri`): what the
+/// client sent, query included, even after internal redirects.
+fn original_uri(request_line: &str) -> &str {
+    let mut words = request_line.split_ascii_whitespace();
+    words.next();
+    words.next().unwrap_or("")
+}
+
+/// The environment for `ctx`, with `script_filename` as `SCRIPT_FILENAME`
+/// (mod_proxy_fcgi sends its `proxy:fcgi://host/…` form; PHP-FPM strips it).
+pub fn build(ctx: &Ctx<'_>, script_filename: &str) -> Vec<(String, Vec<u8>)> {
+    let mut e = Env::default();
+    for (n, v) in ctx.env.iter() {
+        e.set(n, v);
+    }
+    for (name, value) in ctx.headers_in.iter() {
+        if name.eq_ignore_ascii_case("Content-Type") {
+            e.set("CONTENT_TYPE", value.to_vec());
+        } else if name.eq_ignore_ascii_case("Content-Length") {
+            e.set("CONTENT_LENGTH", value.to_vec());
+        } else if name.eq_ignore_ascii_case("Proxy")
+            || name.eq_ignore_ascii_case("Authorization")
+            || name.eq_ignore_ascii_case("Proxy-Authorization")
+        {
+        } else if let Some(var) = http2env(name) {
+            e.set(&var, value.to_vec());
+        }
+    }
+    let path = std::env::var("PATH").unwrap_or_else(|_| DEFAULT_PATH.to_string());
+    e.set("PATH", path);
+    if let Ok(v) = std::env::var("LD_LIBRARY_PATH") {
+        e.set("LD_LIBRARY_PATH", v);
+    }
+    e.set("SERVER_SIGNATURE", "");
+    e.set("SERVER_SOFTWARE", ctx.engine.server_header.as_str());
+    let req = ctx.req;
+    let host = crate::engine::request_host(req);
+    let server_name = match &host {
+        Some((h, _)) => h.clone(),
+        None => ctx.site.server_name.clone(),
+    };
+    // UseCanonicalName Off: the client's port, else the ServerName's, else
+    // the scheme's (ap_get_server_port).
+    let default_port = if req.secure { 443 } else { 80 };
+    let port = host
+        .and_then(|(_, p)| p)
+        .or(ctx.site.port)
+        .unwrap_or(default_port);
+    e.set("SERVER_NAME", server_name);
+    e.set("SERVER_ADDR", req.local.ip().to_string());
+    e.set("SERVER_PORT", port.to_string());
+    e.set("REMOTE_ADDR", req.remote.ip().to_string());
+    let docroot = ctx.site.document_root.to_string_lossy();
+    e.set("DOCUMENT_ROOT", docroot.as_bytes());
+    if req.secure {
+        e.set("HTTPS", "on");
+    }
+    e.set("REQUEST_SCHEME", if req.secure { "https" } else { "http" });
+    e.set(
+        "CONTEXT_PREFIX",
+        ctx.context_prefix.as_deref().unwrap_or(""),
+    );
+    e.set(
+        "CONTEXT_DOCUMENT_ROOT",
+        ctx.context_document_root
+            .as_deref()
+            .unwrap_or(docroot.as_ref()),
+    );
+    e.set(
+        "SERVER_ADMIN",
+        ctx.site
+            .server_admin
+            .as_deref()
+            .unwrap_or("[no address given]"),
+    );
+    e.set("SCRIPT_FILENAME", script_filename);
+    e.set("REMOTE_PORT", req.remote.port().to_string());
+    // ap_add_cgi_vars
+    e.set("GATEWAY_INTERFACE", "CGI/1.1");
+    e.set("SERVER_PROTOCOL", req.version.as_str());
+    e.set("REQUEST_METHOD", ctx.method.as_str());
+    e.set("QUERY_STRING", ctx.args.as_deref().unwrap_or(""));
+    e.set("REQUEST_URI", original_uri(&req.request_line));
+    if ctx.path_info.is_empty() {
+        e.set("SCRIPT_NAME", ctx.uri.as_str());
+    } else {
+        let script = ctx
+            .uri
+            .strip_suffix(ctx.path_info.as_str())
+            .unwrap_or(&ctx.uri);
+        e.set("SCRIPT_NAME", script);
+        e.set("PATH_INFO", ctx.path_info.as_str());
+        // PATH_INFO looked up as a URI path (ap_sub_req_lookup_uri).
+        let (sub, _) = ctx.sub_request(&ctx.path_info);
+        if !sub.filename.is_empty() {
+            e.set(
+                "PATH_TRANSLATED",
+                format!("{}{}", sub.filename, sub.path_info),
+            );
+        }
+    }
+    // php_value/php_flag recorded for PHP-FPM (`htaccel serve --php`).
+    if let Some(v) = ctx.conf.php.php_value() {
+        e.set("PHP_VALUE", v);
+    }
+    if let Some(v) = ctx.conf.php.php_admin_value() {
+        e.set("PHP_ADMIN_VALUE", v);
+    }
+    e.vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names() {
+        assert_eq!(http2env("X-Forwarded-For").unwrap(), "HTTP_X_FORWARDED_FOR");
+        assert_eq!(http2env("accept").unwrap(), "HTTP_ACCEPT");
+        assert!(http2env("X_Under").is_none());
+        assert!(http2env("a.b").is_none());
+    }
+
+    #[test]
+    fn request_uri_is_the_target_as_sent() {
+        assert_eq!(
+            original_uri("GET /a%20b/x.php?q=1 HTTP/1.1"),
+            "/a%20b/x.php?q=1"
+        );
+        assert_eq!(original_uri("GET /"), "/");
+        assert_eq!(original_uri(""), "");
+    }
+
+    #[test]
+    fn set_replaces_in_place() {
+        let mut e = Env::default();
+        e.set("A", "1");
+        e.set("B", "2");
+        e.set("A", "3");
+        assert_eq!(
+            e.vars,
+            vec![("A".into(), b"3".to_vec()), ("B".into(), b"2".to_vec())]
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! mod_proxy and mod_proxy_fcgi: requests handed to a FastCGI backend
+//! (PHP-FPM), configured as Apache users configure it:
+//!
+//! ```apache
+//! <FilesMatch \.php$>
+//!     SetHandler "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost"
+//! </FilesMatch>
+//! ```
+//!
+//! (or `proxy:fcgi://127.0.0.1:9000`). The engine decides here and does no
+//! I/O: [`decide`] turns a request whose handler names a FastCGI backend
+//! into a [`BackendCall`] carrying the CGI environment (`cgi_env`) and a
+//! continuation that owns the request's context; the server performs the
+//! exchange and calls back with the backend's header block, which
+//! `reply` post-processes as Apache does (status, header tables,
+//! conditional GET, then mod_expires/mod_headers).
+//!
+//! As in Apache, the handler applies only while mod_proxy and
+//! mod_proxy_fcgi are loaded; a request for a script that does not exist
+//! still goes to the backend (PHP-FPM answers "File not found.").
+//! mod_proxy's own directives (`ProxyPass` and the rest) are registered so
+//! that a configuration using them fails loudly: reverse proxying to HTTP
+//! backends is not implemented yet.
+
+pub mod cgi_env;
+pub mod reply;
+
+use crate::http::backend::{BackendAddr, BackendCall, Decision};
+use crate::modules::unsupported::refuse;
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::request::Ctx;
+use std::path::PathBuf;
+
+const SRV: u32 = RSRC_CONF | ACCESS_CONF;
+
+macro_rules! refused {
+    ($($name:literal => $ovr:expr),* $(,)?) => {
+        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: refuse }, )* ]
+    };
+}
+
+pub static MODULE: Module = Module {
+    source: "mod_proxy.c",
+    identifier: "proxy_module",
+    builtin: false,
+    directives: refused!(
+        "ProxyPass" => SRV, "ProxyPassMatch" => SRV, "ProxyPassReverse" => SRV,
+        "ProxyPassReverseCookieDomain" => SRV, "ProxyPassReverseCookiePath" => SRV,
+        "ProxyPreserveHost" => SRV, "ProxyRequests" => RSRC_CONF, "ProxyTimeout" => RSRC_CONF,
+        "ProxyErrorOverride" => SRV, "ProxySet" => SRV, "ProxyAddHeaders" => SRV,
+        "ProxyVia" => RSRC_CONF, "BalancerMember" => SRV, "ProxyPassInherit" => RSRC_CONF,
+    ),
+};
+
+pub static FCGI_MODULE: Module = Module {
+    source: "mod_proxy_fcgi.c",
+    identifier: "proxy_fcgi_module",
+    builtin: false,
+    directives: refused!(
+        "ProxyFCGIBackendType" => SRV | OR_FILEINFO, "ProxyFCGISetEnvIf" => SRV | OR_FILEINFO,
+    ),
+};
+
+/// A FastCGI backend named by a handler: where it listens, and the
+/// `scheme://host[:port]` part Apache puts in `SCRIPT_FILENAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FcgiTarget {
+    pub addr: BackendAddr,
+    pub url_base: String,
+}
+
+/// mod_proxy_fcgi's default port.
+const FCGI_PORT: u16 = 8000;
+
+/// Parse a `proxy:` handler: `proxy:unix:/path|fcgi://host` or
+/// `proxy:fcgi://host[:port][/…]`. `None`: not a proxy handler;
+/// `Some(Err)`: a proxy handler htaccel cannot serve.
+pub fn parse_handler(handler: &str) -> Option<Result<FcgiTarget, String>> {
+    let rest = strip_prefix_ci(handler, "proxy:")?;
+    let (unix, url) = match strip_prefix_ci(rest, "unix:") {
+        Some(r) => match r.split_once('|') {
+            Some((path, url)) => (Some(path), url),
+            None => return Some(Err(format!("invalid proxy handler {handler}"))),
+        },
+        None => (None, rest),
+    };
+    let Some(hostpart) = strip_prefix_ci(url, "fcgi://") else {
+        return Some(Err(format!(
+            "proxy handler {handler}: only fcgi:// backends are supported by htaccel yet"
+        )));
+    };
+    let authority = hostpart.split('/').next().unwrap_or("");
+    let (host, port_text) = match authority.find(']') {
+        Some(end) => (&authority[..=end], authority[end + 1..].strip_prefix(':')),
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let port = match port_text.map(str::parse::<u16>) {
+        None => FCGI_PORT,
+        Some(Ok(p)) => p,
+        Some(Err(_)) => return Some(Err(format!("invalid port in proxy handler {handler}"))),
+    };
+    if host.is_empty() {
+        return Some(Err(format!("no host in proxy handler {handler}")));
+    }
+    let host = host.to_ascii_lowercase();
+    let url_base = if port == FCGI_PORT {
+        format!("fcgi://{host}")
+    } else {
+        format!("fcgi://{host}:{port}")
+    };
+    let addr = match unix {
+        Some(path) => BackendAddr::Unix(PathBuf::from(path)),
+        None => BackendAddr::Tcp(format!("{host}:{port}")),
+    };
+    Some(Ok(FcgiTarget { addr, url_base }))
+}
+
+fn strip_prefix_ci<'s>(s: &'s str, prefix: &str) -> Option<&'s str> {
+    (s.len() >= prefix.len()
+        && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes()))
+    .then(|| &s[prefix.len()..])
+}
+
+/// Whether the request goes to a FastCGI backend (its handler is a
+/// `proxy:` one and mod_proxy_fcgi is loaded).
+pub fn wants(ctx: &Ctx<'_>) -> bool {
+    ctx.handler
+        .as_deref()
+        .is_some_and(|h| strip_prefix_ci(h, "proxy:").is_some())
+        && ctx.site.env.is_loaded("mod_proxy.c")
+        && ctx.site.env.is_loaded("mod_proxy_fcgi.c")
+}
+
+/// The backend exchange for a request that passed every phase and whose
+/// handler is a `proxy:` one ([`wants`]).
+pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
+    let handler = ctx.handler.clone().unwrap_or_default();
+    let target = match parse_handler(&handler) {
+        Some(Ok(t)) => t,
+        Some(Err(message)) => {
+            ctx.reason = Some(("error".into(), message));
+            return Decision::Respond(respond_error(ctx, 500));
+        }
+        None => return Decision::Respond(respond_error(ctx, 500)),
+    };
+    if let Err(status) = crate::modules::filter::insert(&mut ctx) {
+        return Decision::Respond(respond_error(ctx, status));
+    }
+    ctx.handler_ran = true;
+    // No worker is configured for the backend: mod_proxy's default reverse
+    // worker, which does not keep connections, takes the request and says
+    // so in the environment.
+    ctx.env.set("proxy-nokeepalive", "1");
+    // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
+    let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
+    let params = cgi_env::build(&ctx, &script_filename);
+    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
+    Decision::Backend(BackendCall {
+        addr: target.addr,
+        params,
+        body_limit,
+        finish: Box::new(move |result| match result {
+            Ok(head) => reply::finish(ctx, head),
+            Err(e) => reply::failed(ctx, e),
+        }),
+    })
+}
+
+fn respond_error(mut ctx: Ctx<'_>, status: u16) -> crate::http::Response {
+    let mut resp = crate::errors::error_response(&mut ctx, status);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handlers() {
+        let t = parse_handler("proxy:unix:/run/php/fpm.sock|fcgi://localhost")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.addr, BackendAddr::Unix("/run/php/fpm.sock".into()));
+        assert_eq!(t.url_base, "fcgi://localhost");
+        let t = parse_handler("proxy:fcgi://127.0.0.1:9000")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.addr, BackendAddr::Tcp("127.0.0.1:9000".into()));
+        assert_eq!(t.url_base, "fcgi://127.0.0.1:9000");
+        let t = parse_handler("PROXY:fcgi://Backend/").unwrap().unwrap();
+        assert_eq!(t.addr, BackendAddr::Tcp("backend:8000".into()));
+        assert!(parse_handler("text/html").is_none());
+        assert!(parse_handler("proxy:http://x/").unwrap().is_err());
+        assert!(parse_handler("proxy:unix:/x").unwrap().is_err());
+        assert!(parse_handler("proxy:fcgi://h:port").unwrap().is_err());
+    }
+}

@@ -1,0 +1,216 @@
+//! A FastCGI backend's answer turned into the client's, as Apache treats a
+//! script's header block (`ap_scan_script_header_err_brigade_ex`, used by
+//! mod_proxy_fcgi), then through the output filters.
+//!
+//! The header block is sorted as Apache sorts it: `Content-Type` becomes
+//! the response's type; `Status` its status; `Location`, `ETag`,
+//! `Content-Range` and a valid `Last-Modified` go to the normal table;
+//! `Content-Length` and `Transfer-Encoding` are dropped (FastCGI frames the
+//! body itself; the server chunks it); every other header goes to the
+//! "always" table (`err_headers_out`), repeated names merged with ", ",
+//! `Set-Cookie` kept one per line after the others. Without `Status`, a GET
+//! is checked against its conditional headers (a backend's `ETag` and
+//! `Last-Modified` may make a 304 or 412).
+
+use crate::http::backend::{BackendAnswer, BackendError, BackendHead};
+use crate::http::conditional::{self, Clock, Validators, Verdict};
+use crate::http::Response;
+use crate::request::Ctx;
+
+/// The response for a failed exchange: Apache's error page for 502, 503 or
+/// 504, with the reason in the error log.
+pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer {
+    let status = error.status();
+    ctx.reason = Some(("error".into(), error.message().to_string()));
+    let mut resp = crate::errors::error_response(&mut ctx, status);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    BackendAnswer {
+        response: resp,
+        pass_body: false,
+    }
+}
+
+/// The response for a backend's header block.
+pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
+    let mut status: Option<u16> = None;
+    let mut normal: Vec<(String, String)> = Vec::new();
+    let mut merge: Vec<(String, String)> = Vec::new();
+    let mut cookies: Vec<(String, String)> = Vec::new();
+    let mut content_type = None;
+    for line in &head.lines {
+        let Some((name, value)) = line.split_once(':') else {
+            let shown: String = line.chars().take(30).collect();
+            ctx.reason = Some((
+                "error".into(),
+                format!(
+                    "malformed header from script '{}': Bad header: {shown}",
+                    basename(&ctx.filename)
+                ),
+            ));
+            return error(ctx, 500);
+        };
+        let value = value.trim_start_matches([' ', '\t']);
+        let lower = name.to_ascii_lowercase();
+        match lower.as_str() {
+            "content-type" => content_type = Some(type_tolower(value.trim_end())),
+            "status" => status = Some(atoi(value)),
+            "location" | "content-range" | "etag" => set(&mut normal, name, value),
+            "content-length" | "transfer-encoding" => {}
+            "last-modified" => {
+                if let Some(t) = crate::http::date::parse_http_date(value) {
+                    // ap_update_mtime + ap_set_last_modified: never later than now.
+                    let now = ctx.request_time_us / 1_000_000;
+                    let t = crate::http::date::fmt_http_date(t.min(now));
+                    set(&mut normal, "Last-Modified", &t);
+                }
+            }
+            "set-cookie" => cookies.push((name.to_string(), value.to_string())),
+            _ => merge.push((name.to_string(), value.to_string())),
+        }
+    }
+    let status = match status {
+        Some(s) if (100..600).contains(&s) => s,
+        Some(_) => {
+            ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
+            return error(ctx, 500);
+        }
+        None => 200,
+    };
+    // Overlap (merge) onto the "always" table, cookies last.
+    for (n, v) in merge {
+        match ctx
+            .err_headers_out
+            .iter_mut()
+            .find(|(m, _)| m.eq_ignore_ascii_case(&n))
+        {
+            Some(slot) => {
+                slot.1.push_str(", ");
+                slot.1.push_str(&v);
+            }
+            None => ctx.err_headers_out.push((n, v)),
+        }
+    }
+    if !cookies.is_empty() {
+        let mut old: Vec<(String, String)> = Vec::new();
+        ctx.err_headers_out.retain(|(n, v)| {
+            let keep = !n.eq_ignore_ascii_case("Set-Cookie");
+            if !keep {
+                old.push((n.clone(), v.clone()));
+            }
+            keep
+        });
+        ctx.err_headers_out.extend(old);
+        ctx.err_headers_out.extend(cookies);
+    }
+    let mut resp = Response::new(status);
+    resp.headers = normal;
+    if let Some(t) = &content_type {
+        ctx.content_type = Some(t.clone());
+        resp.headers.push(("Content-Type".into(), t.clone()));
+    }
+    let mut pass_body = true;
+    if conditional::is_get(&ctx.method) && ctx.method == "GET" && status == 200 {
+        let now = ctx.request_time_us / 1_000_000;
+        let clock = Clock {
+            mtime: None,
+            request_time: now,
+            now,
+        };
+        let verdict = conditional::meets_conditions(
+            &ctx.method,
+            status,
+            &ctx.headers_in,
+            &Validators::from_response(&resp, clock),
+        );
+        match verdict {
+            Verdict::Proceed => {}
+            Verdict::NotModified => {
+                resp.status = 304;
+                conditional::strip_for_304(&mut resp);
+                pass_body = false;
+            }
+            Verdict::PreconditionFailed => return error(ctx, 412),
+        }
+    }
+    // The body's length is not known: chunked (HTTP/1.1) as Apache sends
+    // it, whether or not the connection stays open.
+    if pass_body {
+        resp.headers
+            .push(("Transfer-Encoding".into(), "chunked".into()));
+    }
+    resp.body_follows = pass_body;
+    let mut resp = crate::errors::finish(&mut ctx, resp);
+    crate::filters::output(&mut ctx, &mut resp, false);
+    BackendAnswer {
+        response: resp,
+        pass_body,
+    }
+}
+
+fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer {
+    let mut resp = crate::errors::error_response(&mut ctx, status);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    BackendAnswer {
+        response: resp,
+        pass_body: false,
+    }
+}
+
+fn set(table: &mut Vec<(String, String)>, name: &str, value: &str) {
+    table.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    table.push((name.to_string(), value.to_string()));
+}
+
+/// C's `atoi`: leading blanks, optional sign, digits; 0 when none.
+fn atoi(s: &str) -> u16 {
+    let s = s.trim_start();
+    let digits: String = s.chars().take_while(char::is_ascii_digit).take(5).collect();
+    digits
+        .parse::<u32>()
+        .map_or(0, |n| n.min(u16::MAX as u32) as u16)
+}
+
+/// `ap_content_type_tolower`: the media type and parameter names in lower
+/// case, parameter values as written.
+fn type_tolower(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for (i, part) in t.split(';').enumerate() {
+        if i > 0 {
+            out.push(';');
+        }
+        match part.split_once('=') {
+            Some((n, v)) if i > 0 => {
+                out.push_str(&n.to_ascii_lowercase());
+                out.push('=');
+                out.push_str(v);
+            }
+            _ => out.push_str(&part.to_ascii_lowercase()),
+        }
+    }
+    out
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_like_atoi() {
+        assert_eq!(atoi("404 Not Found"), 404);
+        assert_eq!(atoi("  302"), 302);
+        assert_eq!(atoi("abc"), 0);
+    }
+
+    #[test]
+    fn content_type_case() {
+        assert_eq!(
+            type_tolower("Text/HTML; Charset=UTF-8"),
+            "text/html; charset=UTF-8"
+        );
+        assert_eq!(type_tolower("image/PNG"), "image/png");
+    }
+}

@@ -1,0 +1,472 @@
+//! One FastCGI exchange on behalf of a client connection (see
+//! `crate::fastcgi`). A child of the connection module: it reads the
+//! client's body and writes the response through the connection's own
+//! buffers, with the connection's timeouts.
+
+use super::{Conn, Event, Exchange, Shared, Stage};
+use crate::body::{BodyError, BodyReader};
+use crate::fastcgi::{codec, head_end, head_lines, pool};
+use crate::write::status_has_no_body;
+use bytes::{Buf, BytesMut};
+use htaccel_engine::http::backend::{BackendCall, BackendError, BackendHead};
+use htaccel_engine::http::{BodyFraming, ProtocolError, Request, Response};
+use tokio::time::Instant;
+
+/// The one request id used per connection (no multiplexing, as PHP-FPM).
+const ID: u16 = 1;
+/// The largest chunked request body read whole for a backend.
+const SPOOL_MAX: u64 = 16 << 20;
+/// The longest header block accepted from a backend.
+const HEAD_MAX: usize = 1 << 20;
+
+/// How an exchange ended for the client connection.
+pub(super) enum Done {
+    /// The response was queued: `Some(keep)`, or `None` to drop the
+    /// connection at once.
+    Sent(Option<bool>),
+    /// Nothing was read from the client or sent yet: answer `Response`
+    /// along the ordinary path (which discards the body).
+    Answer(Response),
+}
+
+/// Why streaming the client's body stopped.
+enum BodyStop {
+    Client(u16, bool),
+    Backend(BackendError),
+    Gone,
+}
+
+impl Conn {
+    pub(super) async fn backend(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        req: &Request,
+        call: BackendCall<'_>,
+    ) -> Done {
+        let BackendCall {
+            addr,
+            params,
+            body_limit,
+            finish,
+        } = call;
+        let timeout = shared.timeouts.timeout;
+        let has_body = match req.framing {
+            BodyFraming::None => false,
+            BodyFraming::Length(n) => n > 0,
+            BodyFraming::Chunked => true,
+        };
+        if let BodyFraming::Length(n) = req.framing {
+            if body_limit != 0 && n > body_limit {
+                // The ordinary path answers 413 for this body.
+                let mut r = Response::new(413);
+                r.body_limit = body_limit;
+                return Done::Answer(r);
+            }
+        }
+        // A chunked body is read whole first: PHP-FPM needs CONTENT_LENGTH
+        // (Apache's mod_proxy_fcgi spools it likewise).
+        let mut params = params;
+        let spooled = if req.framing == BodyFraming::Chunked {
+            match self.spool_body(shared, ex, body_limit).await {
+                Ok(body) => {
+                    params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
+                    params.push(("CONTENT_LENGTH".into(), body.len().to_string().into_bytes()));
+                    Some(body)
+                }
+                Err(stop) => return self.body_stopped(shared, ex, req, stop),
+            }
+        } else {
+            None
+        };
+        let mut lease = match pool::connect(&addr, timeout).await {
+            Ok(l) => l,
+            Err(e) => {
+                let mut r = finish(Err(e)).response;
+                r.body_limit = body_limit;
+                return Done::Answer(r);
+            }
+        };
+        let mut out = BytesMut::with_capacity(4096);
+        codec::put_begin(&mut out, ID, false);
+        let skipped = codec::put_params(
+            &mut out,
+            ID,
+            params.iter().map(|(n, v)| (n.as_str(), v.as_slice())),
+        );
+        for name in skipped {
+            self.error_log(
+                shared,
+                "warn",
+                &format!("AH02536: couldn't encode envvar '{name}' in 16384 bytes"),
+            );
+        }
+        let sent = match &spooled {
+            Some(body) => {
+                codec::put_stream(&mut out, codec::STDIN, ID, body);
+                codec::put_stream(&mut out, codec::STDIN, ID, &[]);
+                send(&mut lease, &mut out, timeout).await
+            }
+            None => {
+                self.stream_body(shared, ex, req, has_body, body_limit, &mut lease, &mut out)
+                    .await
+            }
+        };
+        let head = match sent {
+            Ok(()) => self.backend_head(shared, &mut lease).await,
+            Err(BodyStop::Backend(e)) => {
+                // The client's body was not all read.
+                ex.close = true;
+                Err(e)
+            }
+            Err(stop) => return self.body_stopped(shared, ex, req, stop),
+        };
+        let (head, mut inbuf, rest) = match head {
+            Ok(h) => h,
+            Err(e) => {
+                let resp = finish(Err(e)).response;
+                return Done::Sent(self.respond(shared, ex, &resp).ok());
+            }
+        };
+        let answer = finish(Ok(head));
+        let resp = answer.response;
+        let header_only = ex.head || status_has_no_body(resp.status);
+        ex.open_body = answer.pass_body && !header_only;
+        let Ok(keep) = self.respond(shared, ex, &resp) else {
+            return Done::Sent(None);
+        };
+        if !ex.open_body {
+            return Done::Sent(Some(keep));
+        }
+        let status = resp.status;
+        let headers = resp.headers;
+        // Chunked for HTTP/1.1 (the engine asked for it), else ended by
+        // the close.
+        let chunked = ex.proto_num >= 1001;
+        let mut total = 0u64;
+        let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
+            if data.is_empty() {
+                return;
+            }
+            if chunked {
+                buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+            }
+            buf.extend_from_slice(data);
+            if chunked {
+                buf.extend_from_slice(b"\r\n");
+            }
+            total += data.len() as u64;
+        };
+        emit(&mut self.out.buf, &rest);
+        let ended = loop {
+            let mut ended = false;
+            loop {
+                match codec::take_record(&mut inbuf) {
+                    Ok(Some(r)) if r.id != ID => {}
+                    Ok(Some(r)) => match r.kind {
+                        codec::STDOUT => emit(&mut self.out.buf, &r.content),
+                        codec::STDERR => self.backend_stderr(shared, &r.content),
+                        codec::END_REQUEST => {
+                            ended = true;
+                            break;
+                        }
+                        _ => {}
+                    },
+                    Ok(None) => break,
+                    Err(_) => break,
+                }
+            }
+            if ended {
+                break true;
+            }
+            if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+                break false;
+            }
+            match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => break false,
+            }
+        };
+        drop(lease);
+        if !ended {
+            self.error_log(
+                shared,
+                "error",
+                "AH01075: Error dispatching request to backend: the backend broke off the response",
+            );
+            self.log_backend(shared, ex, status, total, &headers);
+            let _ = self.out.flush(&self.stream, timeout).await;
+            return Done::Sent(None);
+        }
+        if chunked {
+            self.out.buf.extend_from_slice(b"0\r\n\r\n");
+        }
+        self.log_backend(shared, ex, status, total, &headers);
+        Done::Sent(Some(keep))
+    }
+
+    /// The answer when reading the client's body failed.
+    fn body_stopped(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        req: &Request,
+        stop: BodyStop,
+    ) -> Done {
+        let (status, no_length) = match stop {
+            BodyStop::Client(status, no_length) => (status, no_length),
+            BodyStop::Gone => return Done::Sent(None),
+            BodyStop::Backend(e) => (e.status(), false),
+        };
+        let resp = shared.handler.protocol_error(&ProtocolError {
+            status,
+            method: Some(&req.method),
+            head: req.method == "HEAD",
+            ..Default::default()
+        });
+        ex.close = true;
+        ex.no_length = no_length;
+        Done::Sent(self.respond(shared, ex, &resp).ok().map(|_| false))
+    }
+
+    /// Read a chunked body whole (at most [`SPOOL_MAX`] bytes, else 413).
+    async fn spool_body(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        limit: u64,
+    ) -> Result<Vec<u8>, BodyStop> {
+        let cap = if limit == 0 {
+            SPOOL_MAX
+        } else {
+            limit.min(SPOOL_MAX)
+        };
+        let mut reader = BodyReader::chunked(cap, shared.limits.field_size);
+        let mut body = Vec::new();
+        self.continue_100(ex);
+        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        loop {
+            if !self.rbuf.is_empty() {
+                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                    body.extend_from_slice(d)
+                });
+                self.take_fed(fed)?;
+            }
+            if reader.is_done() {
+                return Ok(body);
+            }
+            self.more_body(shared, &mut stage).await?;
+        }
+    }
+
+    /// `100 Continue` for a client waiting for it.
+    fn continue_100(&mut self, ex: &mut Exchange<'_>) {
+        if ex.expecting && ex.proto_num >= 1001 {
+            self.out
+                .buf
+                .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+            ex.expecting = false;
+        }
+    }
+
+    /// Drop the body bytes a reader consumed.
+    fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
+        match fed {
+            Ok(n) => {
+                self.rbuf.advance(n);
+                Ok(())
+            }
+            Err(e @ (BodyError::TooLarge | BodyError::Malformed)) => {
+                Err(BodyStop::Client(e.status(), true))
+            }
+            Err(BodyError::BadTrailer) => Err(BodyStop::Client(400, false)),
+        }
+    }
+
+    /// Wait for more of the client's body.
+    async fn more_body(&mut self, shared: &Shared, stage: &mut Stage) -> Result<(), BodyStop> {
+        match self
+            .read(shared, stage.next(shared.timeouts.timeout), false)
+            .await
+        {
+            Event::Data(n) => {
+                stage.extend(n);
+                Ok(())
+            }
+            Event::Eof => {
+                self.peer_closed = true;
+                Err(BodyStop::Client(400, false))
+            }
+            Event::Timeout => Err(BodyStop::Client(408, false)),
+            Event::Stop | Event::Error => Err(BodyStop::Gone),
+        }
+    }
+
+    /// Send the parameters already in `out`, then the client's body as
+    /// `FCGI_STDIN`, then the end of the stream.
+    #[allow(clippy::too_many_arguments)]
+    async fn stream_body(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        req: &Request,
+        has_body: bool,
+        limit: u64,
+        lease: &mut pool::Lease,
+        out: &mut BytesMut,
+    ) -> Result<(), BodyStop> {
+        let timeout = shared.timeouts.timeout;
+        if has_body {
+            let mut reader = match req.framing {
+                BodyFraming::Chunked => BodyReader::chunked(limit, shared.limits.field_size),
+                BodyFraming::Length(n) => BodyReader::length(n, limit),
+                BodyFraming::None => BodyReader::length(0, limit),
+            };
+            self.continue_100(ex);
+            let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+            loop {
+                if !self.rbuf.is_empty() {
+                    let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                        codec::put_stream(out, codec::STDIN, ID, d)
+                    });
+                    self.take_fed(fed)?;
+                }
+                if out.len() >= 16 * 1024 || reader.is_done() {
+                    send(lease, out, timeout).await?;
+                }
+                if reader.is_done() {
+                    break;
+                }
+                self.more_body(shared, &mut stage).await?;
+            }
+        }
+        codec::put_stream(out, codec::STDIN, ID, &[]);
+        send(lease, out, timeout).await
+    }
+
+    /// Read records until the header block is complete: the block, the
+    /// records not read yet, and the body bytes that came with the block.
+    async fn backend_head(
+        &mut self,
+        shared: &Shared,
+        lease: &mut pool::Lease,
+    ) -> Result<(BackendHead, BytesMut, Vec<u8>), BackendError> {
+        let mut inbuf = BytesMut::with_capacity(16 * 1024);
+        let mut stdout: Vec<u8> = Vec::new();
+        loop {
+            loop {
+                let r = match codec::take_record(&mut inbuf) {
+                    Ok(Some(r)) => r,
+                    Ok(None) => break,
+                    Err(e) => return Err(BackendError::Failed(format!("AH01068: {}", e.0))),
+                };
+                if r.id != ID {
+                    continue;
+                }
+                match r.kind {
+                    codec::STDOUT => {
+                        stdout.extend_from_slice(&r.content);
+                        if let Some((h, b)) = head_end(&stdout) {
+                            let head = BackendHead {
+                                lines: head_lines(&stdout[..h]),
+                            };
+                            let rest = stdout[b..].to_vec();
+                            return Ok((head, inbuf, rest));
+                        }
+                        if stdout.len() > HEAD_MAX {
+                            return Err(BackendError::Failed(
+                                "AH01070: Error parsing script headers: too long".into(),
+                            ));
+                        }
+                    }
+                    codec::STDERR => self.backend_stderr(shared, &r.content),
+                    codec::END_REQUEST => {
+                        return Err(BackendError::Failed(
+                            "AH01070: Error parsing script headers: the backend ended the request without them".into(),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            match tokio::time::timeout(shared.timeouts.timeout, lease.read_buf(&mut inbuf)).await {
+                Ok(Ok(0)) => {
+                    return Err(BackendError::Failed(
+                        "AH01075: Error dispatching request: the backend closed the connection"
+                            .into(),
+                    ))
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    return Err(BackendError::Failed(format!(
+                        "({}){e}: AH01075: Error dispatching request",
+                        e.raw_os_error().unwrap_or(0)
+                    )))
+                }
+                Err(_) => {
+                    return Err(BackendError::Timeout(
+                        "AH01075: Error dispatching request: timeout reading from the backend"
+                            .into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// `FCGI_STDERR` to the error log, one line per line, as Apache's
+    /// "Got error" messages.
+    fn backend_stderr(&self, shared: &Shared, data: &[u8]) {
+        let text = String::from_utf8_lossy(data);
+        let text = text.trim_end_matches(['\n', '\r', '\0']);
+        if !text.is_empty() {
+            self.error_log(shared, "error", &format!("AH01071: Got error '{text}'"));
+        }
+    }
+
+    fn error_log(&self, shared: &Shared, level: &str, message: &str) {
+        shared
+            .handler
+            .log()
+            .error(level, "proxy_fcgi", Some(self.remote), message);
+    }
+
+    fn log_backend(
+        &self,
+        shared: &Shared,
+        ex: &Exchange<'_>,
+        status: u16,
+        sent: u64,
+        headers: &[(String, String)],
+    ) {
+        self.log(
+            shared,
+            ex.request,
+            status,
+            sent,
+            headers,
+            ex.received,
+            ex.started,
+        );
+    }
+}
+
+async fn send(
+    lease: &mut pool::Lease,
+    out: &mut BytesMut,
+    timeout: std::time::Duration,
+) -> Result<(), BodyStop> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let r = tokio::time::timeout(timeout, lease.write_all(out)).await;
+    out.clear();
+    match r {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(BodyStop::Backend(BackendError::Failed(format!(
+            "({}){e}: AH01075: Error dispatching request: sending to the backend",
+            e.raw_os_error().unwrap_or(0)
+        )))),
+        Err(_) => Err(BodyStop::Backend(BackendError::Timeout(
+            "AH01075: Error dispatching request: timeout sending to the backend".into(),
+        ))),
+    }
+}
