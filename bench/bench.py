@@ -1,0 +1,282 @@
+"""Run every benchmark scenario and write results.json and results.csv.
+
+Usage: python3 bench/bench.py [--quick] [--only SUBSTRING] [--out DIR]
+Environment: BENCH_QUICK=1 (1 run of 2 s per point instead of 3 of 5 s),
+BENCH_RUNS, BENCH_SECONDS, BENCH_WARMUP to override; HTACCEL_BIN.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import measure  # noqa: E402
+import memory  # noqa: E402
+import scenarios  # noqa: E402
+import servers  # noqa: E402
+import visibility  # noqa: E402
+
+# Benchmarks that need parts not built yet; listed, never measured.
+PENDING = [
+    {
+        "name": "WordPress (PHP-FPM over FastCGI): front page, a post, wp-login, static assets",
+        "servers": "htaccel vs Apache (mpm_event + proxy_fcgi) vs nginx (hand-translated rules)",
+        "needs": "FastCGI handler in htaccel",
+    },
+    {
+        "name": "WordPress with the 12 KB realistic .htaccess (IP block list)",
+        "servers": "htaccel vs Apache",
+        "needs": "FastCGI handler; access_compat (Deny from)",
+    },
+    {
+        "name": "Flask application behind FastCGI/HTTP proxy with its .htaccess front controller",
+        "servers": "htaccel vs Apache",
+        "needs": "FastCGI handler / reverse proxy",
+    },
+]
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def machine(htaccel_bin, peers):
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    git = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "cpu_model": cpu,
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "os": _os_name(),
+        "htaccel_commit": git,
+        "versions": {
+            s: servers.version(s, htaccel_bin) for s in ["htaccel", "apache", "wrk"] + list(peers)
+        },
+    }
+
+
+def _os_name():
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return platform.system()
+
+
+def expected_status(s):
+    return 200
+
+
+def run_point(s, base, settings, log):
+    """Start the server for scenario `s`, check its answer, load it."""
+    docroot = os.path.join(base, "trees", s.tree)
+    rundir = tempfile.mkdtemp(prefix="run-", dir=base)
+    port = servers.free_port()
+    cmd = servers.write_config(s.server, rundir, docroot, port, s.override, s.pinned)
+    point = {
+        "id": s.id,
+        "group": s.group,
+        "scenario": s.name,
+        "server": s.server,
+        "path": s.path,
+        "allow_override": s.override,
+        "pinned": s.pinned,
+        "tree": s.tree,
+    }
+    server = servers.Server(s.server, cmd, rundir, port, s.pinned)
+    try:
+        try:
+            server.wait_ready(s.path)
+            # Some servers answer before their handlers are in place.
+            status, headers = servers.http_get(port, s.path)
+            deadline = time.time() + 3
+            while (status != 200 or headers.get("content-length") != "19") and time.time() < deadline:
+                time.sleep(0.2)
+                status, headers = servers.http_get(port, s.path)
+        except (RuntimeError, OSError) as e:
+            point["status"] = "failed"
+            point["error"] = str(e)[-1500:]
+            return point
+        point["http_status"] = status
+        if status != expected_status(s) or headers.get("content-length") != "19":
+            point["status"] = "failed"
+            point["error"] = (
+                f"answered {status} (content-length {headers.get('content-length')}) instead of "
+                f"200 with the 19-byte page; error log: {server.output()[-600:]}"
+            )
+            return point
+        url = f"http://127.0.0.1:{port}{s.path}"
+        if settings["warmup"]:
+            measure.wrk(server, url, settings["warmup"])
+        runs = [measure.wrk(server, url, settings["seconds"]) for _ in range(settings["runs"])]
+        point["runs"] = runs
+        point.update(measure.summarise(runs))
+        point["status"] = "ok" if point["non2xx_total"] == 0 else "errors"
+        return point
+    finally:
+        server.stop()
+        shutil.rmtree(rundir, ignore_errors=True)
+
+
+def run_visibility(base, settings, log):
+    out = []
+    for server_name in ("htaccel", "apache"):
+        for variant in ("header", "status"):
+            for mode in ("inplace", "rename"):
+                docroot = tempfile.mkdtemp(prefix="vis-", dir=base)
+                os.chmod(docroot, 0o755)
+                with open(os.path.join(docroot, "index.html"), "wb") as f:
+                    f.write(scenarios.PAGE)
+                os.chmod(os.path.join(docroot, "index.html"), 0o644)
+                rundir = tempfile.mkdtemp(prefix="run-", dir=base)
+                port = servers.free_port()
+                cmd = servers.write_config(server_name, rundir, docroot, port, "All", True)
+                server = servers.Server(server_name, cmd, rundir, port, True)
+                try:
+                    server.wait_ready("/index.html")
+                    r = visibility.run(port, docroot, variant, mode, settings["visibility_seconds"])
+                    r["server"] = server_name
+                    r["status"] = "ok"
+                except (RuntimeError, OSError) as e:
+                    r = {"server": server_name, "variant": variant, "mode": mode}
+                    r |= {"status": "failed", "error": str(e)[-800:]}
+                finally:
+                    server.stop()
+                    shutil.rmtree(rundir, ignore_errors=True)
+                    shutil.rmtree(docroot, ignore_errors=True)
+                log(f"visibility {server_name} {variant} {mode}: {r.get('stale')} stale of {r.get('judged')}")
+                out.append(r)
+    return out
+
+
+def run_memory(base, settings, log):
+    docroot = tempfile.mkdtemp(prefix="mem-", dir=base)
+    os.chmod(docroot, 0o755)
+    with open(os.path.join(docroot, "index.html"), "wb") as f:
+        f.write(scenarios.PAGE)
+    os.chmod(os.path.join(docroot, "index.html"), 0o644)
+    rundir = tempfile.mkdtemp(prefix="run-", dir=base)
+    port = servers.free_port()
+    conns = settings["memory_connections"]
+    cmd = servers.write_config("htaccel", rundir, docroot, port, "All", True, keepalive_timeout=600)
+    server = servers.Server("htaccel", cmd, rundir, port, True, nofile=conns + 4096)
+    try:
+        server.wait_ready("/index.html")
+        r = memory.run(server, docroot, conns, settings["memory_directories"])
+        r["status"] = "ok"
+    except (RuntimeError, OSError) as e:
+        r = {"server": "htaccel", "status": "failed", "error": str(e)[-800:]}
+    finally:
+        server.stop()
+        shutil.rmtree(rundir, ignore_errors=True)
+        shutil.rmtree(docroot, ignore_errors=True)
+    log(f"memory: {r}")
+    return r
+
+
+CSV_FIELDS = [
+    "id", "group", "scenario", "server", "pinned", "allow_override", "path", "status",
+    "rps_median", "rps_min", "rps_max", "spread_pct", "cpu_us_per_req_median",
+    "p50_ms_median", "p99_ms_median", "server_cpu_pct_median", "wrk_cpu_pct_median",
+    "other_cpu_pct_max", "non2xx_total", "requests_total", "error",
+]  # fmt: skip
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", help="run only points whose id contains this")
+    ap.add_argument("--out", help="results directory (default bench/results/<timestamp>)")
+    ap.add_argument("--skip-extra", action="store_true", help="no visibility and memory runs")
+    args = ap.parse_args()
+    quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
+    settings = {
+        "mode": "quick" if quick else "full",
+        "runs": int(os.environ.get("BENCH_RUNS", 1 if quick else 3)),
+        "seconds": int(os.environ.get("BENCH_SECONDS", 2 if quick else 5)),
+        "warmup": int(os.environ.get("BENCH_WARMUP", 1 if quick else 2)),
+        "connections": 50,
+        "visibility_seconds": 2 if quick else 5,
+        "memory_connections": 10000,
+        "memory_directories": 100000,
+    }
+    here = os.path.dirname(os.path.abspath(__file__))
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or os.path.join(here, "results", stamp)
+    os.makedirs(out, exist_ok=True)
+    htaccel_bin = os.path.abspath(
+        os.environ.get("HTACCEL_BIN", os.path.join(here, "..", "target", "release", "htaccel"))
+    )
+    os.environ["HTACCEL_BIN"] = htaccel_bin
+    peers = servers.present_peers()
+
+    def log(msg):
+        print(f"[{datetime.datetime.now().strftime('%H:%M:%S')}] {msg}", flush=True)
+
+    results = {
+        "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "settings": settings,
+        "load_average_start": loadavg(),
+        "machine": machine(htaccel_bin, peers),
+        "peers_missing": [p for p in servers.PEERS if p not in peers],
+        "access_file_bytes": scenarios.access_file_sizes(),
+        "pending": PENDING,
+    }
+    log(f"load average {results['load_average_start']}; peers {peers}; out {out}")
+    base = tempfile.mkdtemp(prefix="htaccel-bench-")
+    os.chmod(base, 0o755)
+    try:
+        scenarios.write_trees(os.path.join(base, "trees"))
+        points = []
+        todo = [s for s in scenarios.scenarios(peers) if not args.only or args.only in s.id]
+        for i, s in enumerate(todo, 1):
+            p = run_point(s, base, settings, log)
+            points.append(p)
+            extra = p.get("error", "")[:160] if p["status"] == "failed" else ""
+            log(
+                f"{i}/{len(todo)} {s.id}: {p['status']} {p.get('rps_median', '-')} req/s "
+                f"{p.get('cpu_us_per_req_median', '-')} us/req {extra}"
+            )
+        results["points"] = points
+        if not args.skip_extra and not args.only:
+            results["visibility"] = run_visibility(base, settings, log)
+            results["memory"] = run_memory(base, settings, log)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    results["load_average_end"] = loadavg()
+    results["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(
+        timespec="seconds"
+    )
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for p in results["points"]:
+            w.writerow(p)
+    log(f"wrote {out}/results.json; load average {results['load_average_end']}")
+    print(out)
+
+
+if __name__ == "__main__":
+    main()

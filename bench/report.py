@@ -1,0 +1,369 @@
+"""Generate the charts and bench/REPORT.md from a results directory (default:
+the latest under bench/results/). Every number in the report comes from
+results.json; nothing here is typed by hand.
+
+Usage: python3 bench/report.py [RESULTS_DIR]
+"""
+
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLORS = {
+    "apache": "#b03a2e",
+    "htaccel": "#1f6f8b",
+    "nginx": "#2e8b57",
+    "lighttpd": "#d4a017",
+    "h2o": "#6a4c93",
+    "caddy": "#7f8c8d",
+}
+GOAL_A_RATIO = 0.97
+WRK_LIMIT_PCT = 90.0  # wrk at or above this share of its core: the client is the limit
+
+
+def latest():
+    root = os.path.join(HERE, "results")
+    dirs = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "results.json")))
+    if not dirs:
+        sys.exit("no results under bench/results/")
+    return os.path.join(root, dirs[-1])
+
+
+def index(points):
+    return {(p["group"], p["scenario"], p["server"], p["pinned"]): p for p in points}
+
+
+def rps(p):
+    return p.get("rps_median") if p and p.get("status") in ("ok", "errors") else None
+
+
+def fmt(v, nd=0):
+    if v is None:
+        return "–"
+    return f"{v:,.{nd}f}"
+
+
+def save(fig, out, name):
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(out, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def bars(ax, labels, series, ylabel):
+    """Grouped bars: series is [(name, [values])]; failed points marked."""
+    n = len(series)
+    width = 0.8 / n
+    for i, (name, vals) in enumerate(series):
+        xs = [x + (i - (n - 1) / 2) * width for x in range(len(labels))]
+        heights = [v or 0 for v in vals]
+        ax.bar(xs, heights, width, label=name, color=COLORS.get(name))
+        for x, v in zip(xs, vals):
+            if v is None:
+                ax.text(x, 0, "failed", rotation=90, ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+
+
+def chart_a(points, out):
+    idx = index(points)
+    names = [p["scenario"] for p in points if p["group"] == "A" and p["server"] == "apache"]
+    series = [(s, [rps(idx.get(("A", n, s, True))) for n in names]) for s in ("apache", "htaccel")]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    bars(ax, names, series, "requests/s (median)")
+    ax.set_title(".htaccess size and content: Apache (mpm_event) vs htaccel, one pinned core")
+    save(fig, out, "chart-htaccess")
+
+
+def chart_peers(points, out):
+    idx = index(points)
+    servers = [p["server"] for p in points if p["group"] == "D"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    vals = [rps(idx.get(("D", "static", s, True))) for s in servers]
+    cpu = [idx.get(("D", "static", s, True), {}).get("cpu_us_per_req_median") for s in servers]
+    ax1.bar(servers, [v or 0 for v in vals], color=[COLORS.get(s) for s in servers])
+    ax1.set_ylabel("requests/s (median)")
+    ax1.set_title("Same 19-byte static file, server on CPU 0")
+    ax2.bar(servers, [v or 0 for v in cpu], color=[COLORS.get(s) for s in servers])
+    ax2.set_ylabel("server CPU µs per request (median)")
+    ax2.set_title("Server CPU per request")
+    for ax in (ax1, ax2):
+        ax.grid(axis="y", alpha=0.3)
+    save(fig, out, "chart-peers")
+
+
+def chart_depth(points, out):
+    idx = index(points)
+    depths = sorted({int(p["scenario"].split("-")[0][1:]) for p in points if p["group"] == "B"})
+    variants = ["ao-none", "ao-all-nofile", "root-empty", "every-empty", "root-single",
+                "every-single", "root-comments17k", "every-comments17k"]  # fmt: skip
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for ax, server in zip(axes, ("apache", "htaccel")):
+        for v in variants:
+            ys = [rps(idx.get(("B", f"d{n}-{v}", server, True))) for n in depths]
+            if any(y is not None for y in ys):
+                ax.plot(depths, [y if y is not None else float("nan") for y in ys], marker="o", label=v)
+        ax.set_xscale("log")
+        ax.set_xticks(depths)
+        ax.set_xticklabels([str(d) for d in depths])
+        ax.set_xlabel("directory depth of the requested file")
+        ax.set_title(server)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("requests/s (median)")
+    axes[1].legend(fontsize=7)
+    save(fig, out, "chart-depth")
+
+
+def goal_a(points):
+    """htaccel with any access file >= 0.97 x htaccel without one (same path)."""
+    idx = index(points)
+    rows, met = [], True
+    for p in points:
+        if p["server"] != "htaccel" or p["group"] not in ("A", "B") or "ao-none" in p["scenario"]:
+            continue
+        ref_name = "ao-none" if p["group"] == "A" else p["scenario"].split("-")[0] + "-ao-none"
+        ref = idx.get((p["group"], ref_name, "htaccel", True))
+        r, rr = rps(p), rps(ref)
+        if r is None or rr is None or p.get("status") != "ok":
+            rows.append((p, ref_name, None, None, "failed: " + _why(p)))
+            met = False
+            continue
+        ratio = r / rr
+        cpu, cref = p.get("cpu_us_per_req_median"), (ref or {}).get("cpu_us_per_req_median")
+        cpu_ratio = cref / cpu if cpu and cref else None
+        ok = ratio >= GOAL_A_RATIO
+        met = met and ok
+        rows.append((p, ref_name, ratio, cpu_ratio, "met" if ok else "NOT met"))
+    return met, rows
+
+
+def _why(p):
+    if p.get("status") == "errors":
+        return f"{p.get('non2xx_total')} non-2xx answers"
+    return (p.get("error") or "not measured").splitlines()[0][:160]
+
+
+def goal_b(points):
+    idx = index(points)
+    h = idx.get(("D", "static", "htaccel", True))
+    out = []
+    for peer in ("h2o", "nginx"):
+        p = idx.get(("D", "static", peer, True))
+        if not p or rps(p) is None or rps(h) is None:
+            out.append((peer, None, None, None, "peer not measured" if not p else "failed"))
+            continue
+        by_rps = rps(h) >= rps(p)
+        wrk_bound = (h.get("wrk_cpu_pct_median") or 0) >= WRK_LIMIT_PCT
+        cpu_h, cpu_p = h.get("cpu_us_per_req_median"), p.get("cpu_us_per_req_median")
+        by_cpu = peer == "h2o" and wrk_bound and cpu_h is not None and cpu_p is not None and cpu_h < cpu_p
+        verdict = "met (req/s)" if by_rps else "met (CPU per request, wrk-bound)" if by_cpu else "NOT met"
+        out.append((peer, rps(p), cpu_p, wrk_bound, verdict))
+    return out
+
+
+def table(rows, header):
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def point_rows(points, group):
+    rows = []
+    for p in points:
+        if p["group"] != group:
+            continue
+        rows.append([
+            p["scenario"], p["server"], "yes" if p["pinned"] else "no", f"`{p['path']}`",
+            p["status"] if p["status"] != "failed" else "**failed**",
+            fmt(p.get("rps_median")), fmt(p.get("spread_pct"), 1),
+            fmt(p.get("cpu_us_per_req_median"), 2), fmt(p.get("p50_ms_median"), 2),
+            fmt(p.get("p99_ms_median"), 2), fmt(p.get("server_cpu_pct_median")),
+            fmt(p.get("wrk_cpu_pct_median")), fmt(p.get("other_cpu_pct_max")),
+        ])  # fmt: skip
+    return rows
+
+
+POINT_HEADER = ["scenario", "server", "pinned", "path", "status", "req/s", "spread %",
+                "server µs/req", "p50 ms", "p99 ms", "server CPU %", "wrk CPU %",
+                "other tenants CPU % (max)"]  # fmt: skip
+
+
+def report(res, rel):
+    pts = res["points"]
+    m = res["machine"]
+    s = res["settings"]
+    o = []
+    o.append("# htaccel benchmark report\n")
+    o.append(
+        f"Generated by `bench/report.py` from `{rel}/results.json` (run {res['started_utc']} – "
+        f"{res['finished_utc']}). Do not edit by hand: run `bench/run.sh` (or "
+        "`python3 bench/report.py`) to regenerate.\n"
+    )
+    o.append("## Setup\n")
+    o.append(f"- Machine: {m['cpus']} CPUs (`{m['cpu_model']}`), kernel {m['kernel']}, {m['os']}.")
+    o.append("- Versions: " + ", ".join(f"{k}: `{v}`" for k, v in m["versions"].items()) + f"; htaccel commit `{m['htaccel_commit']}`.")
+    o.append(
+        f"- Mode: **{s['mode']}** — {s['runs']} run(s) × {s['seconds']} s per point after a "
+        f"{s['warmup']} s warm-up; `taskset -c 1 wrk -t1 -c{s['connections']} --latency`; server on "
+        "`taskset -c 0` (rows with pinned = no: server unpinned, wrk still on CPU 1)."
+    )
+    o.append(
+        "- Logging off everywhere (no access log; error log to a file). Page: 19-byte `index.html`. "
+        "Apache: mpm_event, 1 process × 64 threads. nginx/h2o: 1 worker when pinned, one per CPU "
+        "when not. Server CPU per request = Δ(utime+stime) of the server's whole process tree "
+        "(`/proc/PID/stat`) / requests."
+    )
+    o.append(
+        f"- **Load average at start: {res['load_average_start']}; at end: {res['load_average_end']}.** "
+        "Other work shares this 2-core machine (builds and tests of other engineers), so figures are "
+        "noisy: the column *other tenants CPU %* is the CPU the rest of the machine used during "
+        "each run (both cores, in % of one core). Compare ratios within one run, not absolute numbers "
+        "across runs."
+    )
+    if res.get("peers_missing"):
+        o.append(f"- Peers not installed (no Debian package), skipped: {', '.join(res['peers_missing'])}.")
+    else:
+        o.append("- Every peer was present (nginx, lighttpd, h2o, caddy).")
+    sizes = res["access_file_bytes"]
+    o.append("- Access-file sizes (bytes): " + ", ".join(f"{k} {v:,}" for k, v in sizes.items()) + ".\n")
+
+    # Goals.
+    o.append("## Performance goals\n")
+    met_a, rows_a = goal_a(pts)
+    fails = [r for r in rows_a if r[4] != "met"]
+    o.append(
+        f"**(a) htaccel with any `.htaccess` ≥ {GOAL_A_RATIO} × htaccel with none "
+        f"(same path, AllowOverride None): {'MET' if met_a else 'NOT MET'}** — "
+        f"{len(rows_a) - len(fails)} of {len(rows_a)} scenarios pass."
+    )
+    if fails:
+        o.append("")
+        o.append(table(
+            [[f"{r[0]['group']}/{r[0]['scenario']}", r[1], fmt(r[2], 3) if r[2] else "–",
+              fmt(r[3], 3) if r[3] else "–", r[4]] for r in fails],
+            ["scenario", "reference", "req/s ratio", "CPU/req ratio (ref/this)", "verdict"],
+        ))  # fmt: skip
+    o.append("")
+    o.append(
+        "A ratio below 1 within the run's spread is noise rather than a cost; the CPU-per-request "
+        "ratio is the less noisy figure. All ratios are in the table under *Goal (a) detail*.\n"
+    )
+    gb = goal_b(pts)
+    verdicts = [g[4] for g in gb]
+    overall = "MET" if all(v.startswith("met") for v in verdicts) else "NOT MET"
+    o.append(f"**(b) htaccel on the plain static file ≥ h2o and ≥ nginx (or less server CPU per request than h2o when wrk is the limit): {overall}**\n")
+    idx = index(pts)
+    h = idx.get(("D", "static", "htaccel", True), {})
+    o.append(table(
+        [[peer, fmt(r), fmt(c, 2), fmt(rps(h)), fmt(h.get("cpu_us_per_req_median"), 2),
+          "yes" if wb else "no" if wb is not None else "–", v] for peer, r, c, wb, v in gb],
+        ["peer", "peer req/s", "peer µs/req", "htaccel req/s", "htaccel µs/req", "htaccel run wrk-bound", "verdict"],
+    ))  # fmt: skip
+    o.append("")
+    o.append("**(c) WordPress vs Apache: PENDING** — needs the FastCGI handler (see *Pending*).\n")
+
+    o.append("## Charts\n")
+    for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
+                        ("chart-depth", "directory depth")):  # fmt: skip
+        o.append(f"![{title}]({rel}/{name}.png) ([SVG]({rel}/{name}.svg))\n")
+
+    for group, title in (("A", "A: .htaccess size and content (request `/index.html`)"),
+                         ("B", "B: directory depth (request `/1/…/N/file.html`)"),
+                         ("D", "D: peers on the same static file"),
+                         ("U", "U: server on both cores (wrk on CPU 1)"),
+                         ("Z", "Z: control (first htaccel point repeated at the end: drift)")):  # fmt: skip
+        rows = point_rows(pts, group)
+        if rows:
+            o.append(f"## {title}\n")
+            o.append(table(rows, POINT_HEADER))
+            o.append("")
+    failed = [p for p in pts if p["status"] != "ok"]
+    if failed:
+        o.append("## Failed or erroneous points\n")
+        for p in failed:
+            o.append(f"- `{p['id']}`: {_why(p)}")
+        o.append("")
+
+    o.append("## Goal (a) detail\n")
+    o.append(table(
+        [[f"{r[0]['group']}/{r[0]['scenario']}", r[1], fmt(rps(r[0])), fmt(r[2], 3) if r[2] else "–",
+          fmt(r[3], 3) if r[3] else "–", r[4]] for r in rows_a],
+        ["scenario", "reference", "req/s", "req/s ratio", "CPU/req ratio (ref/this)", "verdict"],
+    ))  # fmt: skip
+    o.append("")
+
+    o.append("## Change visibility\n")
+    o.append(
+        "A `.htaccess` is rewritten every 5–30 ms while 4 keep-alive clients request the page; each "
+        "request is stamped before it is sent. *Stale* = sent after a write had completed (and "
+        "before the next began) yet answered by the old rules. Variants: a response header "
+        "(`Header set X-Rules A/B`) or 200 vs 403 (`Require all denied`); the file rewritten in "
+        "place or replaced by rename. Apache (which reads the file on every request) is the control.\n"
+    )
+    vis = res.get("visibility") or []
+    if vis:
+        o.append(table(
+            [[v["server"], v["variant"], v["mode"], v.get("status"), fmt(v.get("writes")),
+              fmt(v.get("requests")), fmt(v.get("judged")), fmt(v.get("stale")),
+              fmt(v.get("stale_pct"), 3) if v.get("stale_pct") is not None else "–",
+              fmt(v.get("worst_stale_after_write_ms"), 2), fmt(v.get("unrecognised")),
+              fmt(v.get("client_errors"))] for v in vis],
+            ["server", "variant", "write", "status", "writes", "requests", "judged", "stale",
+             "stale %", "worst stale ms after write", "unrecognised answers", "client errors"],
+        ))  # fmt: skip
+    else:
+        o.append("Not run.")
+    o.append("")
+
+    o.append("## Memory\n")
+    mem = res.get("memory")
+    if mem and mem.get("status") == "ok":
+        o.append(table([
+            ["idle, after start", fmt(mem["rss_idle_kib"])],
+            [f"{mem['idle_connections']:,} idle keep-alive connections ({mem['idle_connections_failed']} failed to open)",
+             fmt(mem["rss_with_idle_connections_kib"])],
+            ["after closing them", fmt(mem["rss_after_closing_kib"])],
+            [f"after one request in each of {mem['directories']:,} directories (answers: {mem['touch_statuses']}; "
+             f"{mem['inotify_watches']:,} inotify watches held)", fmt(mem["rss_after_directories_kib"])],
+        ], ["htaccel state", "RSS KiB"]))  # fmt: skip
+        per_conn = (mem["rss_with_idle_connections_kib"] - mem["rss_idle_kib"]) / max(1, mem["idle_connections"])
+        per_dir = (mem["rss_after_directories_kib"] - mem["rss_after_closing_kib"]) / max(1, mem["directories"])
+        o.append("")
+        o.append(f"About {per_conn:.2f} KiB per idle connection and {per_dir:.2f} KiB per touched directory.")
+    elif mem:
+        o.append(f"Failed: {mem.get('error')}")
+    else:
+        o.append("Not run.")
+    o.append("")
+
+    o.append("## Pending (not measured yet — no numbers on purpose)\n")
+    for p in res.get("pending", []):
+        o.append(f"- {p['name']} — {p['servers']}. Needs: {p['needs']}.")
+    o.append("")
+    return "\n".join(o)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else latest()
+    out = os.path.abspath(out)
+    with open(os.path.join(out, "results.json")) as f:
+        res = json.load(f)
+    chart_a(res["points"], out)
+    chart_peers(res["points"], out)
+    chart_depth(res["points"], out)
+    rel = os.path.relpath(out, HERE)
+    with open(os.path.join(HERE, "REPORT.md"), "w") as f:
+        f.write(report(res, rel))
+    print(f"wrote bench/REPORT.md and charts in {out}")
+
+
+if __name__ == "__main__":
+    main()

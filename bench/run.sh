@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command: install what is missing, build htaccel
+# (release), run every scenario, write bench/results/<timestamp>/ and
+# regenerate bench/REPORT.md and the charts from it.
+#
+#   bench/run.sh                 # full: 3 runs x 5 s per point after a 2 s warm-up
+#   BENCH_QUICK=1 bench/run.sh   # quick: 1 run x 2 s per point
+#   bench/run.sh --only B/d12    # only the points whose id contains B/d12 (no visibility/memory)
+#   bench/run.sh --skip-extra    # no change-visibility and memory runs
+#
+# Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
+# that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+note() { printf '== %s\n' "$*" >&2; }
+
+if [ "$(nproc)" -lt 2 ]; then
+    echo "bench/run.sh needs 2 CPUs (server on CPU 0, wrk on CPU 1)" >&2
+    exit 1
+fi
+
+# Debian packages: the peers that exist in this release, and wrk.
+available() { [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')" != "" ] &&
+              [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')" != "(none)" ]; }
+want=()
+for pkg in apache2 nginx lighttpd h2o caddy wrk; do
+    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+        continue
+    fi
+    if available "$pkg"; then
+        want+=("$pkg")
+    else
+        note "package $pkg has no installation candidate here: skipped (the report lists it as missing)"
+    fi
+done
+if [ "${#want[@]}" -gt 0 ]; then
+    note "installing ${want[*]}"
+    # The machine may be running someone else's apt-get: wait for the lock.
+    # Debian starts a service on install where policy-rc.d allows it; every
+    # server here is started by the benchmark on its own port instead.
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+        --no-install-recommends "${want[@]}" >&2
+    for svc in apache2 nginx lighttpd h2o caddy; do
+        case " ${want[*]} " in *" $svc "*) service "$svc" stop >/dev/null 2>&1 || true ;; esac
+    done
+fi
+command -v wrk >/dev/null || { echo "wrk is required" >&2; exit 1; }
+command -v taskset >/dev/null || { echo "taskset (util-linux) is required" >&2; exit 1; }
+
+# Python 3 with matplotlib (charts).
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
+    note "installing matplotlib with pip"
+    "$PY" -m pip install -q matplotlib >&2 ||
+        { note "pip failed; trying Debian's python3-matplotlib"; apt-get install -y -qq python3-matplotlib >&2; PY=/usr/bin/python3; }
+fi
+
+note "building htaccel (release)"
+cargo build --release -q -p htaccel
+export HTACCEL_BIN="$PWD/target/release/htaccel"
+
+note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$("$PY" bench/bench.py "$@" | tail -n 1)
+"$PY" bench/report.py "$out"
+note "results in $out; report in bench/REPORT.md"
