@@ -63,6 +63,8 @@ pub struct BackendCall<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct BackendHead {
     pub lines: Vec<String>,
+    /// The backend ended the request with nothing after the block.
+    pub body_empty: bool,
 }
 
 /// Why no usable answer came from a backend.

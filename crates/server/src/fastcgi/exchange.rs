@@ -29,6 +29,17 @@ pub(super) enum Done {
     Answer(Response),
 }
 
+/// A backend's header block and what came after it.
+struct HeadRead {
+    head: BackendHead,
+    /// Records received and not read yet.
+    inbuf: BytesMut,
+    /// Body bytes that came with the block.
+    rest: Vec<u8>,
+    /// `FCGI_END_REQUEST` was read (the body is empty).
+    ended: bool,
+}
+
 /// Why streaming the client's body stopped.
 enum BodyStop {
     Client(u16, bool),
@@ -121,7 +132,12 @@ impl Conn {
             }
             Err(stop) => return self.body_stopped(shared, ex, req, stop),
         };
-        let (head, mut inbuf, rest) = match head {
+        let HeadRead {
+            head,
+            mut inbuf,
+            rest,
+            ended: head_ended,
+        } = match head {
             Ok(h) => h,
             Err(e) => {
                 let resp = finish(Err(e)).response;
@@ -158,35 +174,36 @@ impl Conn {
             total += data.len() as u64;
         };
         emit(&mut self.out.buf, &rest);
-        let ended = loop {
-            let mut ended = false;
-            loop {
-                match codec::take_record(&mut inbuf) {
-                    Ok(Some(r)) if r.id != ID => {}
-                    Ok(Some(r)) => match r.kind {
-                        codec::STDOUT => emit(&mut self.out.buf, &r.content),
-                        codec::STDERR => self.backend_stderr(shared, &r.content),
-                        codec::END_REQUEST => {
-                            ended = true;
-                            break;
-                        }
-                        _ => {}
-                    },
-                    Ok(None) => break,
-                    Err(_) => break,
+        let ended = head_ended
+            || loop {
+                let mut ended = false;
+                loop {
+                    match codec::take_record(&mut inbuf) {
+                        Ok(Some(r)) if r.id != ID => {}
+                        Ok(Some(r)) => match r.kind {
+                            codec::STDOUT => emit(&mut self.out.buf, &r.content),
+                            codec::STDERR => self.backend_stderr(shared, &r.content),
+                            codec::END_REQUEST => {
+                                ended = true;
+                                break;
+                            }
+                            _ => {}
+                        },
+                        Ok(None) => break,
+                        Err(_) => break,
+                    }
                 }
-            }
-            if ended {
-                break true;
-            }
-            if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
-                break false;
-            }
-            match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                _ => break false,
-            }
-        };
+                if ended {
+                    break true;
+                }
+                if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+                    break false;
+                }
+                match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+                    Ok(Ok(n)) if n > 0 => {}
+                    _ => break false,
+                }
+            };
         drop(lease);
         if !ended {
             self.error_log(
@@ -344,15 +361,17 @@ impl Conn {
         send(lease, out, timeout).await
     }
 
-    /// Read records until the header block is complete: the block, the
-    /// records not read yet, and the body bytes that came with the block.
+    /// Read records until the header block is complete and it is known
+    /// whether a body follows (Apache announces `Content-Length: 0` for a
+    /// script that wrote nothing after its headers).
     async fn backend_head(
         &mut self,
         shared: &Shared,
         lease: &mut pool::Lease,
-    ) -> Result<(BackendHead, BytesMut, Vec<u8>), BackendError> {
+    ) -> Result<HeadRead, BackendError> {
         let mut inbuf = BytesMut::with_capacity(16 * 1024);
         let mut stdout: Vec<u8> = Vec::new();
+        let mut head: Option<BackendHead> = None;
         loop {
             loop {
                 let r = match codec::take_record(&mut inbuf) {
@@ -364,16 +383,36 @@ impl Conn {
                     continue;
                 }
                 match r.kind {
+                    codec::STDOUT if head.is_some() => {
+                        if !r.content.is_empty() {
+                            return Ok(HeadRead {
+                                head: head.take().unwrap_or_default(),
+                                inbuf,
+                                rest: r.content.to_vec(),
+                                ended: false,
+                            });
+                        }
+                    }
                     codec::STDOUT => {
                         stdout.extend_from_slice(&r.content);
                         if let Some((h, b)) = head_end(&stdout) {
-                            let head = BackendHead {
-                                lines: head_lines(&stdout[..h]),
-                            };
-                            let rest = stdout[b..].to_vec();
-                            return Ok((head, inbuf, rest));
-                        }
-                        if stdout.len() > HEAD_MAX {
+                            let lines = head_lines(&stdout[..h]);
+                            if b < stdout.len() {
+                                return Ok(HeadRead {
+                                    head: BackendHead {
+                                        lines,
+                                        body_empty: false,
+                                    },
+                                    inbuf,
+                                    rest: stdout[b..].to_vec(),
+                                    ended: false,
+                                });
+                            }
+                            head = Some(BackendHead {
+                                lines,
+                                body_empty: false,
+                            });
+                        } else if stdout.len() > HEAD_MAX {
                             return Err(BackendError::Failed(
                                 "AH01070: Error parsing script headers: too long".into(),
                             ));
@@ -381,9 +420,20 @@ impl Conn {
                     }
                     codec::STDERR => self.backend_stderr(shared, &r.content),
                     codec::END_REQUEST => {
-                        return Err(BackendError::Failed(
-                            "AH01070: Error parsing script headers: the backend ended the request without them".into(),
-                        ))
+                        return match head.take() {
+                            Some(mut h) => {
+                                h.body_empty = true;
+                                Ok(HeadRead {
+                                    head: h,
+                                    inbuf,
+                                    rest: Vec::new(),
+                                    ended: true,
+                                })
+                            }
+                            None => Err(BackendError::Failed(
+                                "AH01070: Error parsing script headers: the backend ended the request without them".into(),
+                            )),
+                        };
                     }
                     _ => {}
                 }

@@ -52,7 +52,10 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
         let value = value.trim_start_matches([' ', '\t']);
         let lower = name.to_ascii_lowercase();
         match lower.as_str() {
-            "content-type" => content_type = Some(type_tolower(value.trim_end())),
+            "content-type" => {
+                let t = type_tolower(value.trim_end());
+                content_type = (!t.is_empty()).then_some(t);
+            }
             "status" => status = Some(atoi(value)),
             "location" | "content-range" | "etag" => set(&mut normal, name, value),
             "content-length" | "transfer-encoding" => {}
@@ -68,6 +71,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
             _ => merge.push((name.to_string(), value.to_string())),
         }
     }
+    let status_from_script = status;
     let status = match status {
         Some(s) if (100..600).contains(&s) => s,
         Some(_) => {
@@ -108,8 +112,10 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
         ctx.content_type = Some(t.clone());
         resp.headers.push(("Content-Type".into(), t.clone()));
     }
-    let mut pass_body = true;
-    if conditional::is_get(&ctx.method) && ctx.method == "GET" && status == 200 {
+    let mut pass_body = !head.body_empty;
+    // Without Status, a GET (or HEAD) is checked against the validators
+    // the script sent (ap_meets_conditions).
+    if conditional::is_get(&ctx.method) && status_from_script.is_none() {
         let now = ctx.request_time_us / 1_000_000;
         let clock = Clock {
             mtime: None,
@@ -129,7 +135,11 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
                 conditional::strip_for_304(&mut resp);
                 pass_body = false;
             }
-            Verdict::PreconditionFailed => return error(ctx, 412),
+            // The script's headers stay; its body is dropped.
+            Verdict::PreconditionFailed => {
+                resp.status = 412;
+                pass_body = false;
+            }
         }
     }
     // The body's length is not known: chunked (HTTP/1.1) as Apache sends
@@ -170,24 +180,13 @@ fn atoi(s: &str) -> u16 {
         .map_or(0, |n| n.min(u16::MAX as u32) as u16)
 }
 
-/// `ap_content_type_tolower`: the media type and parameter names in lower
-/// case, parameter values as written.
+/// `ap_content_type_tolower`: the media type in lower case, its
+/// parameters as written.
 fn type_tolower(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
-    for (i, part) in t.split(';').enumerate() {
-        if i > 0 {
-            out.push(';');
-        }
-        match part.split_once('=') {
-            Some((n, v)) if i > 0 => {
-                out.push_str(&n.to_ascii_lowercase());
-                out.push('=');
-                out.push_str(v);
-            }
-            _ => out.push_str(&part.to_ascii_lowercase()),
-        }
+    match t.split_once(';') {
+        Some((ty, params)) => format!("{};{params}", ty.to_ascii_lowercase()),
+        None => t.to_ascii_lowercase(),
     }
-    out
 }
 
 fn basename(path: &str) -> &str {
@@ -209,7 +208,7 @@ mod tests {
     fn content_type_case() {
         assert_eq!(
             type_tolower("Text/HTML; Charset=UTF-8"),
-            "text/html; charset=UTF-8"
+            "text/html; Charset=UTF-8"
         );
         assert_eq!(type_tolower("image/PNG"), "image/png");
     }
