@@ -383,16 +383,15 @@ impl Conn {
                     continue;
                 }
                 match r.kind {
-                    codec::STDOUT if head.is_some() => {
-                        if !r.content.is_empty() {
-                            return Ok(HeadRead {
-                                head: head.take().unwrap_or_default(),
-                                inbuf,
-                                rest: r.content.to_vec(),
-                                ended: false,
-                            });
-                        }
+                    codec::STDOUT if head.is_some() && !r.content.is_empty() => {
+                        return Ok(HeadRead {
+                            head: head.take().unwrap_or_default(),
+                            inbuf,
+                            rest: r.content.to_vec(),
+                            ended: false,
+                        });
                     }
+                    codec::STDOUT if head.is_some() => {}
                     codec::STDOUT => {
                         stdout.extend_from_slice(&r.content);
                         if let Some((h, b)) = head_end(&stdout) {
