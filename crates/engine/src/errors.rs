@@ -55,6 +55,14 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
 
 /// Serve a local `ErrorDocument` by internal redirect; the status stays.
 fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
+    if ctx.redirects >= ctx.site.limit_internal_recursion {
+        // Only a chain of new errors (see `status_reset`) gets here.
+        ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
+            "AH00124: Request exceeded the limit of {} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
+            ctx.site.limit_internal_recursion));
+        let first = ctx.rewrite.first_error.unwrap_or(status);
+        return canned(ctx, first, None, Some(status));
+    }
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p.to_string(), Some(q.to_string())),
         None => (target.to_string(), None),
@@ -89,6 +97,17 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             let mut headers = ctx.headers_out.clone();
             headers.append(&mut r.headers);
             r.headers = headers;
+            r
+        }
+        Err(second) if redirected.rewrite.status_reset => {
+            // mod_rewrite answered after setting the status back to 200:
+            // a new error of the error document's request, with its own
+            // ErrorDocument (Apache's ap_die sees no recursion).
+            redirected.prev_status = None;
+            redirected.rewrite.first_error = Some(ctx.rewrite.first_error.unwrap_or(status));
+            let mut r = error_response(&mut redirected, second);
+            crate::filters::output(&mut redirected, &mut r, true);
+            ctx.output_done = true;
             r
         }
         Err(_) => {

@@ -52,7 +52,14 @@ pub enum Outcome {
     /// last such rule had `[NE]`.
     Changed { noescape: bool },
     /// Answer with this status; `log` is the error-log line to write.
-    Status { code: u16, log: Option<String> },
+    /// `reset`: Apache set `r->status` back to 200 before answering (every
+    /// status rule but the `%3f` refusal), which makes the answer a new
+    /// error even inside an `ErrorDocument` request.
+    Status {
+        code: u16,
+        log: Option<String>,
+        reset: bool,
+    },
 }
 
 /// The result of a list: the outcome and the last rule whose substitution
@@ -627,6 +634,7 @@ pub fn apply_list(
                 return ListResult {
                     outcome: Outcome::Status {
                         code: 500,
+                        reset: true,
                         log: Some(format!(
                             "RewriteRule '{}' and URI '{}' exceeded maximum length ({max_len})",
                             p.pattern,
@@ -641,6 +649,7 @@ pub fn apply_list(
                     outcome: Outcome::Status {
                         code: st.status,
                         log: Some(log),
+                        reset: false,
                     },
                     lastsub,
                 };
@@ -650,6 +659,7 @@ pub fn apply_list(
                     outcome: Outcome::Status {
                         code: p.status,
                         log: None,
+                        reset: true,
                     },
                     lastsub,
                 };
@@ -675,6 +685,7 @@ pub fn apply_list(
                     return ListResult {
                         outcome: Outcome::Status {
                             code: 500,
+                            reset: true,
                             log: Some(format!(
                                 "AH02596: RewriteRule '{}' and URI '{}' exceeded maximum number of rounds ({}) via the [N] flag",
                                 p.pattern,

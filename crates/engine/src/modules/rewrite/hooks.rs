@@ -39,6 +39,13 @@ pub struct RequestState {
     pub main_uri: Option<String>,
     /// `[P]`: the URL a rule wanted to proxy to.
     pub proxy: Option<String>,
+    /// The rules answered with a status or an external redirect after
+    /// setting `r->status` back to 200, as Apache's mod_rewrite does: inside
+    /// an `ErrorDocument` request that answer is a new error, with its own
+    /// `ErrorDocument`, not a failure of the error document.
+    pub status_reset: bool,
+    /// The status that started a chain of such `ErrorDocument` requests.
+    pub first_error: Option<u16>,
 }
 
 impl RequestState {
@@ -47,6 +54,7 @@ impl RequestState {
         RequestState {
             end: self.end,
             cookies: self.cookies.clone(),
+            first_error: self.first_error,
             ..RequestState::default()
         }
     }
@@ -260,6 +268,7 @@ fn external_redirect(
         super::trace::line(format!("  external redirect {status} to {location}"));
     }
     ctx.headers_out.push(("Location".into(), location));
+    ctx.rewrite.status_reset = true;
     status
 }
 
@@ -335,10 +344,11 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
             return Err(403);
         }
     }
-    if let Outcome::Status { code, log } = res.outcome {
+    if let Outcome::Status { code, log, reset } = res.outcome {
         if let Some(l) = log {
             fail(ctx, l);
         }
+        ctx.rewrite.status_reset = reset;
         return Err(answer(ctx, code));
     }
     ctx.args = st.args.clone();
@@ -502,10 +512,11 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             return Err(403);
         }
     }
-    if let Outcome::Status { code, log } = res.outcome {
+    if let Outcome::Status { code, log, reset } = res.outcome {
         if let Some(l) = log {
             fail(ctx, l);
         }
+        ctx.rewrite.status_reset = reset;
         return Err(answer(ctx, code));
     }
     ctx.args = st.args.clone();

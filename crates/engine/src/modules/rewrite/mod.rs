@@ -59,7 +59,6 @@ pub mod opt {
     pub const IGNORE_INHERIT: u32 = 1 << 8;
     pub const IGNORE_CONTEXT_INFO: u32 = 1 << 9;
     pub const LEGACY_PREFIX_DOCROOT: u32 = 1 << 10;
-    pub const LONGOPT: u32 = 1 << 11;
     pub const UNSAFE_PREFIX_STAT: u32 = 1 << 12;
 }
 
@@ -282,7 +281,7 @@ fn run_options(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
             "mergebase" => opt::MERGEBASE,
             "ignorecontextinfo" => opt::IGNORE_CONTEXT_INFO,
             "legacyprefixdocroot" => opt::LEGACY_PREFIX_DOCROOT,
-            "longurloptimization" => opt::LONGOPT,
+            // `LongURLOptimization` is trunk-only: Apache 2.4 refuses it.
             "unsafeprefixstat" => opt::UNSAFE_PREFIX_STAT,
             _ if w_.starts_with("maxredirects=") => {
                 w.warn(inv.origin, "AH00664: RewriteOptions: MaxRedirects option has been removed in favor of the global LimitInternalRecursion directive and will be ignored.");

@@ -417,7 +417,8 @@ fn chain_skip_next_and_status() {
         o,
         Outcome::Status {
             code: 410,
-            log: None
+            log: None,
+            reset: true
         }
     );
     let (o, _) = run_dir(
