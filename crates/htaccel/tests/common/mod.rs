@@ -79,6 +79,17 @@ impl Server {
         Server::spawn(&["-f", &file.to_string_lossy()], port, logs)
     }
 
+    /// `htaccel ARGS…`, where `@PORT@` in an argument stands for the port.
+    pub fn spawn_with(args: &[&str], logs: &Path) -> Server {
+        let port = free_port();
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("@PORT@", &port.to_string()))
+            .collect();
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        Server::spawn(&refs, port, logs)
+    }
+
     fn spawn(args: &[&str], port: u16, logs: &Path) -> Server {
         let log = logs.join(format!("server-{port}.log"));
         let out = std::fs::File::create(&log).unwrap();
