@@ -184,8 +184,19 @@ impl IpSetBuilder {
     }
 
     pub fn build(self) -> IpSet {
+        let v4 = merge(self.v4);
+        let v4_index = (v4.len() > INDEX_FROM).then(|| {
+            (0..=1u64 << 16)
+                .map(|k| {
+                    let base = k << 16;
+                    // The first range that ends at or after the bucket's start.
+                    v4.partition_point(|(_, e)| u64::from(*e) < base) as u32
+                })
+                .collect()
+        });
         IpSet {
-            v4: merge(self.v4),
+            v4,
+            v4_index,
             v6: merge(self.v6),
         }
     }
@@ -226,10 +237,18 @@ mod num_like {
     }
 }
 
-/// Disjoint, sorted address ranges.
+/// Above this many IPv4 ranges a set gets a bucket index.
+const INDEX_FROM: usize = 256;
+
+/// Disjoint, sorted address ranges. Large IPv4 sets also carry an index by
+/// the top 16 address bits, so a lookup searches only the few ranges of
+/// one bucket (constant time, whatever the list's length).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IpSet {
     v4: Vec<(u32, u32)>,
+    /// For each /16 bucket `k` (and one past the last), the first range
+    /// ending at or after `k << 16`.
+    v4_index: Option<Vec<u32>>,
     v6: Vec<(u128, u128)>,
 }
 
@@ -256,12 +275,26 @@ impl IpSet {
     /// IPv4-mapped IPv6 form of its addresses, as in `apr_ipsubnet_test`.
     pub fn contains(&self, addr: IpAddr) -> bool {
         match addr {
-            IpAddr::V4(a) => find(&self.v4, u32::from(a)),
+            IpAddr::V4(a) => self.contains_v4(u32::from(a)),
             IpAddr::V6(a) => match a.to_ipv4_mapped() {
-                Some(v4) => find(&self.v4, u32::from(v4)),
+                Some(v4) => self.contains_v4(u32::from(v4)),
                 None => find(&self.v6, u128::from(a)),
             },
         }
+    }
+
+    fn contains_v4(&self, x: u32) -> bool {
+        let Some(index) = &self.v4_index else {
+            return find(&self.v4, x);
+        };
+        let k = (x >> 16) as usize;
+        let lo = index[k] as usize;
+        // The range holding x, if any, ends at or after x: it is at or
+        // after `lo`, and no later than the first range of the next bucket.
+        let hi = (index[k + 1] as usize + 1).min(self.v4.len());
+        let bucket = &self.v4[lo..hi];
+        let i = bucket.partition_point(|(_, e)| *e < x);
+        i < bucket.len() && bucket[i].0 <= x
     }
 }
 
@@ -313,6 +346,30 @@ mod tests {
         assert!(!set.contains(ip("0.0.0.0")));
         // 10/8 and 11/8 are adjacent: one range.
         assert_eq!(set.v4.len(), 2);
+    }
+
+    #[test]
+    fn indexed_matches_plain_search() {
+        let mut b = IpSetBuilder::default();
+        let mut r = 0x1234_5678u32;
+        for i in 0..2000u32 {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            b.add(Subnet {
+                net: IpAddr::V4(Ipv4Addr::from(r)),
+                prefix: [32, 24, 20, 12][(i % 4) as usize],
+            });
+        }
+        let set = b.build();
+        assert!(set.v4_index.is_some());
+        for x in (0..u32::MAX).step_by(65_521).chain(
+            set.v4
+                .iter()
+                .flat_map(|(s, e)| [s.wrapping_sub(1), *s, *e, e.wrapping_add(1)]),
+        ) {
+            assert_eq!(set.contains_v4(x), find(&set.v4, x), "{x}");
+        }
     }
 
     #[test]

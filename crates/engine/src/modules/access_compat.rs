@@ -363,9 +363,10 @@ mod tests {
         }
         a.allow.compile();
         a.deny.compile();
-        let mut c = DirConf::default();
-        c.access_compat = AccessCompatDir(Some(Arc::new(a)));
-        c
+        DirConf {
+            access_compat: AccessCompatDir(Some(Arc::new(a))),
+            ..Default::default()
+        }
     }
 
     #[test]
