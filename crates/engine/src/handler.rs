@@ -59,9 +59,29 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
         }
         return Decision::Respond(crate::errors::finish(&mut ctx, options_star()));
     }
-    let phases = ctx.process_internal();
-    if phases.is_ok() && crate::modules::proxy::wants(&ctx) {
-        return crate::modules::proxy::decide(ctx);
+    let mut phases = ctx.process_internal();
+    // A backend handler, possibly after mod_rewrite's internal redirects
+    // (the front-controller rewrite to index.php).
+    let mut prev = None;
+    while phases.is_ok() {
+        if crate::modules::proxy::wants(&ctx) {
+            return crate::modules::proxy::decide(ctx, prev);
+        }
+        match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
+            None => break,
+            Some(Ok((next, p))) => {
+                let from = std::mem::replace(&mut ctx, next);
+                phases = p;
+                prev = Some(crate::modules::proxy::cgi_env::Prev {
+                    uri: from.uri,
+                    args: from.args,
+                });
+            }
+            Some(Err(mut resp)) => {
+                resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
+                return Decision::Respond(resp);
+            }
+        }
     }
     let mut resp = request::respond(&mut ctx, phases);
     // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
@@ -111,6 +131,18 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     // redirect; a main request takes it in `request::respond`).
     if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
         return Ok(resp);
+    }
+    // A backend handler reached where no exchange can be made (an
+    // ErrorDocument's redirect): refused, never served as a file.
+    if crate::modules::proxy::wants(ctx) {
+        ctx.reason = Some((
+            "error".into(),
+            format!(
+                "{}: a FastCGI handler is not supported for error documents by htaccel yet",
+                ctx.uri
+            ),
+        ));
+        return Err(500);
     }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it

@@ -18,6 +18,13 @@ use crate::request::Ctx;
 /// Apache's `DEFAULT_PATH`, used when the server has no `PATH`.
 const DEFAULT_PATH: &str = "/bin:/usr/bin:/usr/ucb:/usr/bsd:/usr/local/bin";
 
+/// The request an internal redirect came from.
+#[derive(Clone, Debug)]
+pub struct Prev {
+    pub uri: String,
+    pub args: Option<String>,
+}
+
 /// An ordered environment where setting a name again replaces its value.
 #[derive(Default)]
 struct Env {
@@ -58,8 +65,11 @@ fn original_uri(request_line: &str) -> &str {
 }
 
 /// The environment for `ctx`, with `script_filename` as `SCRIPT_FILENAME`
-/// (mod_proxy_fcgi sends its `proxy:fcgi://host/…` form; PHP-FPM strips it).
-pub fn build(ctx: &Ctx<'_>, script_filename: &str) -> Vec<(String, Vec<u8>)> {
+/// (mod_proxy_fcgi sends its `proxy:fcgi://host/…` form; PHP-FPM strips
+/// it). `prev` is the request this one was internally redirected from
+/// (`r->prev`: its URI and query), for `REDIRECT_URL` and
+/// `REDIRECT_QUERY_STRING`.
+pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(String, Vec<u8>)> {
     let mut e = Env::default();
     for (n, v) in ctx.env.iter() {
         e.set(n, v);
@@ -126,6 +136,12 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str) -> Vec<(String, Vec<u8>)> {
     );
     e.set("SCRIPT_FILENAME", script_filename);
     e.set("REMOTE_PORT", req.remote.port().to_string());
+    if let Some(prev) = prev {
+        e.set("REDIRECT_URL", prev.uri.as_str());
+        if let Some(q) = &prev.args {
+            e.set("REDIRECT_QUERY_STRING", q.as_str());
+        }
+    }
     // ap_add_cgi_vars
     e.set("GATEWAY_INTERFACE", "CGI/1.1");
     e.set("SERVER_PROTOCOL", req.version.as_str());
@@ -143,7 +159,11 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str) -> Vec<(String, Vec<u8>)> {
         e.set("PATH_INFO", ctx.path_info.as_str());
         // PATH_INFO looked up as a URI path (ap_sub_req_lookup_uri).
         let (sub, _) = ctx.sub_request(&ctx.path_info);
-        if !sub.filename.is_empty() {
+        // A sub-request mod_rewrite redirected has the filename
+        // "redirect:/target".
+        if let Some(target) = &sub.rewrite.redirect {
+            e.set("PATH_TRANSLATED", format!("redirect:{target}"));
+        } else if !sub.filename.is_empty() {
             e.set(
                 "PATH_TRANSLATED",
                 format!("{}{}", sub.filename, sub.path_info),

@@ -135,8 +135,9 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
 }
 
 /// The backend exchange for a request that passed every phase and whose
-/// handler is a `proxy:` one ([`wants`]).
-pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
+/// handler is a `proxy:` one ([`wants`]); `prev` is the request it was
+/// internally redirected from, if any.
+pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let handler = ctx.handler.clone().unwrap_or_default();
     let target = match parse_handler(&handler) {
         Some(Ok(t)) => t,
@@ -156,7 +157,7 @@ pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
     ctx.env.set("proxy-nokeepalive", "1");
     // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    let params = cgi_env::build(&ctx, &script_filename);
+    let params = cgi_env::build(&ctx, &script_filename, prev.as_ref());
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
         addr: target.addr,

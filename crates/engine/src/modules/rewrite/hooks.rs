@@ -603,12 +603,25 @@ pub fn force_type_handler(ctx: &mut Ctx<'_>) {
 /// `redirect-handler`): a new request for the new URL, with the
 /// environment renamed `REDIRECT_*`, answered in place of this one.
 pub fn redirect_handler(ctx: &mut Ctx<'_>) -> Option<Response> {
+    Some(match redirect_next(ctx)? {
+        Ok((mut new, phases)) => crate::request::respond(&mut new, phases),
+        Err(resp) => resp,
+    })
+}
+
+/// [`redirect_handler`] up to the handler: the new request after its
+/// phases (for a caller that may hand it to a backend), or the answer
+/// when it cannot be made.
+#[allow(clippy::type_complexity)]
+pub fn redirect_next<'a>(
+    ctx: &mut Ctx<'a>,
+) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>> {
     let target = ctx.rewrite.redirect.take()?;
     let limit = ctx.site.limit_internal_recursion;
     if ctx.redirects >= limit {
         ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
             "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
-        return Some(crate::errors::error_response(ctx, 500));
+        return Some(Err(crate::errors::error_response(ctx, 500)));
     }
     // The handler asks for "filename?args"; Apache's ap_parse_uri ends the
     // path at the first '?' or '#'.
@@ -674,7 +687,7 @@ pub fn redirect_handler(ctx: &mut Ctx<'_>) -> Option<Response> {
                 .log
                 .error(level, "core", Some(ctx.req.remote), &e.message);
         }
-        return Some(crate::errors::error_response(&mut new, e.status));
+        return Some(Err(crate::errors::error_response(&mut new, e.status)));
     }
     let phases = new.process_internal();
     if super::trace::enabled() {
@@ -689,5 +702,5 @@ pub fn redirect_handler(ctx: &mut Ctx<'_>) -> Option<Response> {
             }
         ));
     }
-    Some(crate::request::respond(&mut new, phases))
+    Some(Ok((new, phases)))
 }
