@@ -48,6 +48,10 @@ pub enum Provider {
     ValidUser,
     /// `Require group` (mod_authz_groupfile).
     Group(Vec<String>),
+    /// `Require host`: the double-reverse DNS name ends with one of these.
+    Host(Vec<String>),
+    /// `Require forward-dns`: one of these names resolves to the client.
+    ForwardDns(Vec<String>),
 }
 
 /// A node of the requirement tree.
@@ -198,6 +202,17 @@ fn check(p: &Provider, req: &AuthzRequest<'_>) -> AuthzResult {
         Provider::User(names) => names.iter().any(|n| n == user),
         Provider::ValidUser => true,
         Provider::Group(groups) => return (req.groups)(user, groups),
+        Provider::Host(names) => match crate::modules::dns::double_reverse(req.remote) {
+            Some(host) => names
+                .iter()
+                .any(|n| crate::modules::dns::in_domain(n, &host)),
+            None => false,
+        },
+        Provider::ForwardDns(names) => names.iter().any(|n| {
+            crate::modules::dns::resolve(n)
+                .into_iter()
+                .any(|a| crate::modules::dns::same_host(a, req.remote))
+        }),
     };
     if granted {
         AuthzResult::Granted
@@ -280,15 +295,41 @@ fn parse_provider(name: &str, args: &[String]) -> Result<Provider, String> {
         "user" => user_words(args).map(Provider::User),
         "valid-user" => Ok(Provider::ValidUser),
         "group" => user_words(args).map(Provider::Group),
-        "host" | "forward-dns" | "file-owner" | "file-group" | "expr" => {
+        "host" => {
+            // Text from a `#` on is a comment (the whole line: Apache
+            // truncates the joined arguments there).
+            let words = user_words(args)?;
+            let line = words.join(" ");
+            let line = line.split('#').next().unwrap_or("");
+            Ok(Provider::Host(
+                line.split_whitespace().map(str::to_string).collect(),
+            ))
+        }
+        "forward-dns" => {
+            let mut names = Vec::new();
+            for w in user_words(args)? {
+                match w.split_once('#') {
+                    Some((before, _)) => {
+                        if !before.is_empty() {
+                            names.push(before.to_string());
+                        }
+                        break;
+                    }
+                    None => names.push(w),
+                }
+            }
+            Ok(Provider::ForwardDns(names))
+        }
+        "file-owner" | "file-group" | "expr" => {
             Err(format!("Require {name} is not supported by htaccel yet"))
         }
         _ => Err(format!("Unknown Authz provider: {name}")),
     }
 }
 
-/// Names after `Require user`/`group`. Apache reads them as an expression
-/// string; one that uses `%{…}` is refused rather than taken literally.
+/// Names after `Require user`/`group`/`host`/`forward-dns`. Apache reads
+/// them as an expression string; one that uses `%{…}` is refused rather
+/// than taken literally.
 fn user_words(args: &[String]) -> Result<Vec<String>, String> {
     if let Some(a) = args.iter().find(|a| a.contains("%{")) {
         return Err(format!(

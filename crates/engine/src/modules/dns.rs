@@ -60,6 +60,38 @@ pub fn double_reverse(addr: IpAddr) -> Option<String> {
     name
 }
 
+/// Apache's `in_domain`: `what` ends with `domain` on a label boundary
+/// (`example.com` matches `www.example.com`, not `notexample.com`).
+pub fn in_domain(domain: &str, what: &str) -> bool {
+    let (d, w) = (domain.as_bytes(), what.as_bytes());
+    if w.len() < d.len() || !w[w.len() - d.len()..].eq_ignore_ascii_case(d) {
+        return false;
+    }
+    w.len() == d.len() || d.first() == Some(&b'.') || w[w.len() - d.len() - 1] == b'.'
+}
+
+/// The addresses `name` resolves to (`Require forward-dns`), waiting at
+/// most [`TIMEOUT`]; none when it does not resolve in time.
+pub fn resolve(name: &str) -> Vec<IpAddr> {
+    let (tx, rx) = mpsc::channel();
+    let owned = name.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("dns".into())
+        .spawn(move || {
+            let _ = tx.send(forward(&owned));
+        });
+    if spawned.is_err() {
+        return Vec::new();
+    }
+    rx.recv_timeout(TIMEOUT).unwrap_or_default()
+}
+
+/// Whether two addresses are the same host (`apr_sockaddr_equal`: an
+/// IPv4-mapped IPv6 address equals its IPv4 form).
+pub fn same_host(a: IpAddr, b: IpAddr) -> bool {
+    same(a, b)
+}
+
 fn lookup(addr: IpAddr) -> Option<String> {
     let name = reverse(addr)?.to_ascii_lowercase();
     forward(&name)
@@ -165,6 +197,15 @@ mod tests {
         // /etc/hosts maps 127.0.0.1 to localhost on every system we build on.
         let name = double_reverse("127.0.0.1".parse().unwrap());
         assert_eq!(name.as_deref(), Some("localhost"));
+    }
+
+    #[test]
+    fn domain_suffix_on_label_boundary() {
+        assert!(in_domain("example.com", "www.example.com"));
+        assert!(in_domain("example.com", "EXAMPLE.com"));
+        assert!(!in_domain("example.com", "notexample.com"));
+        assert!(in_domain(".example.com", "a.example.com"));
+        assert!(!in_domain("www.example.com", "example.com"));
     }
 
     #[test]
