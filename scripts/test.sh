@@ -19,6 +19,8 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 # php-fpm: the PHP differential cases run a private pool (never the service).
 ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || missing+=(php-fpm)
+# mod_xsendfile: the oracle for X-Sendfile from PHP.
+[ -e /usr/lib/apache2/modules/mod_xsendfile.so ] || missing+=(libapache2-mod-xsendfile)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

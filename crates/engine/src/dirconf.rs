@@ -34,6 +34,7 @@ pub struct DirConf {
     pub headers: headers::HeadersDir,
     pub expires: expires::ExpiresDir,
     pub rewrite: crate::modules::rewrite::RewriteDir,
+    pub xsendfile: crate::modules::xsendfile::XSendFileDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -82,6 +83,10 @@ impl DirConf {
             headers: headers::HeadersDir::merge(&base.headers, &new.headers),
             expires: expires::ExpiresDir::merge(&base.expires, &new.expires),
             rewrite: crate::modules::rewrite::RewriteDir::merge(&base.rewrite, &new.rewrite),
+            xsendfile: crate::modules::xsendfile::XSendFileDir::merge(
+                &base.xsendfile,
+                &new.xsendfile,
+            ),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -25,6 +25,7 @@ pub mod proxy;
 pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
+pub mod xsendfile;
 
 use crate::registry::Module;
 
@@ -61,6 +62,7 @@ pub static ALL: &[&Module] = &[
     &deflate::MODULE,
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
+    &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,

@@ -142,6 +142,14 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
             }
         }
     }
+    // mod_xsendfile: a file named by the script replaces its body.
+    if resp.status == 200 {
+        match crate::modules::xsendfile::apply(&mut ctx, &mut resp) {
+            crate::modules::xsendfile::Outcome::None => {}
+            crate::modules::xsendfile::Outcome::File => pass_body = false,
+            crate::modules::xsendfile::Outcome::Error(s) => return error(ctx, s),
+        }
+    }
     // The body's length is not known: chunked (HTTP/1.1) as Apache sends
     // it, whether or not the connection stays open.
     if pass_body {
