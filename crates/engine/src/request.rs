@@ -76,6 +76,9 @@ pub struct Ctx<'a> {
     /// `r->user` and `r->ap_auth_type` once authentication accepted a user.
     pub user: Option<String>,
     pub auth_type: Option<String>,
+    /// `r->useragent_ip`: the client as access control sees it (the
+    /// connection's peer, or the address mod_remoteip found behind proxies).
+    pub useragent_ip: std::net::IpAddr,
 }
 
 /// A status ending the phases early.
@@ -125,6 +128,7 @@ impl<'a> Ctx<'a> {
             rewrite: Default::default(),
             user: None,
             auth_type: None,
+            useragent_ip: req.remote.ip(),
         }
     }
 
@@ -165,6 +169,7 @@ impl<'a> Ctx<'a> {
         let mut sub = Ctx::new(self.engine, self.site, self.req, uri, query);
         sub.env = self.env.clone();
         sub.headers_in = self.headers_in.clone();
+        sub.useragent_ip = self.useragent_ip;
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote), &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
@@ -210,6 +215,7 @@ impl<'a> Ctx<'a> {
     /// `post_read_request`: what runs once a request (or an internal
     /// redirect) exists, with the server-level configuration only.
     fn post_read_request(&mut self) {
+        crate::modules::remoteip::post_read_request(self);
         crate::modules::headers::early(self);
         crate::modules::setenvif::post_read_request(self);
     }

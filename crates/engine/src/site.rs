@@ -35,6 +35,8 @@ pub struct Site {
     pub alias: crate::modules::alias::AliasServer,
     /// mod_rewrite's server-context rules and maps (a vhost's merged over the main server's).
     pub rewrite: crate::modules::rewrite::RewriteServer,
+    /// mod_remoteip (a vhost's settings over the main server's).
+    pub remoteip: crate::modules::remoteip::RemoteIpServer,
 }
 
 impl Site {
@@ -113,6 +115,12 @@ impl Site {
             rewrite: match main {
                 Some(m) => crate::modules::rewrite::RewriteServer::merge(&m.rewrite, &conf.rewrite),
                 None => conf.rewrite.clone(),
+            },
+            remoteip: match main {
+                Some(m) => {
+                    crate::modules::remoteip::RemoteIpServer::merge(&m.remoteip, &conf.remoteip)
+                }
+                None => conf.remoteip.clone(),
             },
         }
     }

@@ -80,6 +80,8 @@ pub struct ServerConf {
     pub alias: crate::modules::alias::AliasServer,
     /// mod_rewrite's server-context rules, options and maps.
     pub rewrite: crate::modules::rewrite::RewriteServer,
+    /// mod_remoteip's header and proxy lists.
+    pub remoteip: crate::modules::remoteip::RemoteIpServer,
 }
 
 /// Settings that exist once per process.

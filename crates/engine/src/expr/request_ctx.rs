@@ -82,9 +82,8 @@ impl ExprContext for RequestExpr<'_, '_> {
             Var::RequestScheme => borrowed(if req.secure { "https" } else { "http" }),
             Var::RequestUri => borrowed(&c.uri),
             Var::RequestFilename | Var::ScriptFilename => borrowed(&c.filename),
-            Var::RemoteHost | Var::RemoteAddr | Var::ConnRemoteAddr => {
-                owned(req.remote.ip().to_string())
-            }
+            Var::RemoteHost | Var::RemoteAddr => owned(c.useragent_ip.to_string()),
+            Var::ConnRemoteAddr => owned(req.remote.ip().to_string()),
             Var::RemotePort => owned(req.remote.port().to_string()),
             Var::RemoteUser => c.user.as_deref().and_then(borrowed),
             Var::AuthType => c.auth_type.as_deref().and_then(borrowed),
@@ -178,7 +177,7 @@ impl ExprContext for RequestExpr<'_, '_> {
     }
 
     fn remote_ip(&self) -> Option<IpAddr> {
-        Some(self.ctx.req.remote.ip())
+        Some(self.ctx.useragent_ip)
     }
 
     fn url_accessible(&self, url: &str) -> bool {

@@ -126,7 +126,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
         };
         let areq = AuthzRequest {
             method_bit: method_bit(&ctx.method),
-            remote: ctx.req.remote.ip(),
+            remote: ctx.useragent_ip,
             local: ctx.req.local.ip(),
             env: &env,
             user,
@@ -205,7 +205,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         &ctx.conf,
         &access_compat::Client {
             method_bit: bit,
-            addr: ctx.req.remote.ip(),
+            addr: ctx.useragent_ip,
             env: &ctx.env,
         },
     );

@@ -22,6 +22,7 @@ pub mod log_config;
 pub mod mime;
 pub mod php;
 pub mod proxy;
+pub mod remoteip;
 pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
@@ -57,6 +58,7 @@ pub static ALL: &[&Module] = &[
     &expires::MODULE,
     &env::MODULE,
     &setenvif::MODULE,
+    &remoteip::MODULE,
     &unsupported::AUTOINDEX,
     &filter::MODULE,
     &deflate::MODULE,

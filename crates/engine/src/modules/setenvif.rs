@@ -117,7 +117,7 @@ impl Request<'_, '_> {
         let req = self.ctx.req;
         match subject {
             Subject::RemoteAddr | Subject::RemoteHost => {
-                Some(req.remote.ip().to_string().into_bytes())
+                Some(self.ctx.useragent_ip.to_string().into_bytes())
             }
             Subject::ServerAddr => Some(req.local.ip().to_string().into_bytes()),
             Subject::RequestUri => Some(self.uri.as_bytes().to_vec()),

@@ -660,6 +660,7 @@ pub fn redirect_next<'a>(
     new.env.set("REDIRECT_STATUS", status.to_string());
     new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
+    new.useragent_ip = ctx.useragent_ip;
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
         .headers_out

@@ -1,0 +1,288 @@
+//! mod_remoteip: the client address behind trusted proxies.
+//!
+//! With `RemoteIPHeader X-Forwarded-For`, the address access control sees
+//! (`r->useragent_ip`: `Allow from`, `Require ip`, `%{REMOTE_ADDR}`) is
+//! taken from the header instead of the connection, walking the header's
+//! list from the right (the hop nearest to us) for as long as each hop is
+//! a proxy we trust. The rules are Apache's, including the surprising ones:
+//!
+//! * with no proxy list at all, every peer is an *external* trusted proxy,
+//!   and external proxies may not present private or loopback addresses
+//!   (10/8, 127/8, 169.254/16, 172.16/12, 192.168/16; outside 2000::/3);
+//! * an internal proxy (`RemoteIPInternalProxy`) may present anything;
+//!   once a trusted (external) proxy was crossed, internal ones count as
+//!   external;
+//! * the header keeps what was not consumed, and is removed when all was.
+//!
+//! This runs in `post_read_request`, with the server's configuration only.
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::ipset::{Subnet, SubnetError};
+use crate::registry::{Args, Directive, Module, RSRC_CONF};
+use crate::request::Ctx;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// One `RemoteIPInternalProxy`/`RemoteIPTrustedProxy` entry.
+#[derive(Clone, Debug)]
+struct ProxyMatch {
+    subnet: Subnet,
+    internal: bool,
+}
+
+/// The module's server configuration.
+#[derive(Clone, Debug, Default)]
+pub struct RemoteIpServer {
+    header: Option<String>,
+    proxies_header: Option<String>,
+    proxies: Option<Arc<Vec<ProxyMatch>>>,
+}
+
+impl RemoteIpServer {
+    /// A `<VirtualHost>` over the main server: each setting it lacks is
+    /// the main server's.
+    pub fn merge(main: &RemoteIpServer, vhost: &RemoteIpServer) -> RemoteIpServer {
+        RemoteIpServer {
+            header: vhost.header.clone().or_else(|| main.header.clone()),
+            proxies_header: vhost
+                .proxies_header
+                .clone()
+                .or_else(|| main.proxies_header.clone()),
+            proxies: vhost.proxies.clone().or_else(|| main.proxies.clone()),
+        }
+    }
+}
+
+fn contains(s: &Subnet, addr: IpAddr) -> bool {
+    crate::ipset::IpSet::from_subnets([*s]).contains(addr)
+}
+
+/// Addresses an external proxy may not hand us.
+fn private_or_nonsense(addr: IpAddr) -> bool {
+    match addr {
+        IpAddr::V4(a) => {
+            let o = a.octets();
+            o[0] == 10
+                || o[0] == 127
+                || (o[0] == 169 && o[1] == 254)
+                || (o[0] == 172 && (o[1] & 0xf0) == 16)
+                || (o[0] == 192 && o[1] == 168)
+        }
+        IpAddr::V6(a) => (a.octets()[0] & 0xe0) != 0x20,
+    }
+}
+
+/// `apr_sockaddr_info_get(…, APR_UNSPEC, APR_IPV4_ADDR_OK)` for one hop:
+/// a literal, or a name resolved with IPv4 preferred.
+fn parse_hop(hop: &str) -> Option<IpAddr> {
+    if let Ok(a) = hop.parse::<IpAddr>() {
+        return Some(match a {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(a, IpAddr::V4),
+            v4 => v4,
+        });
+    }
+    let addrs = crate::modules::dns::resolve(hop);
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+}
+
+/// `remoteip_modify_request`.
+pub fn post_read_request(ctx: &mut Ctx<'_>) {
+    let conf = ctx.site.remoteip.clone();
+    let Some(header) = &conf.header else {
+        return;
+    };
+    let Some(value) = ctx.headers_in.get_str(header).map(str::to_string) else {
+        return;
+    };
+    let mut internal = conf.proxies.is_some();
+    let mut remote: Option<&str> = Some(&value);
+    let mut current = ctx.useragent_ip;
+    let mut found: Option<IpAddr> = None;
+    let mut proxy_ips: Vec<String> = Vec::new();
+    let mut rest_end = value.len();
+    while let Some(list) = remote {
+        if let Some(proxies) = &conf.proxies {
+            match proxies.iter().find(|m| contains(&m.subnet, current)) {
+                Some(m) => {
+                    if internal {
+                        internal = m.internal;
+                    }
+                }
+                None => break,
+            }
+        }
+        let (before, hop) = match list.rfind(',') {
+            Some(i) => (Some(&list[..i]), &list[i + 1..]),
+            None => (None, list),
+        };
+        let hop = hop.trim_matches(' ');
+        if hop.is_empty() {
+            break;
+        }
+        let Some(addr) = parse_hop(hop) else {
+            break;
+        };
+        if !internal && private_or_nonsense(addr) {
+            break;
+        }
+        if !internal {
+            proxy_ips.push(found.unwrap_or(ctx.useragent_ip).to_string());
+        }
+        found = Some(addr);
+        current = addr;
+        remote = before;
+        rest_end = before.map_or(0, str::len);
+    }
+    let Some(addr) = found else {
+        return;
+    };
+    match remote {
+        Some(_) => ctx.headers_in.set(header, value[..rest_end].to_string()),
+        None => ctx.headers_in.remove(header),
+    }
+    if !proxy_ips.is_empty() {
+        let list = proxy_ips.join(", ");
+        ctx.notes
+            .push(("remoteip-proxy-ip-list".into(), list.clone()));
+        if let Some(h) = &conf.proxies_header {
+            ctx.headers_in.set(h, list);
+        }
+    }
+    ctx.useragent_ip = addr;
+}
+
+fn add_proxy(w: &mut Walker<'_>, name: &str, arg: &str, internal: bool) -> Result<(), String> {
+    let (ip, mask) = match arg.split_once('/') {
+        Some((i, m)) => (i, Some(m)),
+        None => (arg, None),
+    };
+    let mut subnets = Vec::new();
+    match Subnet::parse(ip, mask) {
+        Ok(s) => subnets.push(s),
+        Err(SubnetError::NotAnAddress) => {
+            if let Some(m) = mask {
+                return Err(format!(
+                    "RemoteIP: Error parsing IP {arg} the subnet /{m} is invalid for {name}"
+                ));
+            }
+            let addrs = crate::modules::dns::resolve(ip);
+            if addrs.is_empty() {
+                return Err(format!(
+                    "RemoteIP: Error parsing IP {arg} (Name or service not known error) for {name}"
+                ));
+            }
+            for a in addrs {
+                let prefix = if a.is_ipv4() { 32 } else { 128 };
+                subnets.push(Subnet { net: a, prefix });
+            }
+        }
+        Err(e) => {
+            return Err(format!(
+                "RemoteIP: Error parsing IP {arg} ({} error) for {name}",
+                e.message()
+            ))
+        }
+    }
+    let server = w.server()?;
+    let list = Arc::make_mut(server.remoteip.proxies.get_or_insert_with(Default::default));
+    list.extend(
+        subnets
+            .into_iter()
+            .map(|subnet| ProxyMatch { subnet, internal }),
+    );
+    Ok(())
+}
+
+fn run_proxy(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let internal = inv.name.to_ascii_lowercase().contains("internal");
+    for arg in &inv.words {
+        add_proxy(w, inv.name, arg, internal)?;
+    }
+    Ok(())
+}
+
+fn run_proxy_list(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let internal = inv.name.to_ascii_lowercase().contains("internal");
+    let path = crate::modules::authn_file::server_relative(w, &inv.words[0]);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{} {} failed to open: {}",
+            inv.name,
+            path.display(),
+            crate::modules::authn_file::strerror(&e)
+        )
+    })?;
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        for word in line.split_whitespace() {
+            add_proxy(w, inv.name, word, internal)?;
+        }
+    }
+    Ok(())
+}
+
+fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    Err(format!("{} is not supported by htaccel yet", inv.name))
+}
+
+pub static DIRECTIVES: &[Directive] = &[
+    Directive { name: "RemoteIPHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to trust as the client IP, e.g. X-Forwarded-For", run: |w, inv, _| { w.server()?.remoteip.header = Some(inv.words[0].clone()); Ok(()) } },
+    Directive { name: "RemoteIPProxiesHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to record proxy IP's, e.g. X-Forwarded-By; if not given then do not record", run: |w, inv, _| { w.server()?.remoteip.proxies_header = Some(inv.words[0].clone()); Ok(()) } },
+    Directive { name: "RemoteIPTrustedProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more proxies which are trusted to present IP headers", run: run_proxy },
+    Directive { name: "RemoteIPInternalProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more internal (transparent) proxies which are trusted to present IP headers", run: run_proxy },
+    Directive { name: "RemoteIPTrustedProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of trusted proxies, see the RemoteIPTrustedProxy directive", run: run_proxy_list },
+    Directive { name: "RemoteIPInternalProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of internal proxies, see the RemoteIPInternalProxy directive", run: run_proxy_list },
+    Directive { name: "RemoteIPProxyProtocol", args: Args::Flag, req_override: RSRC_CONF, about: "Enable PROXY protocol handling ('on', 'off')", run: refuse },
+    Directive { name: "RemoteIPProxyProtocolExceptions", args: Args::Iterate, req_override: RSRC_CONF, about: "Disable PROXY protocol handling for this list of networks", run: refuse },
+];
+
+pub static MODULE: Module = Module {
+    source: "mod_remoteip.c",
+    identifier: "remoteip_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_ranges() {
+        for a in [
+            "10.1.2.3",
+            "127.0.0.1",
+            "169.254.1.1",
+            "172.31.0.1",
+            "192.168.0.1",
+            "::1",
+            "fe80::1",
+        ] {
+            assert!(private_or_nonsense(a.parse().unwrap()), "{a}");
+        }
+        for a in ["172.32.0.1", "8.8.8.8", "2001:db8::1"] {
+            assert!(!private_or_nonsense(a.parse().unwrap()), "{a}");
+        }
+    }
+
+    #[test]
+    fn hops_are_literals_first() {
+        assert_eq!(
+            parse_hop("::ffff:1.2.3.4"),
+            Some("1.2.3.4".parse().unwrap())
+        );
+        assert_eq!(
+            parse_hop("203.0.113.9"),
+            Some("203.0.113.9".parse().unwrap())
+        );
+    }
+}
