@@ -82,6 +82,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.env.set("REDIRECT_STATUS", status.to_string());
     redirected.headers_in = ctx.headers_in.clone();
     redirected.useragent_ip = ctx.useragent_ip;
+    redirected.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     redirected.request_time_us = ctx.request_time_us;
     redirected.rewrite = ctx.rewrite.for_redirect();

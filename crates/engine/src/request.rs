@@ -79,6 +79,10 @@ pub struct Ctx<'a> {
     /// `r->useragent_ip`: the client as access control sees it (the
     /// connection's peer, or the address mod_remoteip found behind proxies).
     pub useragent_ip: std::net::IpAddr,
+    /// The configuration, user and auth type of the request this one
+    /// comes from (`r->main` or `r->prev`): access control is skipped when
+    /// the configuration is the same object.
+    pub auth_prev: Option<crate::modules::authn_core::AuthPrev>,
 }
 
 /// A status ending the phases early.
@@ -129,6 +133,7 @@ impl<'a> Ctx<'a> {
             user: None,
             auth_type: None,
             useragent_ip: req.remote.ip(),
+            auth_prev: None,
         }
     }
 
@@ -170,6 +175,7 @@ impl<'a> Ctx<'a> {
         sub.env = self.env.clone();
         sub.headers_in = self.headers_in.clone();
         sub.useragent_ip = self.useragent_ip;
+        sub.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote), &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",

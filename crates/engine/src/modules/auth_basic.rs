@@ -132,6 +132,8 @@ pub fn authenticate(ctx: &mut Ctx<'_>) -> Outcome {
         None => (&decoded[..], &b""[..]),
     };
     let user_s = String::from_utf8_lossy(user).into_owned();
+    // Apache sets r->user to the claimed name before checking it.
+    ctx.user = Some(user_s.clone());
     let mut messages = Vec::new();
     let mut result = Authn::UserNotFound;
     let providers = conf

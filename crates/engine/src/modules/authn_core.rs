@@ -196,10 +196,39 @@ fn check_user_id(ctx: &mut Ctx<'_>) -> Result<Option<String>, Status> {
     }
 }
 
+/// What a sub-request or internal redirect inherits from the request it
+/// comes from.
+#[derive(Clone, Debug)]
+pub struct AuthPrev {
+    conf: Arc<DirConf>,
+    user: Option<String>,
+    auth_type: Option<String>,
+}
+
+impl AuthPrev {
+    pub fn of(ctx: &Ctx<'_>) -> AuthPrev {
+        AuthPrev {
+            conf: ctx.conf.clone(),
+            user: ctx.user.clone(),
+            auth_type: ctx.auth_type.clone(),
+        }
+    }
+}
+
 /// Access control, authentication and authorization of a request, in
 /// Apache's order. Sets `ctx.user` (`r->user`, read as
 /// `%{REMOTE_USER}`) when a user was authenticated.
 pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    // Apache skips the checks for a sub-request or internal redirect whose
+    // configuration is the very same as its origin's (an ErrorDocument in
+    // the protected directory is served); the user carries over.
+    if let Some(prev) = &ctx.auth_prev {
+        if Arc::ptr_eq(&prev.conf, &ctx.conf) {
+            ctx.user = prev.user.clone();
+            ctx.auth_type = prev.auth_type.clone();
+            return Ok(());
+        }
+    }
     let bit = method_bit(&ctx.method);
     let compat_ok = access_compat::allowed(
         &ctx.conf,
@@ -237,7 +266,6 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             "AH00027: No authentication done but request not allowed without authentication for {uri}. Authentication not configured?"
         )));
     };
-    ctx.user = Some(user.clone());
     authorize(ctx, Some(&user), true)?;
     Ok(())
 }

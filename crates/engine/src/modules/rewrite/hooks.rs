@@ -661,6 +661,7 @@ pub fn redirect_next<'a>(
     new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
     new.useragent_ip = ctx.useragent_ip;
+    new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
         .headers_out
