@@ -113,6 +113,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
         return Ok(true);
     };
     let messages = std::cell::RefCell::new(Vec::new());
+    let vary = std::cell::RefCell::new(Vec::new());
     let result = {
         let env = |n: &str| ctx.env.contains(n);
         let groups = |u: &str, g: &[String]| {
@@ -124,6 +125,21 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
                 AuthzResult::Denied
             }
         };
+        let expr = |e: &crate::expr::Expr| {
+            let out = e.eval(&crate::expr::request_ctx::RequestExpr::new(ctx));
+            match out.value {
+                Ok(v) => {
+                    vary.borrow_mut().extend(out.vary);
+                    Some(v)
+                }
+                Err(err) => {
+                    messages.borrow_mut().push(format!(
+                        "AH02320: Error evaluating expression in 'Require expr': {err}"
+                    ));
+                    None
+                }
+            }
+        };
         let areq = AuthzRequest {
             method_bit: method_bit(&ctx.method),
             remote: ctx.useragent_ip,
@@ -131,9 +147,13 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
             env: &env,
             user,
             groups: &groups,
+            expr: &expr,
         };
         authz_core::apply(&section, &areq, Logic::And)
     };
+    for v in vary.into_inner() {
+        crate::modules::core::if_section::merge_vary(&mut ctx.headers_out, &v);
+    }
     if let Some(m) = messages.into_inner().pop() {
         if result != AuthzResult::Granted {
             fail(ctx, 0, m);
@@ -141,6 +161,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
     }
     match result {
         AuthzResult::Granted => Ok(true),
+        AuthzResult::GeneralError => Err(fail(ctx, 500, "an authorization provider failed".into())),
         AuthzResult::DeniedNoUser if !after_authn => Ok(false),
         AuthzResult::DeniedNoUser => {
             let uri = ctx.uri.clone();

@@ -32,6 +32,8 @@ pub enum AuthzResult {
     /// Denied, but a user might change the answer (401 rather than 403).
     DeniedNoUser,
     Neutral,
+    /// A provider could not decide (`Require expr` failed to evaluate): 500.
+    GeneralError,
 }
 
 /// What a provider checks.
@@ -52,6 +54,9 @@ pub enum Provider {
     Host(Vec<String>),
     /// `Require forward-dns`: one of these names resolves to the client.
     ForwardDns(Vec<String>),
+    /// `Require expr`: the condition, and whether it reads `REMOTE_USER`
+    /// (then a false result asks for a user rather than denying).
+    Expr(Arc<crate::expr::Expr>, bool),
 }
 
 /// A node of the requirement tree.
@@ -128,6 +133,8 @@ pub struct AuthzRequest<'a> {
     pub user: Option<&'a str>,
     /// `Require group`: whether the user is in one of the groups.
     pub groups: &'a dyn Fn(&str, &[String]) -> AuthzResult,
+    /// `Require expr`: the condition's value, `None` when it failed.
+    pub expr: &'a dyn Fn(&crate::expr::Expr) -> Option<bool>,
 }
 
 /// Apache's `apply_authz_sections`.
@@ -179,13 +186,21 @@ pub fn apply(section: &Section, req: &AuthzRequest<'_>, parent: Logic) -> AuthzR
         result = match result {
             AuthzResult::Granted => AuthzResult::Denied,
             AuthzResult::Denied | AuthzResult::DeniedNoUser => AuthzResult::Neutral,
-            AuthzResult::Neutral => AuthzResult::Neutral,
+            other => other,
         };
     }
     result
 }
 
 fn check(p: &Provider, req: &AuthzRequest<'_>) -> AuthzResult {
+    if let Provider::Expr(e, want_user) = p {
+        return match (req.expr)(e) {
+            Some(true) => AuthzResult::Granted,
+            Some(false) if *want_user => AuthzResult::DeniedNoUser,
+            Some(false) => AuthzResult::Denied,
+            None => AuthzResult::GeneralError,
+        };
+    }
     let user_needed = matches!(
         p,
         Provider::User(_) | Provider::ValidUser | Provider::Group(_)
@@ -208,6 +223,7 @@ fn check(p: &Provider, req: &AuthzRequest<'_>) -> AuthzResult {
                 .any(|n| crate::modules::dns::in_domain(n, &host)),
             None => false,
         },
+        Provider::Expr(..) => unreachable!("answered above"),
         Provider::ForwardDns(names) => names.iter().any(|n| {
             crate::modules::dns::resolve(n)
                 .into_iter()
@@ -320,7 +336,7 @@ fn parse_provider(name: &str, args: &[String]) -> Result<Provider, String> {
             }
             Ok(Provider::ForwardDns(names))
         }
-        "file-owner" | "file-group" | "expr" => {
+        "file-owner" | "file-group" => {
             Err(format!("Require {name} is not supported by htaccel yet"))
         }
         _ => Err(format!("Unknown Authz provider: {name}")),
@@ -339,6 +355,28 @@ fn user_words(args: &[String]) -> Result<Vec<String>, String> {
     Ok(args.to_vec())
 }
 
+/// `Require expr …`: the rest of the line after the provider word is the
+/// condition, without its surrounding quotes if it has both.
+fn parse_expr(raw: &str, negate: bool, restricted: bool) -> Result<Provider, String> {
+    let mut rest = raw.trim_start();
+    let skip = if negate { 2 } else { 1 };
+    for _ in 0..skip {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        rest = rest[end..].trim_start();
+    }
+    let rest = rest.trim_end();
+    let text = match rest.strip_prefix('"') {
+        Some(inner) if rest.len() >= 2 && rest.ends_with('"') => &inner[..inner.len() - 1],
+        _ => rest,
+    };
+    let expr = crate::expr::Expr::parse_restricted(text, restricted)
+        .map_err(|e| format!("Cannot parse expression in require line: {e}"))?;
+    // Apache notes a lookup of REMOTE_USER while parsing; the text is
+    // searched for it here.
+    let want_user = text.to_ascii_lowercase().contains("remote_user");
+    Ok(Provider::Expr(Arc::new(expr), want_user))
+}
+
 fn run_require(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let mut words = inv.words.iter();
     let mut name = words.next().cloned().unwrap_or_default();
@@ -348,7 +386,11 @@ fn run_require(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
         name = words.next().cloned().unwrap_or_default();
     }
     let args: Vec<String> = words.cloned().collect();
-    let provider = parse_provider(&name, &args)?;
+    let provider = if name.eq_ignore_ascii_case("expr") {
+        parse_expr(&inv.raw, negate, w.ctx.htaccess)?
+    } else {
+        parse_provider(&name, &args)?
+    };
     let limited = limited(w);
     let section = current_section(c);
     if negate && section.op == Logic::Or {
@@ -469,6 +511,7 @@ mod tests {
             env: &|_| false,
             user: None,
             groups: &|_, _| AuthzResult::Denied,
+            expr: &|_| None,
         };
         let not_ip = Section {
             op: Logic::Or,

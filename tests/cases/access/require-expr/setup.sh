@@ -1,0 +1,4 @@
+mkdir -p ../auth
+htpasswd -cbm ../auth/htpasswd alice pw 2>/dev/null
+htpasswd -bm ../auth/htpasswd bob pw 2>/dev/null
+chmod 755 ../auth; chmod 644 ../auth/htpasswd
