@@ -116,18 +116,13 @@ pub fn server_relative(w: &Walker<'_>, arg: &str) -> PathBuf {
 }
 
 fn run_user_file(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
-    if let Some(t) = inv.words.get(1) {
-        if t != "standard" {
-            return Err(format!("Invalid auth file type: {t}"));
-        }
-    }
     c.authn_file.user_file = Some(server_relative(w, &inv.words[0]));
     Ok(())
 }
 
 pub static DIRECTIVES: &[Directive] = &[Directive {
     name: "AuthUserFile",
-    args: Args::Take12,
+    args: Args::Take1,
     req_override: OR_AUTHCFG | ACCESS_CONF,
     about: "text file containing user IDs and passwords",
     run: run_user_file,
