@@ -35,6 +35,7 @@ pub struct DirConf {
     pub expires: expires::ExpiresDir,
     pub rewrite: crate::modules::rewrite::RewriteDir,
     pub xsendfile: crate::modules::xsendfile::XSendFileDir,
+    pub proxy: crate::modules::proxy::conf::ProxyDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -87,6 +88,7 @@ impl DirConf {
                 &base.xsendfile,
                 &new.xsendfile,
             ),
+            proxy: crate::modules::proxy::conf::ProxyDir::merge(&base.proxy, &new.proxy),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

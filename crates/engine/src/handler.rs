@@ -67,6 +67,9 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
         if crate::modules::proxy::wants(&ctx) {
             return crate::modules::proxy::decide(ctx, prev);
         }
+        if crate::modules::proxy::http::wants(&ctx) {
+            return crate::modules::proxy::http::decide(ctx);
+        }
         match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
             None => break,
             Some(Ok((next, p))) => {
@@ -134,11 +137,11 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     }
     // A backend handler reached where no exchange can be made (an
     // ErrorDocument's redirect): refused, never served as a file.
-    if crate::modules::proxy::wants(ctx) {
+    if crate::modules::proxy::wants(ctx) || crate::modules::proxy::http::wants(ctx) {
         ctx.reason = Some((
             "error".into(),
             format!(
-                "{}: a FastCGI handler is not supported for error documents by htaccel yet",
+                "{}: a proxied error document is not supported by htaccel yet",
                 ctx.uri
             ),
         ));

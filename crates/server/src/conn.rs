@@ -27,6 +27,8 @@
 
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
+#[path = "proxy_http/exchange.rs"]
+mod http_exchange;
 
 use crate::body::{BodyError, BodyReader};
 use crate::chars::{find_token, is_chunked};
@@ -739,7 +741,8 @@ impl Conn {
             && !shared.stop.requested();
         let chunked = chunked || (stream && keep);
         let mut framing = Framing {
-            body_length: (engine_cl && !header_only).then(|| resp.body.len()),
+            // A backend's body follows: its own length stands.
+            body_length: (engine_cl && !header_only && !ex.open_body).then(|| resp.body.len()),
             content_length: synth_cl.then(|| resp.body.len()),
             chunked,
             strip_length: status == 204 || status == 304,

@@ -63,6 +63,7 @@ mod body;
 mod chars;
 mod conn;
 mod fastcgi;
+mod proxy_http;
 mod head;
 mod listener;
 mod shutdown;

@@ -22,7 +22,8 @@ pub struct Case {
     pub pending: Option<String>,
     /// What the case needs besides the two servers (a `needs` file, one
     /// word a line): `php-fpm` starts a private PHP-FPM pool whose socket
-    /// `server.conf` names as `@PHP_FPM@`.
+    /// `server.conf` names as `@PHP_FPM@`; `upstream` starts
+    /// `tests/difftest/upstream.py`, named `@UPSTREAM@` (`127.0.0.1:PORT`).
     pub needs: Vec<String>,
     pub requests: Result<Vec<Request>, String>,
 }

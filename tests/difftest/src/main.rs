@@ -19,6 +19,7 @@ mod response;
 mod runner;
 mod sandbox;
 mod servers;
+mod upstream;
 
 use runner::{run_case, CaseResult, Settings};
 use servers::Other;

@@ -118,6 +118,14 @@ fn serve_and_compare(
     } else {
         None
     };
+    let _upstream = if case.needs.iter().any(|n| n == "upstream") {
+        Some(
+            crate::upstream::start(&sb.dir, &crate::locate::repo_root())
+                .map_err(|e| format!("the upstream application did not start: {e}"))?,
+        )
+    } else {
+        None
+    };
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {

@@ -129,7 +129,13 @@ fn write_conf(
         &sb.docroot(side),
         &rundir,
     );
-    let text = text.replace("@PHP_FPM@", &crate::fpm::socket(&sb.dir).to_string_lossy());
+    let text = text
+        .replace("@PHP_FPM@", &crate::fpm::socket(&sb.dir).to_string_lossy())
+        .replace(
+            "@UPSTREAM@",
+            &crate::upstream::address(&sb.dir).unwrap_or_default(),
+        )
+        .replace("@SANDBOX@", &sb.dir.to_string_lossy());
     let path = rundir.join("httpd.conf");
     fs::write(&path, text).map_err(|e| StartError::Failed(format!("writing config: {e}")))?;
     Ok(path)

@@ -48,20 +48,44 @@ impl std::fmt::Display for BackendAddr {
 /// The continuation that turns the backend's answer into the client's.
 pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> BackendAnswer + 'a>;
 
-/// One FastCGI exchange to perform.
+/// One exchange to perform.
 pub struct BackendCall<'a> {
     pub addr: BackendAddr,
-    /// The CGI environment, sent as FastCGI parameters in this order.
-    pub params: Vec<(String, Vec<u8>)>,
+    pub request: BackendRequest,
     /// `LimitRequestBody` for the body streamed to the backend (0: none).
     pub body_limit: u64,
     pub finish: Finish<'a>,
 }
 
-/// The header block a backend wrote (CGI response: `Name: value` lines up
-/// to the first empty line), in order, as text.
+/// What to send, by protocol.
+pub enum BackendRequest {
+    /// FastCGI (PHP-FPM): the CGI environment, sent as parameters in this
+    /// order; the request body follows as `FCGI_STDIN`.
+    FastCgi { params: Vec<(String, Vec<u8>)> },
+    /// HTTP/1.1 (mod_proxy_http).
+    Http(HttpRequest),
+}
+
+/// An HTTP/1.1 request head for an upstream. The server adds the body's
+/// framing (`Content-Length`) and `Connection`.
+#[derive(Clone, Debug)]
+pub struct HttpRequest {
+    pub method: String,
+    /// The request-target (`/path?query`), already escaped.
+    pub target: String,
+    /// In order, `Host` first; no `Content-Length`, `Transfer-Encoding`
+    /// or `Connection`.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// Do not keep the upstream connection (`proxy-nokeepalive`).
+    pub close: bool,
+}
+
+/// The head a backend answered with: for HTTP its status line's code and
+/// reason, for FastCGI none (a CGI `Status:` field is among the lines);
+/// then its header fields (`Name: value`), in order, as text.
 #[derive(Clone, Debug, Default)]
 pub struct BackendHead {
+    pub status: Option<(u16, String)>,
     pub lines: Vec<String>,
     /// The backend ended the request with nothing after the block.
     pub body_empty: bool,

@@ -64,6 +64,7 @@ pub static ALL: &[&Module] = &[
     &deflate::MODULE,
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
+    &proxy::HTTP_MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,

@@ -195,12 +195,23 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
         // mod_xsendfile puts the file's size and inode into the request's
         // file information, whose time stays the script's (the ETag of
         // Apache's core is made from that).
-        let etag_stamp = FileStamp {
-            mtime_us: ctx.finfo.map_or(0, |f| f.mtime_us),
-            ..stamp
-        };
         let bits = ETagSet::effective(ctx.conf.core.etag);
-        if let Ok(Some(tag)) = etag::file_etag(bits, &etag_stamp, now_us, &f, false) {
+        let tag = match ctx.finfo {
+            Some(script) => {
+                let etag_stamp = FileStamp {
+                    mtime_us: script.mtime_us,
+                    ..stamp
+                };
+                etag::file_etag(bits, &etag_stamp, now_us, &f, false)
+                    .ok()
+                    .flatten()
+            }
+            // No file behind the request (a proxied one): Apache's core
+            // makes the ETag of "no file", its (zero) time alone.
+            None if bits & etag::ETAG_NONE != 0 => None,
+            None => Some("\"0\"".to_string()),
+        };
+        if let Some(tag) = tag {
             set(&mut resp.headers, "ETag", tag);
         }
     }

@@ -8,7 +8,7 @@ use crate::body::{BodyError, BodyReader};
 use crate::fastcgi::{codec, head_end, head_lines, pool};
 use crate::write::status_has_no_body;
 use bytes::{Buf, BytesMut};
-use htaccel_engine::http::backend::{BackendCall, BackendError, BackendHead};
+use htaccel_engine::http::backend::{BackendCall, BackendError, BackendHead, BackendRequest};
 use htaccel_engine::http::{BodyFraming, ProtocolError, Request, Response};
 use tokio::time::Instant;
 
@@ -41,7 +41,7 @@ struct HeadRead {
 }
 
 /// Why streaming the client's body stopped.
-enum BodyStop {
+pub(super) enum BodyStop {
     Client(u16, bool),
     Backend(BackendError),
     Gone,
@@ -57,10 +57,18 @@ impl Conn {
     ) -> Done {
         let BackendCall {
             addr,
-            params,
+            request,
             body_limit,
             finish,
         } = call;
+        let params = match request {
+            BackendRequest::FastCgi { params } => params,
+            BackendRequest::Http(head) => {
+                return self
+                    .http_backend(shared, ex, req, addr, head, body_limit, finish)
+                    .await
+            }
+        };
         let timeout = shared.timeouts.timeout;
         let has_body = match req.framing {
             BodyFraming::None => false,
@@ -223,7 +231,7 @@ impl Conn {
     }
 
     /// The answer when reading the client's body failed.
-    fn body_stopped(
+    pub(super) fn body_stopped(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -247,7 +255,7 @@ impl Conn {
     }
 
     /// Read a chunked body whole (at most [`SPOOL_MAX`] bytes, else 413).
-    async fn spool_body(
+    pub(super) async fn spool_body(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -277,7 +285,7 @@ impl Conn {
     }
 
     /// `100 Continue` for a client waiting for it.
-    fn continue_100(&mut self, ex: &mut Exchange<'_>) {
+    pub(super) fn continue_100(&mut self, ex: &mut Exchange<'_>) {
         if ex.expecting && ex.proto_num >= 1001 {
             self.out
                 .buf
@@ -287,7 +295,7 @@ impl Conn {
     }
 
     /// Drop the body bytes a reader consumed.
-    fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
+    pub(super) fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
         match fed {
             Ok(n) => {
                 self.rbuf.advance(n);
@@ -301,7 +309,7 @@ impl Conn {
     }
 
     /// Wait for more of the client's body.
-    async fn more_body(&mut self, shared: &Shared, stage: &mut Stage) -> Result<(), BodyStop> {
+    pub(super) async fn more_body(&mut self, shared: &Shared, stage: &mut Stage) -> Result<(), BodyStop> {
         match self
             .read(shared, stage.next(shared.timeouts.timeout), false)
             .await
@@ -399,6 +407,7 @@ impl Conn {
                             if b < stdout.len() {
                                 return Ok(HeadRead {
                                     head: BackendHead {
+                                        status: None,
                                         lines,
                                         body_empty: false,
                                     },
@@ -408,6 +417,7 @@ impl Conn {
                                 });
                             }
                             head = Some(BackendHead {
+                                status: None,
                                 lines,
                                 body_empty: false,
                             });
@@ -463,7 +473,7 @@ impl Conn {
 
     /// `FCGI_STDERR` to the error log, one line per line, as Apache's
     /// "Got error" messages.
-    fn backend_stderr(&self, shared: &Shared, data: &[u8]) {
+    pub(super) fn backend_stderr(&self, shared: &Shared, data: &[u8]) {
         let text = String::from_utf8_lossy(data);
         let text = text.trim_end_matches(['\n', '\r', '\0']);
         if !text.is_empty() {
@@ -471,14 +481,14 @@ impl Conn {
         }
     }
 
-    fn error_log(&self, shared: &Shared, level: &str, message: &str) {
+    pub(super) fn error_log(&self, shared: &Shared, level: &str, message: &str) {
         shared
             .handler
             .log()
             .error(level, "proxy_fcgi", Some(self.remote), message);
     }
 
-    fn log_backend(
+    pub(super) fn log_backend(
         &self,
         shared: &Shared,
         ex: &Exchange<'_>,
@@ -498,7 +508,7 @@ impl Conn {
     }
 }
 
-async fn send(
+pub(super) async fn send(
     lease: &mut pool::Lease,
     out: &mut BytesMut,
     timeout: std::time::Duration,

@@ -7,10 +7,13 @@
 //! slow PHP-FPM from collecting an unbounded number of sockets and
 //! requests in its listen queue.
 //!
-//! Connections are not reused between requests: a PHP-FPM worker holds a
-//! kept-alive connection for as long as it is open, so idle pooled
+//! FastCGI connections are not reused between requests: a PHP-FPM worker
+//! holds a kept-alive connection for as long as it is open, so idle pooled
 //! connections would take workers away from the requests queued for them
-//! (why Apache's mod_proxy_fcgi does not reuse by default either).
+//! (why Apache's mod_proxy_fcgi does not reuse by default either). HTTP
+//! upstream connections are kept alive: each worker thread keeps up to
+//! 16 idle ones per upstream for 15 seconds, outside the bound, and checks
+//! that one is still open before it reuses it.
 
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{BackendAddr, BackendError};
@@ -48,7 +51,32 @@ enum Stream {
     Tcp(TcpStream),
 }
 
+impl Stream {
+    /// Open and quiet: nothing to read, no end of stream.
+    fn is_open(&self) -> bool {
+        let mut b = [0u8; 1];
+        let r = match self {
+            Stream::Unix(s) => s.try_read(&mut b),
+            Stream::Tcp(s) => s.try_read(&mut b),
+        };
+        matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+}
+
 impl Lease {
+    /// Keep the connection for a later request to `addr` (its place in
+    /// the bound is given back).
+    pub(crate) fn park(self, addr: &BackendAddr) {
+        let stream = self.stream;
+        IDLE.with(|idle| {
+            let mut idle = idle.borrow_mut();
+            let list = idle.entry(addr.clone()).or_default();
+            if list.len() < IDLE_MAX {
+                list.push((stream, std::time::Instant::now()));
+            }
+        });
+    }
+
     pub(crate) async fn write_all(&mut self, b: &[u8]) -> io::Result<()> {
         match &mut self.stream {
             Stream::Unix(s) => s.write_all(b).await,
@@ -70,6 +98,42 @@ impl Lease {
 /// Connect to `addr`, waiting at most `wait` for a free place and for the
 /// connection itself.
 pub(crate) async fn connect(addr: &BackendAddr, wait: Duration) -> Result<Lease, BackendError> {
+    connect_or_reuse(addr, wait, false).await.map(|(l, _)| l)
+}
+
+/// Idle connections kept per backend and worker thread (HTTP upstreams).
+const IDLE_MAX: usize = 16;
+/// How long an idle connection is kept.
+const IDLE_TTL: Duration = Duration::from_secs(15);
+
+thread_local! {
+    /// Kept-alive HTTP upstream connections of this worker thread (its
+    /// runtime owns their sockets). They hold no place in the bound.
+    static IDLE: std::cell::RefCell<HashMap<BackendAddr, Vec<(Stream, std::time::Instant)>>> =
+        Default::default();
+}
+
+/// A kept-alive connection to `addr` that is still open, if any.
+fn take_idle(addr: &BackendAddr) -> Option<Stream> {
+    IDLE.with(|idle| {
+        let mut idle = idle.borrow_mut();
+        let list = idle.get_mut(addr)?;
+        while let Some((s, since)) = list.pop() {
+            if since.elapsed() < IDLE_TTL && s.is_open() {
+                return Some(s);
+            }
+        }
+        None
+    })
+}
+
+/// [`connect`], or (`reuse`) a kept-alive connection when there is one;
+/// also tells whether the connection was reused.
+pub(crate) async fn connect_or_reuse(
+    addr: &BackendAddr,
+    wait: Duration,
+    reuse: bool,
+) -> Result<(Lease, bool), BackendError> {
     let sem = semaphore(addr);
     let permit = match tokio::time::timeout(wait, sem.acquire_owned()).await {
         Ok(Ok(p)) => p,
@@ -79,6 +143,25 @@ pub(crate) async fn connect(addr: &BackendAddr, wait: Duration) -> Result<Lease,
             )))
         }
     };
+    if reuse {
+        if let Some(stream) = take_idle(addr) {
+            return Ok((
+                Lease {
+                    stream,
+                    _permit: permit,
+                },
+                true,
+            ));
+        }
+    }
+    new_connection(addr, wait, permit).await.map(|l| (l, false))
+}
+
+async fn new_connection(
+    addr: &BackendAddr,
+    wait: Duration,
+    permit: OwnedSemaphorePermit,
+) -> Result<Lease, BackendError> {
     let fail = |e: io::Error| {
         BackendError::Unavailable(format!(
             "({}){e}: AH01079: failed to make connection to backend: {addr}",

@@ -18,14 +18,16 @@
 //! As in Apache, the handler applies only while mod_proxy and
 //! mod_proxy_fcgi are loaded; a request for a script that does not exist
 //! still goes to the backend (PHP-FPM answers "File not found.").
-//! mod_proxy's own directives (`ProxyPass` and the rest) are registered so
-//! that a configuration using them fails loudly: reverse proxying to HTTP
-//! backends is not implemented yet.
+//! Reverse proxying to HTTP upstreams (`ProxyPass`, mod_proxy_http) is in
+//! `http`; mod_proxy directives htaccel does not implement are refused
+//! loudly.
 
 pub mod cgi_env;
+pub mod conf;
+pub mod http;
 pub mod reply;
 
-use crate::http::backend::{BackendAddr, BackendCall, Decision};
+use crate::http::backend::{BackendAddr, BackendCall, BackendRequest, Decision};
 use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::Ctx;
@@ -43,13 +45,123 @@ pub static MODULE: Module = Module {
     source: "mod_proxy.c",
     identifier: "proxy_module",
     builtin: false,
-    directives: refused!(
-        "ProxyPass" => SRV, "ProxyPassMatch" => SRV, "ProxyPassReverse" => SRV,
-        "ProxyPassReverseCookieDomain" => SRV, "ProxyPassReverseCookiePath" => SRV,
-        "ProxyPreserveHost" => SRV, "ProxyRequests" => RSRC_CONF, "ProxyTimeout" => RSRC_CONF,
-        "ProxyErrorOverride" => SRV, "ProxySet" => SRV, "ProxyAddHeaders" => SRV,
-        "ProxyVia" => RSRC_CONF, "BalancerMember" => SRV, "ProxyPassInherit" => RSRC_CONF,
-    ),
+    directives: DIRECTIVES,
+};
+
+static DIRECTIVES: &[Directive] = &[
+    Directive {
+        name: "ProxyPass",
+        args: Args::Argv,
+        req_override: SRV,
+        about: "a virtual path and a URL",
+        run: |w, inv, c| conf::proxy_pass(w, inv, c, false),
+    },
+    Directive {
+        name: "ProxyPassMatch",
+        args: Args::Argv,
+        req_override: SRV,
+        about: "a virtual path and a URL",
+        run: |w, inv, c| conf::proxy_pass(w, inv, c, true),
+    },
+    Directive {
+        name: "ProxyPassReverse",
+        args: Args::Argv,
+        req_override: SRV,
+        about: "a virtual path and a URL for reverse proxy behaviour",
+        run: conf::proxy_pass_reverse,
+    },
+    Directive {
+        name: "ProxyPreserveHost",
+        args: Args::Flag,
+        req_override: SRV,
+        about: "on if we should preserve host header while proxying",
+        run: |_w, inv, c| {
+            c.proxy.preserve_host = Some(crate::registry::flag(&inv.words));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "ProxyAddHeaders",
+        args: Args::Flag,
+        req_override: SRV,
+        about: "on if X-Forwarded-* headers should be added or completed",
+        run: |_w, inv, c| {
+            c.proxy.add_headers = Some(crate::registry::flag(&inv.words));
+            Ok(())
+        },
+    },
+    Directive {
+        name: "ProxyPassReverseCookieDomain",
+        args: Args::Raw,
+        req_override: SRV,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyPassReverseCookiePath",
+        args: Args::Raw,
+        req_override: SRV,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyRequests",
+        args: Args::Raw,
+        req_override: RSRC_CONF,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyTimeout",
+        args: Args::Raw,
+        req_override: RSRC_CONF,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyErrorOverride",
+        args: Args::Raw,
+        req_override: SRV,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxySet",
+        args: Args::Raw,
+        req_override: SRV,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyVia",
+        args: Args::Raw,
+        req_override: RSRC_CONF,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "BalancerMember",
+        args: Args::Raw,
+        req_override: SRV,
+        about: "",
+        run: refuse,
+    },
+    Directive {
+        name: "ProxyPassInherit",
+        args: Args::Raw,
+        req_override: RSRC_CONF,
+        about: "",
+        run: refuse,
+    },
+];
+
+/// mod_proxy_http: no directives of its own; loading it lets `http://`
+/// upstreams be proxied.
+pub static HTTP_MODULE: Module = Module {
+    source: "mod_proxy_http.c",
+    identifier: "proxy_http_module",
+    builtin: false,
+    directives: &[],
 };
 
 pub static FCGI_MODULE: Module = Module {
@@ -161,7 +273,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
         addr: target.addr,
-        params,
+        request: BackendRequest::FastCgi { params },
         body_limit,
         finish: Box::new(move |result| match result {
             Ok(head) => reply::finish(ctx, head),
@@ -170,7 +282,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     })
 }
 
-fn respond_error(mut ctx: Ctx<'_>, status: u16) -> crate::http::Response {
+pub(crate) fn respond_error(mut ctx: Ctx<'_>, status: u16) -> crate::http::Response {
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
     resp

@@ -141,25 +141,27 @@ fn context_info(ctx: &Ctx<'_>) -> (String, String) {
     )
 }
 
-/// Whether mod_proxy is loaded (it never is yet: htaccel has no proxy).
+/// Whether mod_proxy is loaded.
 fn proxy_available(ctx: &Ctx<'_>) -> bool {
     ctx.site.env.is_loaded("mod_proxy.c")
 }
 
-/// `[P]`: Apache without mod_proxy answers 403; with it, htaccel would
-/// have to proxy, which it cannot do yet, so it says so loudly.
-fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str) -> Status {
+/// `[P]`: Apache without mod_proxy answers 403; with it, the request
+/// becomes a proxy request (`proxy:URL?args`, handler `proxy-server`),
+/// which mod_proxy's handler answers (`modules::proxy::http`).
+fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str) -> Result<(), Status> {
     let url = target.strip_prefix("proxy:").unwrap_or(target).to_string();
-    ctx.rewrite.proxy = Some(url);
+    ctx.rewrite.proxy = Some(url.clone());
     if !proxy_available(ctx) {
         fail(ctx, format!("{code}: attempt to make remote request from mod_rewrite without proxy enabled: {target}"));
-        return 403;
+        return Err(403);
     }
-    fail(
-        ctx,
-        format!("mod_rewrite [P]: proxying is not supported by htaccel yet: {target}"),
-    );
-    500
+    ctx.filename = match &ctx.args {
+        Some(a) => format!("proxy:{url}?{a}"),
+        None => format!("proxy:{url}"),
+    };
+    ctx.handler = Some(crate::modules::proxy::http::HANDLER.to_string());
+    Ok(())
 }
 
 /// A status a rule answers with. For 405 and 501 Apache's error page
@@ -354,7 +356,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     ctx.args = st.args.clone();
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
-        return Err(proxy(ctx, &target, "AH00669"));
+        return proxy(ctx, &target, "AH00669").map(|()| true);
     }
     if skip_absolute {
         let url = st.filename.clone();
@@ -522,7 +524,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     ctx.args = st.args.clone();
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
-        return Err(proxy(ctx, &target, "AH10160"));
+        return proxy(ctx, &target, "AH10160");
     }
     if let Some(skip) = skip_absolute {
         let mut url = st.filename.clone();

@@ -1,0 +1,171 @@
+//! mod_proxy's directives for reverse proxying: `ProxyPass`,
+//! `ProxyPassMatch`, `ProxyPassReverse`, `ProxyPreserveHost`,
+//! `ProxyAddHeaders`, and their per-directory slot.
+//!
+//! As in Apache, `ProxyPass` and `ProxyPassReverse` inside a `<Location>`
+//! take the location's path as theirs and name only the URL. Worker
+//! parameters (`key=value` after the URL) are accepted where they only
+//! tune connections (`timeout`, `retry`, `keepalive`, `ttl`, `max`,
+//! `connectiontimeout`, `enablereuse`, `disablereuse`, `flushpackets`);
+//! others are refused loudly.
+
+use crate::config::{Invocation, SectionKind, Walker};
+use crate::dirconf::DirConf;
+use crate::regex_engine::Regex;
+use std::sync::Arc;
+
+/// One `ProxyPass`/`ProxyPassMatch`.
+#[derive(Clone, Debug)]
+pub struct Pass {
+    /// The URL-path (or, with `regex`, the pattern's text).
+    pub path: String,
+    pub regex: Option<Regex>,
+    /// The upstream URL; `None` for `!` (not proxied).
+    pub url: Option<String>,
+    /// `nocanon`: the remainder goes as the client sent it.
+    pub nocanon: bool,
+    /// `noquery` is not supported; `keepalive=Off` … only tune.
+    pub disable_reuse: bool,
+}
+
+/// One `ProxyPassReverse`.
+#[derive(Clone, Debug)]
+pub struct Reverse {
+    pub path: String,
+    pub url: String,
+}
+
+/// The per-directory slot.
+#[derive(Clone, Debug, Default)]
+pub struct ProxyDir {
+    pub passes: Arc<Vec<Pass>>,
+    pub reverses: Arc<Vec<Reverse>>,
+    pub preserve_host: Option<bool>,
+    pub add_headers: Option<bool>,
+}
+
+impl ProxyDir {
+    pub fn merge(base: &ProxyDir, new: &ProxyDir) -> ProxyDir {
+        ProxyDir {
+            // The nearer rules first (a virtual host's before the main
+            // server's), as mod_proxy searches them.
+            passes: concat(&new.passes, &base.passes),
+            // Apache appends the child's reverse maps after the parent's.
+            reverses: concat(&base.reverses, &new.reverses),
+            preserve_host: new.preserve_host.or(base.preserve_host),
+            add_headers: new.add_headers.or(base.add_headers),
+        }
+    }
+}
+
+fn concat<T: Clone>(first: &Arc<Vec<T>>, then: &Arc<Vec<T>>) -> Arc<Vec<T>> {
+    if then.is_empty() {
+        return first.clone();
+    }
+    if first.is_empty() {
+        return then.clone();
+    }
+    Arc::new(first.iter().chain(then.iter()).cloned().collect())
+}
+
+/// Worker parameters that only tune connections.
+const TUNING: &[&str] = &[
+    "timeout",
+    "retry",
+    "keepalive",
+    "ttl",
+    "max",
+    "min",
+    "smax",
+    "connectiontimeout",
+    "enablereuse",
+    "flushpackets",
+    "flushwait",
+    "acquire",
+    "ping",
+];
+
+/// The `<Location>` path a directive inside one takes, if any.
+fn location_path(w: &Walker<'_>) -> Option<String> {
+    w.ctx
+        .sections
+        .contains(&SectionKind::Location)
+        .then(|| w.ctx.path.clone())
+        .flatten()
+}
+
+pub fn proxy_pass(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+    regex: bool,
+) -> Result<(), String> {
+    let name = inv.name;
+    let mut words = inv.words.iter().map(String::as_str).peekable();
+    let in_location = location_path(w);
+    let path = match &in_location {
+        Some(p) => p.clone(),
+        None => match words.next() {
+            Some(p) => p.to_string(),
+            None => {
+                return Err(format!(
+                    "{name} needs a path when not defined in a location"
+                ))
+            }
+        },
+    };
+    let Some(target) = words.next() else {
+        return Err(format!(
+            "{name} needs a path when not defined in a location"
+        ));
+    };
+    let mut pass = Pass {
+        regex: None,
+        url: (target != "!").then(|| target.to_string()),
+        nocanon: false,
+        disable_reuse: false,
+        path: path.clone(),
+    };
+    for word in words {
+        match word.split_once('=') {
+            None if word.eq_ignore_ascii_case("nocanon") => pass.nocanon = true,
+            Some((k, v)) if k.eq_ignore_ascii_case("disablereuse") => {
+                pass.disable_reuse = v.eq_ignore_ascii_case("on")
+            }
+            Some((k, _)) if TUNING.iter().any(|t| t.eq_ignore_ascii_case(k)) => {}
+            _ => return Err(format!("{name}: '{word}' is not supported by htaccel yet")),
+        }
+    }
+    if let Some(url) = &pass.url {
+        let lower = url.to_ascii_lowercase();
+        if !lower.starts_with("http://") {
+            return Err(format!(
+                "{name} {url}: only http:// upstreams are supported by htaccel yet"
+            ));
+        }
+    }
+    if regex {
+        pass.regex = Some(Regex::new(&path, false)?);
+    }
+    Arc::make_mut(&mut c.proxy.passes).push(pass);
+    Ok(())
+}
+
+pub fn proxy_pass_reverse(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    let (path, url) = match (location_path(w), inv.words.as_slice()) {
+        (Some(p), [url, ..]) => (p, url.clone()),
+        (None, [path, url, ..]) => (path.clone(), url.clone()),
+        _ => {
+            return Err("ProxyPassReverse needs a path when not defined in a location".to_string())
+        }
+    };
+    if inv.words.len() > 2 || (location_path(w).is_some() && inv.words.len() > 1) {
+        return Err("ProxyPassReverse: interpolate is not supported by htaccel yet".into());
+    }
+    Arc::make_mut(&mut c.proxy.reverses).push(Reverse { path, url });
+    Ok(())
+}

@@ -1,0 +1,440 @@
+//! Reverse proxying to HTTP/1.1 upstreams (mod_proxy with mod_proxy_http):
+//! which requests go (`translate`, Apache's `proxy_trans`), the request
+//! head the upstream gets (`decide`), and the answer's post-processing
+//! (`finish`). The exchange itself is the server's (`server/src/proxy_http`).
+//!
+//! The request: `Host` first (the upstream's, or the client's with
+//! `ProxyPreserveHost On`), then the client's headers in order without
+//! hop-by-hop ones (`Connection` and what it names, `Keep-Alive`, `TE`,
+//! `Upgrade`, `Expect`), `X-Forwarded-For`/`-Host`/`-Server` merged in,
+//! the path re-escaped (unless `nocanon`) and the query as sent.
+//!
+//! The answer: the upstream's status and headers go to the normal table,
+//! without hop-by-hop ones and without `Date`/`Server` (the server writes
+//! its own); `ProxyPassReverse` maps `Location`, `Content-Location` and
+//! `URI` back to this server; the body keeps the upstream's length, else
+//! goes chunked. Failures: 503 when no connection can be made, 502 for a
+//! broken answer, 504 when the upstream does not answer within `Timeout`.
+
+use super::conf::{Pass, Reverse};
+use crate::http::backend::{
+    BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
+};
+use crate::http::Response;
+use crate::request::{location_matches, Ctx, Status};
+
+/// The handler of proxied requests (`r->handler`).
+pub const HANDLER: &str = "proxy-server";
+
+/// `translate_name`: a `ProxyPass` matching the URI makes the request a
+/// proxy request (`filename` = `proxy:` + the upstream URL).
+pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    if !ctx.site.env.is_loaded("mod_proxy.c") {
+        return Ok(false);
+    }
+    // The nearest <Location> with a ProxyPass first, then the server's.
+    let located = ctx
+        .site
+        .locations
+        .iter()
+        .rfind(|l| {
+            !l.conf.proxy.passes.is_empty()
+                && match &l.regex {
+                    Some(re) => re.is_match(ctx.uri.as_bytes()),
+                    None => location_matches(&l.path, &ctx.uri),
+                }
+        })
+        .map(|l| l.conf.proxy.passes.clone());
+    let server = ctx.conf.proxy.passes.clone();
+    for pass in located.iter().flat_map(|p| p.iter()).chain(server.iter()) {
+        if let Some(url) = map(ctx, pass) {
+            match url {
+                None => return Ok(false),
+                Some(url) => {
+                    ctx.filename = format!("proxy:{url}");
+                    ctx.handler = Some(HANDLER.to_string());
+                    // A substituted ProxyPassMatch URL names no configured
+                    // worker: mod_proxy's default one, which does not keep
+                    // connections, takes it (and says so in the env).
+                    if pass.regex.is_some() && pass.url.as_deref().is_some_and(|u| u.contains('$'))
+                        || pass.disable_reuse
+                    {
+                        ctx.env.set("proxy-nokeepalive", "1");
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The upstream URL for the request under `pass`: `None` when the pass
+/// does not match, `Some(None)` for `!`.
+fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
+    let uri = ctx.uri.as_str();
+    let remainder_raw;
+    let url = match &pass.regex {
+        Some(re) => {
+            let caps = re.captures(uri.as_bytes())?;
+            let Some(url) = &pass.url else {
+                return Some(None);
+            };
+            let out = crate::regsub::pregsub(url.as_bytes(), uri.as_bytes(), &caps)?;
+            let out = String::from_utf8_lossy(&out).into_owned();
+            // ProxyPassMatch: the URL is used as substituted; the query
+            // is added when the URL has none.
+            return Some(Some(with_query(ctx, escape_url_path(&out, pass.nocanon))));
+        }
+        None => {
+            let n = crate::modules::alias::alias_matches(uri.as_bytes(), pass.path.as_bytes());
+            if n == 0 {
+                return None;
+            }
+            let Some(url) = &pass.url else {
+                return Some(None);
+            };
+            remainder_raw = &uri[n..];
+            url
+        }
+    };
+    let joined = format!("{url}{remainder_raw}");
+    Some(Some(with_query(
+        ctx,
+        escape_url_path(&joined, pass.nocanon),
+    )))
+}
+
+/// The URL with its path escaped as `ap_proxy_canonenc` does.
+fn escape_url_path(url: &str, nocanon: bool) -> String {
+    if nocanon {
+        return url.to_string();
+    }
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("HTTP://"))
+    else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, "/"),
+    };
+    format!("http://{authority}{}", canonenc(path))
+}
+
+/// `ap_proxy_canonenc` for a path: letters, digits and
+/// `$-_.+!*'(),;:@&=/~` stay, `%XX` escapes stay, anything else becomes
+/// `%XX` (upper-case hex).
+fn canonenc(path: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let b = path.as_bytes();
+    let mut out = String::with_capacity(b.len() + 8);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let escaped = c == b'%'
+            && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
+        if c.is_ascii_alphanumeric() || b"$-_.+!*'(),;:@&=/~".contains(&c) || escaped {
+            out.push(c as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The client's query, as sent, after the mapped URL.
+fn with_query(ctx: &Ctx<'_>, url: String) -> String {
+    match &ctx.args {
+        Some(q) => format!("{url}?{q}"),
+        None => url,
+    }
+}
+
+/// Whether the request is a reverse-proxy request to an HTTP upstream.
+pub fn wants(ctx: &Ctx<'_>) -> bool {
+    ctx.handler.as_deref() == Some(HANDLER)
+        && ctx.filename.starts_with("proxy:")
+        && ctx.site.env.is_loaded("mod_proxy.c")
+}
+
+/// Hop-by-hop request headers never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "te",
+    "upgrade",
+    "expect",
+    "host",
+];
+
+/// The exchange for a proxy request ([`wants`]).
+pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
+    let url = ctx.filename["proxy:".len()..].to_string();
+    if !ctx.site.env.is_loaded("mod_proxy_http.c") {
+        // Apache: no module handles the scheme.
+        ctx.reason = Some((
+            "warn".into(),
+            format!("AH01144: No protocol handler was valid for the URL {} (scheme 'http'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
+        ));
+        return Decision::Respond(super::respond_error(ctx, 403));
+    }
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("HTTP://"))
+    else {
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http:// only)"),
+        ));
+        return Decision::Respond(super::respond_error(ctx, 500));
+    };
+    let (authority, target) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => match p.parse::<u16>() {
+            Ok(p) => (h, p),
+            Err(_) => (authority, 80),
+        },
+        _ => (authority, 80),
+    };
+    if let Err(status) = crate::modules::filter::insert(&mut ctx) {
+        return Decision::Respond(super::respond_error(ctx, status));
+    }
+    ctx.handler_ran = true;
+    let host_header = if ctx.conf.proxy.preserve_host == Some(true) {
+        ctx.headers_in
+            .get_str("Host")
+            .map(str::to_string)
+            .unwrap_or_else(|| ctx.site.server_name.clone())
+    } else if port == 80 {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    };
+    let mut headers: Vec<(String, Vec<u8>)> = vec![("Host".into(), host_header.into_bytes())];
+    let named: Vec<String> = ctx
+        .headers_in
+        .get_all("Connection")
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .split(',')
+                .map(|t| t.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (name, value) in ctx.headers_in.iter() {
+        let lower = name.to_ascii_lowercase();
+        if HOP_BY_HOP.contains(&lower.as_str())
+            || named.contains(&lower)
+            || lower == "content-length"
+            || lower == "transfer-encoding"
+        {
+            continue;
+        }
+        headers.push((name.to_string(), value.to_vec()));
+    }
+    if ctx.conf.proxy.add_headers != Some(false) {
+        let client_host = ctx.headers_in.get("Host").map(|h| h.to_vec());
+        merge(
+            &mut headers,
+            "X-Forwarded-For",
+            ctx.req.remote.ip().to_string().into_bytes(),
+        );
+        if let Some(h) = client_host {
+            merge(&mut headers, "X-Forwarded-Host", h);
+        }
+        merge(
+            &mut headers,
+            "X-Forwarded-Server",
+            ctx.site.server_name.clone().into_bytes(),
+        );
+    }
+    // No ProxyPass defines a worker for the URL (a mod_rewrite [P]):
+    // mod_proxy's default worker, which does not keep connections.
+    if !has_worker(&ctx, &url) {
+        ctx.env.set("proxy-nokeepalive", "1");
+    }
+    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
+    let request = HttpRequest {
+        method: ctx.method.clone(),
+        target: target.to_string(),
+        headers,
+        close: ctx.env.contains("proxy-nokeepalive"),
+    };
+    Decision::Backend(BackendCall {
+        addr: BackendAddr::Tcp(format!("{host}:{port}")),
+        request: BackendRequest::Http(request),
+        body_limit,
+        finish: Box::new(move |result| match result {
+            Ok(head) => finish(ctx, head),
+            Err(e) => super::reply::failed(ctx, e),
+        }),
+    })
+}
+
+/// Whether a `ProxyPass` URL (a worker) covers `url`.
+fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
+    let covers = |p: &Pass| {
+        p.regex.is_none()
+            && p.url.as_deref().is_some_and(|w| {
+                url.len() >= w.len() && url.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
+            })
+    };
+    ctx.conf.proxy.passes.iter().any(covers)
+        || ctx
+            .site
+            .locations
+            .iter()
+            .any(|l| l.conf.proxy.passes.iter().any(covers))
+}
+
+/// `apr_table_mergen`: append to the first field of that name, else add one.
+fn merge(headers: &mut Vec<(String, Vec<u8>)>, name: &str, value: Vec<u8>) {
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        Some((_, v)) => {
+            v.extend_from_slice(b", ");
+            v.extend_from_slice(&value);
+        }
+        None => headers.push((name.to_string(), value)),
+    }
+}
+
+/// Hop-by-hop response headers, and those the server writes itself.
+const DROPPED: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-connection",
+    "date",
+    "server",
+];
+
+/// The client's response for an upstream's head.
+fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
+    let (status, _reason) = head.status.clone().unwrap_or((502, String::new()));
+    let mut named: Vec<String> = Vec::new();
+    for line in &head.lines {
+        if let Some((n, v)) = line.split_once(':') {
+            if n.trim().eq_ignore_ascii_case("Connection") {
+                named.extend(v.split(',').map(|t| t.trim().to_ascii_lowercase()));
+            }
+        }
+    }
+    let mut resp = Response::new(status);
+    let mut content_type = None;
+    let mut has_length = false;
+    for line in &head.lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let name = name.trim();
+        let value = value.trim();
+        let lower = name.to_ascii_lowercase();
+        if DROPPED.contains(&lower.as_str()) || named.contains(&lower) {
+            continue;
+        }
+        match lower.as_str() {
+            "content-type" => {
+                content_type = Some(value.to_string());
+                continue;
+            }
+            "content-length" => has_length = true,
+            _ => {}
+        }
+        let value = if matches!(lower.as_str(), "location" | "content-location" | "uri") {
+            reverse_map(&ctx, &ctx.conf.proxy.reverses, value)
+        } else {
+            value.to_string()
+        };
+        resp.headers.push((name.to_string(), value));
+    }
+    if let Some(t) = &content_type {
+        ctx.content_type = Some(t.clone());
+        resp.headers.push(("Content-Type".into(), t.clone()));
+    }
+    let mut pass_body = !head.body_empty;
+    if resp.status == 200 {
+        match crate::modules::xsendfile::apply(&mut ctx, &mut resp) {
+            crate::modules::xsendfile::Outcome::None => {}
+            crate::modules::xsendfile::Outcome::File => pass_body = false,
+            crate::modules::xsendfile::Outcome::Error(s) => {
+                let mut resp = crate::errors::error_response(&mut ctx, s);
+                crate::filters::output(&mut ctx, &mut resp, true);
+                return BackendAnswer {
+                    response: resp,
+                    pass_body: false,
+                };
+            }
+        }
+    }
+    if pass_body && !has_length {
+        resp.headers
+            .push(("Transfer-Encoding".into(), "chunked".into()));
+    }
+    resp.body_follows = pass_body;
+    let mut resp = crate::errors::finish(&mut ctx, resp);
+    crate::filters::output(&mut ctx, &mut resp, false);
+    BackendAnswer {
+        response: resp,
+        pass_body,
+    }
+}
+
+/// `ProxyPassReverse`: an upstream URL mapped back to this server.
+fn reverse_map(ctx: &Ctx<'_>, reverses: &[Reverse], url: &str) -> String {
+    for r in reverses {
+        let real = r.url.as_str();
+        let matched = url.len() >= real.len()
+            && url.as_bytes()[..real.len()].eq_ignore_ascii_case(real.as_bytes());
+        if matched {
+            let mapped = format!("{}{}", r.path, &url[real.len()..]);
+            if mapped.contains("://") {
+                return mapped;
+            }
+            return ctx.engine.construct_url(ctx.site, ctx.req, &mapped);
+        }
+    }
+    url.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            escape_url_path("http://up:8080/base/a b/é", false),
+            "http://up:8080/base/a%20b/%C3%A9"
+        );
+        assert_eq!(escape_url_path("http://up/a b", true), "http://up/a b");
+        assert_eq!(escape_url_path("http://up", false), "http://up/");
+        assert_eq!(
+            escape_url_path("http://up/m/x?n=1%2f%", false),
+            "http://up/m/x%3Fn=1%2f%25"
+        );
+    }
+
+    #[test]
+    fn merging() {
+        let mut h = vec![("X-Forwarded-For".to_string(), b"10.0.0.1".to_vec())];
+        merge(&mut h, "x-forwarded-for", b"127.0.0.1".to_vec());
+        merge(&mut h, "X-Forwarded-Server", b"localhost".to_vec());
+        assert_eq!(h[0].1, b"10.0.0.1, 127.0.0.1");
+        assert_eq!(h[1].0, "X-Forwarded-Server");
+    }
+}

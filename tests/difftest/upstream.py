@@ -1,0 +1,67 @@
+"""A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
+it received, answers with chosen statuses, headers and bodies, redirects,
+streams, and returns X-Sendfile."""
+import os
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit, parse_qs
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self):
+        url = urlsplit(self.path)
+        q = parse_qs(url.query)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if url.path.endswith("/chunked") or "chunked" in q:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if self.command != "HEAD":
+                for part in (b"first ", b"second ", b"third\n"):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\n\r\n")
+            return
+        status = int(q.get("status", ["200"])[0])
+        out = []
+        out.append("%s %s %s" % (self.command, self.path, self.request_version))
+        for k, v in self.headers.items():
+            out.append("%s: %s" % (k, v))
+        out.append("body=%s" % body.decode("latin-1"))
+        text = ("\n".join(out) + "\n").encode()
+        self.send_response(status)
+        for h in q.get("h", []):
+            k, _, v = h.partition(":")
+            self.send_header(k, v.strip())
+        if "loc" in q:
+            self.send_header("Location", q["loc"][0])
+        if "xs" in q:
+            # @CWD@: the case's sandbox, where the harness starts this app.
+            self.send_header("X-Sendfile", q["xs"][0].replace("@CWD@", os.getcwd()))
+        self.send_header("Content-Type", "text/plain")
+        if "xs" in q:
+            # No body: Apache with mod_xsendfile would send a proxied
+            # body after the file.
+            text = b""
+        if "close" in q:
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(text)
+            self.close_connection = True
+            return
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        if self.command != "HEAD" and status not in (204, 304):
+            self.wfile.write(text)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
