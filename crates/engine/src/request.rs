@@ -400,6 +400,9 @@ impl<'a> Ctx<'a> {
                 Ok(()) => {}
                 Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
                     self.headers_out.extend(sub.headers_out);
+                    // mod_dir overlays the sub-request's error headers too
+                    // (a 401's challenge).
+                    self.err_headers_out.extend(sub.err_headers_out);
                     return Err(s);
                 }
                 Err(404) => {}
