@@ -11,6 +11,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def machine(htaccel_bin, peers):
         "kernel": platform.release(),
         "os": _os_name(),
         "htaccel_commit": git,
+        "htaccel_build_note": os.environ.get("HTACCEL_BUILD_NOTE"),
         "versions": {
             s: servers.version(s, htaccel_bin) for s in ["htaccel", "apache", "wrk"] + list(peers)
         },
@@ -85,6 +87,18 @@ def _os_name():
 
 def expected_status(s):
     return 200
+
+
+def last_error_line(rundir):
+    """The server's last error-log line, without Apache's timestamp and pid prefix."""
+    try:
+        with open(os.path.join(rundir, "error.log"), errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return "(no error log)"
+    if not lines:
+        return "(empty error log)"
+    return re.sub(r"^(\[[^\]]*\] )+", "", lines[-1])[:400]
 
 
 def run_point(s, base, settings, log):
@@ -122,7 +136,7 @@ def run_point(s, base, settings, log):
             point["status"] = "failed"
             point["error"] = (
                 f"answered {status} (content-length {headers.get('content-length')}) instead of "
-                f"200 with the 19-byte page; error log: {server.output()[-600:]}"
+                f"200 with the 19-byte page; error log: {last_error_line(rundir)}"
             )
             return point
         url = f"http://127.0.0.1:{port}{s.path}"
@@ -231,7 +245,7 @@ def main():
     peers = servers.present_peers()
 
     def log(msg):
-        print(f"[{datetime.datetime.now().strftime('%H:%M:%S')}] {msg}", flush=True)
+        print(f"[{datetime.datetime.now().strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
     results = {
         "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
