@@ -35,6 +35,24 @@ def latest():
     return os.path.join(root, dirs[-1])
 
 
+NOISY_PCT = 15.0  # other work above this share of CPU 0 makes a pinned run noisy
+
+
+def other_on_cpu0(p):
+    """Largest share of CPU 0 that other work took during the point's runs."""
+    if p is None:
+        return None
+    if p.get("other_on_cpu0_pct_max") is not None:
+        return p["other_on_cpu0_pct_max"]
+    vals = [max(0.0, r["cpu0_busy_pct"] - r["server_cpu_pct"]) for r in p.get("runs", []) if "cpu0_busy_pct" in r]
+    return round(max(vals), 1) if vals else None
+
+
+def noisy(p):
+    v = other_on_cpu0(p)
+    return bool(p and p.get("pinned") and v is not None and v > NOISY_PCT)
+
+
 def index(points):
     return {(p["group"], p["scenario"], p["server"], p["pinned"]): p for p in points}
 
@@ -144,8 +162,11 @@ def goal_a(points):
         met = met and ok
         if ok:
             verdict = "met"
+        elif noisy(p) or noisy(ref):
+            verdict = (f"inconclusive: other work took {fmt(other_on_cpu0(ref))} % / "
+                       f"{fmt(other_on_cpu0(p))} % of CPU 0 (reference / this)")
         elif cpu_ratio is not None and cpu_ratio >= GOAL_A_RATIO:
-            verdict = "NOT met by req/s; met by CPU per request (noise?)"
+            verdict = "NOT met by req/s; met by CPU per request"
         else:
             verdict = "NOT met"
         rows.append((p, ref_name, ratio, cpu_ratio, verdict))
@@ -156,6 +177,14 @@ def _why(p):
     if p.get("status") == "errors":
         return f"{p.get('non2xx_total')} non-2xx answers"
     return (p.get("error") or "not measured").splitlines()[0][:400]
+
+
+def settings_line(s):
+    extra = ""
+    if "noisy_retries" in s:
+        extra = (f" A run was repeated (up to {s['noisy_retries']} more times, quietest kept) while other "
+                 f"work took more than {s['noisy_pct']:.0f} % of CPU 0.")
+    return extra
 
 
 def goal_b(points):
@@ -172,6 +201,9 @@ def goal_b(points):
         cpu_h, cpu_p = h.get("cpu_us_per_req_median"), p.get("cpu_us_per_req_median")
         by_cpu = peer == "h2o" and wrk_bound and cpu_h is not None and cpu_p is not None and cpu_h < cpu_p
         verdict = "met (req/s)" if by_rps else "met (CPU per request, wrk-bound)" if by_cpu else "NOT met"
+        if not verdict.startswith("met") and (noisy(h) or noisy(p)):
+            verdict = (f"NOT met in this run; inconclusive: other work took {fmt(other_on_cpu0(h))} % / "
+                       f"{fmt(other_on_cpu0(p))} % of CPU 0 (htaccel / {peer})")
         out.append((peer, rps(p), cpu_p, wrk_bound, verdict))
     return out
 
@@ -231,14 +263,15 @@ def point_rows(points, group):
             fmt(p.get("rps_median")), fmt(p.get("spread_pct"), 1),
             fmt(p.get("cpu_us_per_req_median"), 2), fmt(p.get("p50_ms_median"), 2),
             fmt(p.get("p99_ms_median"), 2), fmt(p.get("server_cpu_pct_median")),
-            fmt(p.get("wrk_cpu_pct_median")), fmt(p.get("other_cpu_pct_max")),
+            fmt(p.get("wrk_cpu_pct_median")), fmt(other_on_cpu0(p)) + (" ⚠" if noisy(p) else ""),
+            fmt(p.get("other_cpu_pct_max")),
         ])  # fmt: skip
     return rows
 
 
 POINT_HEADER = ["scenario", "server", "pinned", "path", "status", "req/s", "spread %",
                 "server µs/req", "p50 ms", "p99 ms", "server CPU %", "wrk CPU %",
-                "other tenants CPU % (max)"]  # fmt: skip
+                "other work on CPU 0 % (max)", "other work, both CPUs % (max)"]  # fmt: skip
 
 
 def report(res, rel):
@@ -261,6 +294,7 @@ def report(res, rel):
         f"- Mode: **{s['mode']}** — {s['runs']} run(s) × {s['seconds']} s per point after a "
         f"{s['warmup']} s warm-up; `taskset -c 1 wrk -t1 -c{s['connections']} --latency`; server on "
         "`taskset -c 0` (rows with pinned = no: server unpinned, wrk still on CPU 1)."
+        + settings_line(s)
     )
     o.append(
         "- Logging off everywhere (no access log; error log to a file). Page: 19-byte `index.html`. "
@@ -271,9 +305,11 @@ def report(res, rel):
     o.append(
         f"- **Load average at start: {res['load_average_start']}; at end: {res['load_average_end']}.** "
         "Other work shares this 2-core machine (builds and tests of other engineers), so figures are "
-        "noisy: the column *other tenants CPU %* is the CPU the rest of the machine used during "
-        "each run (both cores, in % of one core). Compare ratios within one run, not absolute numbers "
-        "across runs."
+        "noisy. For every run the report gives the CPU that other work took on the server's core "
+        "(CPU 0 busy time minus the server's own) and on the whole machine (busy time of both cores "
+        f"minus server and wrk, in % of one core); ⚠ marks pinned points above {NOISY_PCT:.0f} % on CPU 0, "
+        "and a goal missed only by such points is reported inconclusive. Compare ratios within one "
+        "run, not absolute numbers across runs."
     )
     if res.get("peers_missing"):
         o.append(f"- Peers not installed (no Debian package), skipped: {', '.join(res['peers_missing'])}.")
@@ -290,15 +326,19 @@ def report(res, rel):
     o.append("## Performance goals\n")
     met_a, rows_a = goal_a(pts)
     fails = [r for r in rows_a if r[4] != "met"]
-    by_cpu = [r for r in rows_a if r[4] == "met" or "met by CPU" in r[4]]
+    by_cpu = [r for r in rows_a if r[3] is not None and r[3] >= GOAL_A_RATIO]
     broken = [r for r in rows_a if r[4].startswith("failed")]
+    unsure = [r for r in rows_a if r[4].startswith("inconclusive")]
+    hard = [r for r in fails if r not in unsure]
+    verdict_a = "MET" if met_a else "NOT MET" if hard else "INCONCLUSIVE (every miss was a noisy run)"
     o.append(
         f"**(a) htaccel with any `.htaccess` ≥ {GOAL_A_RATIO} × htaccel with none "
-        f"(same path, AllowOverride None): {'MET' if met_a else 'NOT MET'}** — "
+        f"(same path, AllowOverride None): {verdict_a}** — "
         f"{len(rows_a) - len(fails)} of {len(rows_a)} scenarios pass on req/s; "
-        f"{len(by_cpu)} of {len(rows_a)} pass on server CPU per request "
-        f"(reference µs/req ÷ scenario µs/req ≥ {GOAL_A_RATIO}); "
-        f"{len(broken)} could not be measured (failed answers, listed below)."
+        f"{len(unsure)} misses are inconclusive (other work took more than {NOISY_PCT:.0f} % of the "
+        f"server's core during the point or its reference); {len(hard) - len(broken)} misses were "
+        f"measured quietly; {len(broken)} could not be measured (failed answers). On server CPU per "
+        f"request (reference µs/req ÷ scenario µs/req ≥ {GOAL_A_RATIO}) {len(by_cpu)} of {len(rows_a)} pass."
     )
     if fails:
         o.append("")
@@ -314,7 +354,8 @@ def report(res, rel):
     )
     gb = goal_b(pts)
     verdicts = [g[4] for g in gb]
-    overall = "MET" if all(v.startswith("met") for v in verdicts) else "NOT MET"
+    overall = ("MET" if all(v.startswith("met") for v in verdicts)
+               else "NOT MET" if any(v == "NOT met" for v in verdicts) else "NOT MET in this run, inconclusive (noisy)")
     o.append(f"**(b) htaccel on the plain static file ≥ h2o and ≥ nginx (or less server CPU per request than h2o when wrk is the limit): {overall}**\n")
     idx = index(pts)
     h = idx.get(("D", "static", "htaccel", True), {})
@@ -324,7 +365,7 @@ def report(res, rel):
         ["peer", "peer req/s", "peer µs/req", "htaccel req/s", "htaccel µs/req", "htaccel run wrk-bound", "verdict"],
     ))  # fmt: skip
     o.append("")
-    o.append("**(c) WordPress vs Apache: PENDING** — needs the FastCGI handler (see *Pending*).\n")
+    o.append("**(c) WordPress vs Apache: PENDING** — the WordPress and Flask scenarios are not in bench/ yet (see *Pending*).\n")
 
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
