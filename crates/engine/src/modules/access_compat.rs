@@ -168,24 +168,17 @@ enum Host {
 }
 
 fn find(list: &List, c: &Client<'_>, host: &mut Host) -> bool {
-    let groups: Vec<&CompiledGroup> = list
-        .groups
-        .iter()
-        .filter(|g| g.limited & c.method_bit != 0)
-        .collect();
-    for g in &groups {
-        if g.all
+    let groups = || list.groups.iter().filter(|g| g.limited & c.method_bit != 0);
+    let cheap = groups().any(|g| {
+        g.all
             || g.ips.contains(c.addr)
             || g.env.iter().any(|n| c.env.contains(n))
             || g.not_env.iter().any(|n| !c.env.contains(n))
-        {
-            return true;
-        }
+    });
+    if cheap {
+        return true;
     }
-    for g in &groups {
-        if g.hosts.is_empty() {
-            continue;
-        }
+    for g in groups().filter(|g| !g.hosts.is_empty()) {
         if let Host::Unknown = host {
             *host = match dns::double_reverse(c.addr) {
                 Some(name) => Host::Name(name),
