@@ -33,6 +33,7 @@ pub struct DirConf {
     pub setenvif: setenvif::SetEnvIfDir,
     pub headers: headers::HeadersDir,
     pub expires: expires::ExpiresDir,
+    pub autoindex: crate::modules::autoindex::AutoindexDir,
     pub rewrite: crate::modules::rewrite::RewriteDir,
     pub xsendfile: crate::modules::xsendfile::XSendFileDir,
     pub proxy: crate::modules::proxy::conf::ProxyDir,
@@ -83,6 +84,10 @@ impl DirConf {
             setenvif: setenvif::SetEnvIfDir::merge(&base.setenvif, &new.setenvif),
             headers: headers::HeadersDir::merge(&base.headers, &new.headers),
             expires: expires::ExpiresDir::merge(&base.expires, &new.expires),
+            autoindex: crate::modules::autoindex::AutoindexDir::merge(
+                &base.autoindex,
+                &new.autoindex,
+            ),
             rewrite: crate::modules::rewrite::RewriteDir::merge(&base.rewrite, &new.rewrite),
             xsendfile: crate::modules::xsendfile::XSendFileDir::merge(
                 &base.xsendfile,

@@ -241,13 +241,9 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 /// The `Content-Type` as sent: `AddDefaultCharset` applies to `text/plain`
 /// and `text/html` without a charset (Apache's `ap_make_content_type`).
 pub fn content_type_with_charset(ctx: &Ctx<'_>) -> Option<String> {
+    // The directory pseudo-type goes out as it is: only an OPTIONS answer
+    // for a directory without an index carries it (Apache does the same).
     let t = ctx.content_type.clone()?;
-    // The directory pseudo-type never reaches a client as such.
-    let t = if t == "httpd/unix-directory" {
-        "text/html".to_string()
-    } else {
-        t
-    };
     if let Some(Some(cs)) = &ctx.conf.core.add_default_charset {
         let lower = t.to_ascii_lowercase();
         if (lower.starts_with("text/plain") || lower.starts_with("text/html"))

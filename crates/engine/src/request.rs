@@ -375,9 +375,8 @@ impl<'a> Ctx<'a> {
         if self.rewrite.redirect.is_some() {
             return Ok(());
         }
-        if self.method != "GET" && self.method != "POST" && self.method != "HEAD" {
-            return Ok(());
-        }
+        // Apache 2.4 looks for the index whatever the method (trunk skips
+        // all but GET and POST); an OPTIONS answer shows the index's type.
         let names = self.conf.dir.index_names();
         let count = names.len();
         let mut error = None;

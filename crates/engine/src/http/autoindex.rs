@@ -62,6 +62,8 @@ pub struct ListingOptions<'a> {
     pub signature: Option<&'a str>,
     /// HEAD: headers only.
     pub head: bool,
+    /// `IndexIgnore` covers the parent (`..`): no "Parent Directory" link.
+    pub hide_parent: bool,
 }
 
 /// The `Content-Type` of a listing.
@@ -407,7 +409,7 @@ pub fn listing(
     out.extend_from_slice(b"</title>\n </head>\n <body>\n<h1>Index of ");
     out.extend_from_slice(&title);
     out.extend_from_slice(b"</h1>\n<ul>");
-    if let Some(parent) = parent_of(uri_path) {
+    if let Some(parent) = parent_of(uri_path).filter(|_| !opts.hide_parent) {
         out.extend_from_slice(b"<li><a href=\"");
         escape_html_bytes(os_escape_path(&parent, false).as_bytes(), &mut out);
         out.extend_from_slice(b"\"> Parent Directory</a></li>\n");

@@ -59,7 +59,7 @@ pub static ALL: &[&Module] = &[
     &env::MODULE,
     &setenvif::MODULE,
     &remoteip::MODULE,
-    &unsupported::AUTOINDEX,
+    &autoindex::MODULE,
     &filter::MODULE,
     &deflate::MODULE,
     &proxy::MODULE,

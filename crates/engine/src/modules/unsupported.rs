@@ -7,9 +7,7 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{
-    Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, OR_INDEXES, RSRC_CONF,
-};
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
 
 /// Nothing to carry: the directives here never configure anything.
 #[derive(Clone, Debug, Default)]
@@ -38,20 +36,8 @@ macro_rules! unsupported {
 }
 
 const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
-const IX: u32 = OR_INDEXES | ACCESS_CONF | RSRC_CONF;
 const AU: u32 = OR_AUTHCFG | ACCESS_CONF;
 
-pub static AUTOINDEX: Module = Module {
-    source: "mod_autoindex.c",
-    identifier: "autoindex_module",
-    builtin: false,
-    directives: unsupported!(
-        "IndexOptions" => IX, "IndexIgnore" => IX, "IndexIgnoreReset" => IX, "IndexOrderDefault" => IX, "IndexStyleSheet" => IX,
-        "IndexHeadInsert" => IX, "HeaderName" => IX, "ReadmeName" => IX, "DefaultIcon" => IX, "AddIcon" => IX,
-        "AddIconByType" => IX, "AddIconByEncoding" => IX, "AddAlt" => IX, "AddAltByType" => IX, "AddAltByEncoding" => IX,
-        "AddDescription" => IX,
-    ),
-};
 /// `<If>`/`<ElseIf>`/`<Else>` and `SetInputFilter` belong to the core.
 pub static CORE_EXTRA: Module = Module {
     source: "core.c",

@@ -8,6 +8,8 @@
 //!   and `~~` are ordinary characters, not the `regex` crate's nested
 //!   classes and set operators.
 //!
+//! * `\<` and `\>` are the characters `<` and `>` (PCRE has no word-start
+//!   or word-end escape; the `regex` crate reads them as such);
 //! * every byte of 0x80 and above becomes a `\xHH` escape, so that it is
 //!   one character (PCRE without UTF), also in classes and before `+`.
 //!
@@ -89,7 +91,9 @@ pub fn translate(pattern: &[u8]) -> Cow<'_, str> {
                     i += 2 + end + if end < rest.len() { 2 } else { 0 };
                     continue;
                 }
-                Some(&e) if !e.is_ascii() => {
+                // PCRE reads `\<` and `\>` as the characters; the `regex`
+                // crate as word boundaries.
+                Some(&e) if !e.is_ascii() || e == b'<' || e == b'>' => {
                     push_literal(&mut out, e);
                     i += 2;
                     continue;
@@ -136,7 +140,7 @@ fn class(pattern: &[u8], mut i: usize, out: &mut String) -> usize {
             }
             b'\\' => {
                 match pattern.get(i + 1) {
-                    Some(&e) if !e.is_ascii() => push_literal(out, e),
+                    Some(&e) if !e.is_ascii() || e == b'<' || e == b'>' => push_literal(out, e),
                     Some(&e) => {
                         out.push('\\');
                         out.push(e as char);
@@ -185,6 +189,12 @@ mod tests {
     fn quoting() {
         assert_eq!(translate(br"^\Qa.b\E$"), r"^a\.b$");
         assert_eq!(translate(br"\Qa+"), r"a\+");
+    }
+
+    #[test]
+    fn angle_escapes_are_literal() {
+        assert_eq!(translate(br"\<a\>"), "<a>");
+        assert_eq!(translate(br"[\<\>]"), "[<>]");
     }
 
     #[test]
