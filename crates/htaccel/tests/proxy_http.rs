@@ -1,0 +1,135 @@
+//! Reverse proxying against scripted upstreams (plain sockets in threads):
+//! connections to the upstream are kept alive and reused; an upstream that
+//! is not there answers 503, one that breaks off 502, one that does not
+//! answer within `Timeout` 504 — each in bounded time, and the server goes
+//! on serving.
+
+mod common;
+
+use common::{get, Server, TempDir};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How a scripted upstream behaves.
+#[derive(Clone, Copy)]
+enum Upstream {
+    /// Answers every request of a connection with a 200.
+    KeepAlive,
+    /// Closes each connection as soon as the request head is read.
+    Hangup,
+    /// Reads the request and never answers.
+    Silent,
+}
+
+/// Starts an upstream; returns its port and the count of connections.
+fn upstream(kind: Upstream) -> (u16, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let count = conns.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || serve(s, kind));
+        }
+    });
+    (port, conns)
+}
+
+fn serve(s: TcpStream, kind: Upstream) {
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    loop {
+        let mut line = String::new();
+        let mut target = String::new();
+        loop {
+            line.clear();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if target.is_empty() {
+                target = line.split(' ').nth(1).unwrap_or("").to_string();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        match kind {
+            Upstream::Hangup => return,
+            Upstream::Silent => {
+                let _ = r.read(&mut [0; 16]);
+                return;
+            }
+            Upstream::KeepAlive => {
+                let body = format!("upstream saw {target}\n");
+                let _ = write!(
+                    w,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        }
+    }
+}
+
+fn config(port_ok: u16, port_hangup: u16, port_silent: u16, port_down: u16) -> String {
+    format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule mime_module modules/mod_mime.so\n\
+         LoadModule proxy_module modules/mod_proxy.so\n\
+         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         TypesConfig /etc/mime.types\nTimeout 2\nDocumentRoot /nonexistent\n\
+         ProxyPass /ok/ http://127.0.0.1:{port_ok}/\n\
+         ProxyPass /hangup/ http://127.0.0.1:{port_hangup}/\n\
+         ProxyPass /silent/ http://127.0.0.1:{port_silent}/\n\
+         ProxyPass /down/ http://127.0.0.1:{port_down}/\n"
+    )
+}
+
+#[test]
+fn upstream_connections_are_reused_and_failures_answer_in_time() {
+    let (ok, conns) = upstream(Upstream::KeepAlive);
+    let (hangup, _) = upstream(Upstream::Hangup);
+    let (silent, _) = upstream(Upstream::Silent);
+    // A port nobody listens on.
+    let down = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let logs = TempDir::new("proxy-logs");
+    let s = Server::with_config(&config(ok, hangup, silent, down), logs.path());
+
+    for i in 0..5 {
+        let (status, body) = s.get(&format!("/ok/item/{i}?q=1"));
+        assert_eq!(status, 200);
+        assert_eq!(body, format!("upstream saw /item/{i}?q=1\n"));
+    }
+    // One worker thread or several: far fewer connections than requests.
+    let opened = conns.load(Ordering::SeqCst);
+    assert!(opened < 5, "{opened} upstream connections for 5 requests");
+
+    let t = Instant::now();
+    assert_eq!(get(s.port, "/down/x").0, 503);
+    assert_eq!(get(s.port, "/hangup/x").0, 502);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let t = Instant::now();
+    assert_eq!(get(s.port, "/silent/x").0, 504);
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1900) && waited < Duration::from_secs(6),
+        "504 after {waited:?}"
+    );
+    // Still serving, and the error log says why.
+    assert_eq!(s.get("/ok/again").0, 200);
+    let log = s.error_log();
+    assert!(
+        log.contains("AH01079") || log.contains("failed to make connection"),
+        "{log}"
+    );
+    assert!(log.contains("AH01102"), "{log}");
+}
