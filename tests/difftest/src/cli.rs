@@ -21,6 +21,9 @@ contains one of them.
                         shared/oracle/serve-equivalent.conf beside the repository)
   --time-limit SECS     stop everything after this long (default 1800)
   --pending             also run cases marked PENDING (not yet required)
+  --compat-report FILE  write the table of the corpus/ cases (application,
+                        requests compared, identical, known deviations) to
+                        FILE, relative to the repository root
   --keep                keep the temporary trees of the cases
   --list                list the cases and exit
   -h, --help            this text
@@ -38,6 +41,8 @@ pub struct Options {
     pub time_limit: Duration,
     pub keep: bool,
     pub pending: bool,
+    /// `--compat-report`: where to write the corpus compatibility table.
+    pub compat_report: Option<PathBuf>,
     pub list: bool,
     pub help: bool,
 }
@@ -54,6 +59,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
         time_limit: Duration::from_secs(1800),
         keep: false,
         pending: false,
+        compat_report: None,
         list: false,
         help: false,
     };
@@ -80,6 +86,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--time-limit" => o.time_limit = Duration::from_secs(number(&value()?)? as u64),
             "--keep" => o.keep = true,
             "--pending" => o.pending = true,
+            "--compat-report" => o.compat_report = Some(value()?.into()),
             "--list" => o.list = true,
             "-h" | "--help" => o.help = true,
             f if f.starts_with('-') => return Err(format!("unknown option {f}")),

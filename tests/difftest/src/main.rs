@@ -9,6 +9,7 @@ mod cases;
 mod cli;
 mod client;
 mod compare;
+mod compat;
 mod fpm;
 mod httpdate;
 mod locate;
@@ -60,6 +61,10 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         .clone()
         .unwrap_or_else(|| root.join("tests/cases"));
     let mut cases = cases::discover(&cases_dir)?;
+    let corpus_cases = cases
+        .iter()
+        .filter(|c| c.name.starts_with(compat::GROUP))
+        .count();
     if !opts.filters.is_empty() {
         cases.retain(|c| opts.filters.iter().any(|f| c.name.contains(f.as_str())));
     }
@@ -81,6 +86,8 @@ fn run(opts: cli::Options) -> Result<bool, String> {
     let (pending, cases): (Vec<_>, Vec<_>) = cases
         .into_iter()
         .partition(|c| c.pending.is_some() && !opts.pending);
+    // The compatibility table lists pending cases too, with their reason.
+    let report_cases = || pending.iter().chain(cases.iter());
     if cases.is_empty() {
         let hint = if pending.is_empty() {
             ""
@@ -160,6 +167,19 @@ fn run(opts: cli::Options) -> Result<bool, String> {
             results.len()
         );
         return Ok(broken == 0);
+    }
+    if let Some(path) = &opts.compat_report {
+        let mut all: Vec<&cases::Case> = report_cases()
+            .filter(|c| c.name.starts_with(compat::GROUP))
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        if all.len() == corpus_cases && corpus_cases > 0 {
+            compat::write(path, &root, &all, &results)?;
+            println!("compatibility table written to {}", path.display());
+        } else {
+            // A partial run would make a partial table.
+            println!("compatibility table not written: not every corpus/ case was selected");
+        }
     }
     print!("\n{}", report::summary(&results));
     let _ = std::io::stdout().flush();

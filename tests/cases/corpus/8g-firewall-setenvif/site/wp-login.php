@@ -1,0 +1,1 @@
+8g-firewall-setenvif: wp-login.php

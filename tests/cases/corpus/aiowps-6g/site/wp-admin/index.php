@@ -1,0 +1,1 @@
+aiowps-6g: wp-admin/index.php

@@ -1,0 +1,1 @@
+aiowps-6g: wp-config.php

@@ -1,0 +1,1 @@
+aiowps-classic: backup.sql

@@ -1,0 +1,1 @@
+aiowps-classic: wp-admin/index.php

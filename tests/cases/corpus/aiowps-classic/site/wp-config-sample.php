@@ -1,0 +1,1 @@
+aiowps-classic: wp-config-sample.php

@@ -1,0 +1,1 @@
+aiowps-classic: xmlrpc.php

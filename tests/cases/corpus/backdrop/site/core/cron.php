@@ -1,0 +1,1 @@
+backdrop: core/cron.php

@@ -1,0 +1,1 @@
+backdrop: files/evil.php

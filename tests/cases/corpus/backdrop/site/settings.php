@@ -1,0 +1,1 @@
+backdrop: settings.php

@@ -1,0 +1,1 @@
+backdrop: themes/t/t.tpl.php

@@ -1,0 +1,1 @@
+cakephp: config/app.php

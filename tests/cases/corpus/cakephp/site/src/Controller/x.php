@@ -1,0 +1,1 @@
+cakephp: src/Controller/x.php

@@ -1,0 +1,1 @@
+codeigniter4: app/Config/App.php

@@ -1,0 +1,1 @@
+concretecms: application/config/database.php

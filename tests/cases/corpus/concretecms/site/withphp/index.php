@@ -1,0 +1,1 @@
+concretecms: withphp/index.php

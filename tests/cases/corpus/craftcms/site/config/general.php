@@ -1,0 +1,1 @@
+craftcms: config/general.php

@@ -1,0 +1,1 @@
+drupal: core/install.php

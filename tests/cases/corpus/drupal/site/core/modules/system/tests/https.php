@@ -1,0 +1,1 @@
+drupal: core/modules/system/tests/https.php

@@ -1,0 +1,1 @@
+drupal: core/rebuild.php

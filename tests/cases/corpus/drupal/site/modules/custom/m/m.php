@@ -1,0 +1,1 @@
+drupal: modules/custom/m/m.php

@@ -1,0 +1,1 @@
+drupal: sites/default/files/evil.php

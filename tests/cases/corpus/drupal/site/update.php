@@ -1,0 +1,1 @@
+drupal: update.php

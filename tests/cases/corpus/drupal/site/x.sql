@@ -1,0 +1,1 @@
+drupal: x.sql

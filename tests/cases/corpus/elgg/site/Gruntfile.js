@@ -1,0 +1,1 @@
+elgg: Gruntfile.js

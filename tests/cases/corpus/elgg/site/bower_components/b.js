@@ -1,0 +1,1 @@
+elgg: bower_components/b.js

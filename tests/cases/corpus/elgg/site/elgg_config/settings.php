@@ -1,0 +1,1 @@
+elgg: elgg_config/settings.php

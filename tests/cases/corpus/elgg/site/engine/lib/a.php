@@ -1,0 +1,1 @@
+elgg: engine/lib/a.php

@@ -1,0 +1,1 @@
+elgg: grunt/g.js

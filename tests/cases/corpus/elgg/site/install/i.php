@@ -1,0 +1,1 @@
+elgg: install/i.php

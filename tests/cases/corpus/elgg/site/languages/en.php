@@ -1,0 +1,1 @@
+elgg: languages/en.php

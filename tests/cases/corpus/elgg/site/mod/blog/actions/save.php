@@ -1,0 +1,1 @@
+elgg: mod/blog/actions/save.php

@@ -1,0 +1,1 @@
+elgg: mod/blog/classes/C.php

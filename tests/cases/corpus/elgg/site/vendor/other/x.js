@@ -1,0 +1,1 @@
+elgg: vendor/other/x.js

@@ -1,0 +1,1 @@
+grav: system/src/x.php

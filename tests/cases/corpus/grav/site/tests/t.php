@@ -1,0 +1,1 @@
+grav: tests/t.php

@@ -1,0 +1,1 @@
+grav: user/themes/t/t.php

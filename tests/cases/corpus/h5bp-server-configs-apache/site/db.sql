@@ -1,0 +1,1 @@
+h5bp-server-configs-apache: db.sql

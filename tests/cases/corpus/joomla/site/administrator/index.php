@@ -1,0 +1,1 @@
+joomla: administrator/index.php

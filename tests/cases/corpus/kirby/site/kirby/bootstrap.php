@@ -1,0 +1,1 @@
+kirby: kirby/bootstrap.php

@@ -1,0 +1,1 @@
+kirby: site/config/config.php

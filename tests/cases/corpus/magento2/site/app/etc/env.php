@@ -1,0 +1,1 @@
+magento2: app/etc/env.php

@@ -1,0 +1,1 @@
+magento2: pub/cron.php

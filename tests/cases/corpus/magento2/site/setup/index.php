@@ -1,0 +1,1 @@
+magento2: setup/index.php

@@ -1,0 +1,1 @@
+matomo: config/config.ini.php

@@ -1,0 +1,1 @@
+matomo: config/global.ini.php

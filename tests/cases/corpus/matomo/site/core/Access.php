@@ -1,0 +1,1 @@
+matomo: core/Access.php

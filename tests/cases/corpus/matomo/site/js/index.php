@@ -1,0 +1,1 @@
+matomo: js/index.php

@@ -1,0 +1,1 @@
+matomo: libs/l.php

@@ -1,0 +1,1 @@
+matomo: misc/cron/other.php

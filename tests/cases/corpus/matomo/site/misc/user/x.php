@@ -1,0 +1,1 @@
+matomo: misc/user/x.php

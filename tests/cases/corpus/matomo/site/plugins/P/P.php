@@ -1,0 +1,1 @@
+matomo: plugins/P/P.php

@@ -1,0 +1,1 @@
+matomo: tmp/cache/c.php

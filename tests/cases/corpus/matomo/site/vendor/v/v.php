@@ -1,0 +1,1 @@
+matomo: vendor/v/v.php

@@ -1,0 +1,1 @@
+nextcloud-installed: 3rdparty/x.php

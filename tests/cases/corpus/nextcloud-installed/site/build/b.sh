@@ -1,0 +1,1 @@
+nextcloud-installed: build/b.sh

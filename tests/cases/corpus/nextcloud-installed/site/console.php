@@ -1,0 +1,1 @@
+nextcloud-installed: console.php

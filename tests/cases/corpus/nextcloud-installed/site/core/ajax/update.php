@@ -1,0 +1,1 @@
+nextcloud-installed: core/ajax/update.php

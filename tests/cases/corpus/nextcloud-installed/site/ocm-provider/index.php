@@ -1,0 +1,1 @@
+nextcloud-installed: ocm-provider/index.php

@@ -1,0 +1,1 @@
+nextcloud-installed: ocs-provider/index.php

@@ -1,0 +1,1 @@
+nextcloud-installed: ocs/v1.php

@@ -1,0 +1,1 @@
+nextcloud-installed: richdocumentscode/proxy.php

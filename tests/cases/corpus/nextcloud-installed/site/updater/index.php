@@ -1,0 +1,1 @@
+nextcloud-installed: updater/index.php

@@ -1,0 +1,1 @@
+nextcloud: 3rdparty/x.php

@@ -1,0 +1,1 @@
+nextcloud: build/b.sh

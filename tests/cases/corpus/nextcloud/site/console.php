@@ -1,0 +1,1 @@
+nextcloud: console.php

@@ -1,0 +1,1 @@
+nextcloud: core/ajax/update.php

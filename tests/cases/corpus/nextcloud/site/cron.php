@@ -1,0 +1,1 @@
+nextcloud: cron.php

@@ -1,0 +1,1 @@
+nextcloud: lib/base.php

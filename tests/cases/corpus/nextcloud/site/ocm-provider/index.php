@@ -1,0 +1,1 @@
+nextcloud: ocm-provider/index.php

@@ -1,0 +1,1 @@
+nextcloud: ocs-provider/index.php

@@ -1,0 +1,1 @@
+nextcloud: ocs/v1.php

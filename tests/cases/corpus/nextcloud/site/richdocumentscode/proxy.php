@@ -1,0 +1,1 @@
+nextcloud: richdocumentscode/proxy.php

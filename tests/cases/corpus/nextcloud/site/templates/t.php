@@ -1,0 +1,1 @@
+nextcloud: templates/t.php

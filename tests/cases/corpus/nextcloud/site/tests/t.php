@@ -1,0 +1,1 @@
+nextcloud: tests/t.php

@@ -1,0 +1,1 @@
+nextcloud: updater/index.php

@@ -1,0 +1,1 @@
+opencart: admin/index.php

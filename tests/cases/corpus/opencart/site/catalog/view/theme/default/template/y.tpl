@@ -1,0 +1,1 @@
+opencart: catalog/view/theme/default/template/y.tpl

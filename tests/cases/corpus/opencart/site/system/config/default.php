@@ -1,0 +1,1 @@
+opencart: system/config/default.php

@@ -1,0 +1,1 @@
+phpbb: common.php

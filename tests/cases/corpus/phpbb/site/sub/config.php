@@ -1,0 +1,1 @@
+phpbb: sub/config.php

@@ -1,0 +1,1 @@
+phpmyadmin: libraries/common.inc.php

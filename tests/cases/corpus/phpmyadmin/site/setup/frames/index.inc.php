@@ -1,0 +1,1 @@
+phpmyadmin: setup/frames/index.inc.php

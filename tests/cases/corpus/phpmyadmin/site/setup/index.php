@@ -1,0 +1,1 @@
+phpmyadmin: setup/index.php

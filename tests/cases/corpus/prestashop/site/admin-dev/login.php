@@ -1,0 +1,1 @@
+prestashop: admin-dev/login.php

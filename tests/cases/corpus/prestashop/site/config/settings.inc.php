@@ -1,0 +1,1 @@
+prestashop: config/settings.inc.php

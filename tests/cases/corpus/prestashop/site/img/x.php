@@ -1,0 +1,1 @@
+prestashop: img/x.php

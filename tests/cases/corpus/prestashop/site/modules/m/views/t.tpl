@@ -1,0 +1,1 @@
+prestashop: modules/m/views/t.tpl

@@ -1,0 +1,1 @@
+roundcube: config/config.inc.php

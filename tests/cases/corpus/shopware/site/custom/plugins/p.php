@@ -1,0 +1,1 @@
+shopware: custom/plugins/p.php

@@ -1,0 +1,1 @@
+silverstripe: app/src/Page.php

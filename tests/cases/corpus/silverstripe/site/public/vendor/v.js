@@ -1,0 +1,1 @@
+silverstripe: public/vendor/v.js

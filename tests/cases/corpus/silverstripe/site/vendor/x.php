@@ -1,0 +1,1 @@
+silverstripe: vendor/x.php

@@ -1,0 +1,1 @@
+slim: src/App.php

@@ -1,0 +1,1 @@
+typo3: fileadmin/templates/main.ts

@@ -1,0 +1,1 @@
+typo3: typo3conf/ext/e/Configuration/TCA/x.php

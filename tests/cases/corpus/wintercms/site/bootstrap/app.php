@@ -1,0 +1,1 @@
+wintercms: bootstrap/app.php

@@ -1,0 +1,1 @@
+wintercms: config/app.php

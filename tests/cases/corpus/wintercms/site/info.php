@@ -1,0 +1,1 @@
+wintercms: info.php

@@ -1,0 +1,1 @@
+wintercms: modules/system/models/M.php

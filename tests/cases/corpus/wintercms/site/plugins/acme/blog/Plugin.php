@@ -1,0 +1,1 @@
+wintercms: plugins/acme/blog/Plugin.php

@@ -1,0 +1,1 @@
+wintercms: vendor/autoload.php

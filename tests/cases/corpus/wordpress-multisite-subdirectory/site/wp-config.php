@@ -1,0 +1,1 @@
+wordpress-multisite-subdirectory: wp-config.php

@@ -1,0 +1,1 @@
+wordpress-multisite-subdomain: wp-config.php

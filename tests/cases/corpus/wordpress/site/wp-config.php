@@ -1,0 +1,1 @@
+<?php define('DB_PASSWORD','secret');
