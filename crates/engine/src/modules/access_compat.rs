@@ -28,7 +28,7 @@ use crate::modules::authz_core::ALL_METHODS;
 use crate::modules::dns;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_LIMIT};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
@@ -64,11 +64,13 @@ struct CompiledGroup {
     hosts: Vec<String>,
 }
 
-/// One list (`Allow` or `Deny`) as read, then as compiled.
+/// One list (`Allow` or `Deny`) as read, then as compiled. The compiled
+/// form is built on first use, once per configuration object: building it
+/// after every directive would cost the square of a long list's length.
 #[derive(Clone, Debug, Default)]
 pub struct List {
     building: Vec<Group>,
-    groups: Arc<Vec<CompiledGroup>>,
+    groups: OnceLock<Arc<Vec<CompiledGroup>>>,
 }
 
 impl List {
@@ -83,9 +85,17 @@ impl List {
         self.building.last_mut().expect("pushed above")
     }
 
-    fn compile(&mut self) {
-        let groups = self
-            .building
+    /// The list was changed: what was compiled is stale.
+    fn changed(&mut self) {
+        self.groups = OnceLock::new();
+    }
+
+    fn compiled(&self) -> &Arc<Vec<CompiledGroup>> {
+        self.groups.get_or_init(|| Arc::new(self.compile()))
+    }
+
+    fn compile(&self) -> Vec<CompiledGroup> {
+        self.building
             .iter()
             .map(|g| CompiledGroup {
                 limited: g.limited,
@@ -95,12 +105,11 @@ impl List {
                 not_env: g.not_env.clone(),
                 hosts: g.hosts.clone(),
             })
-            .collect();
-        self.groups = Arc::new(groups);
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
+        self.building.is_empty()
     }
 }
 
@@ -168,7 +177,8 @@ enum Host {
 }
 
 fn find(list: &List, c: &Client<'_>, host: &mut Host) -> bool {
-    let groups = || list.groups.iter().filter(|g| g.limited & c.method_bit != 0);
+    let compiled = list.compiled();
+    let groups = || compiled.iter().filter(|g| g.limited & c.method_bit != 0);
     let cheap = groups().any(|g| {
         g.all
             || g.ips.contains(c.addr)
@@ -280,7 +290,7 @@ fn run_allow_deny(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> 
             break;
         }
     }
-    list.compile();
+    list.changed();
     result
 }
 
@@ -337,8 +347,6 @@ mod tests {
         for w in deny {
             add_entry(a.deny.group(ALL_METHODS), w).unwrap();
         }
-        a.allow.compile();
-        a.deny.compile();
         DirConf {
             access_compat: AccessCompatDir(Some(Arc::new(a))),
             ..Default::default()
