@@ -68,7 +68,7 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
             return crate::modules::proxy::decide(ctx, prev);
         }
         if crate::modules::proxy::http::wants(&ctx) {
-            return crate::modules::proxy::http::decide(ctx);
+            return crate::modules::proxy::http::decide(ctx, prev);
         }
         match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
             None => break,

@@ -138,9 +138,11 @@ pub fn proxy_pass(
     }
     if let Some(url) = &pass.url {
         let lower = url.to_ascii_lowercase();
-        if !lower.starts_with("http://") {
+        let fcgi = lower.starts_with("fcgi://")
+            || lower.starts_with("unix:") && lower.contains("|fcgi://");
+        if !lower.starts_with("http://") && !fcgi {
             return Err(format!(
-                "{name} {url}: only http:// upstreams are supported by htaccel yet"
+                "{name} {url}: only http:// and fcgi:// backends are supported by htaccel yet"
             ));
         }
     }

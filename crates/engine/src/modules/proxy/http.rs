@@ -56,7 +56,11 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
                     // A substituted ProxyPassMatch URL names no configured
                     // worker: mod_proxy's default one, which does not keep
                     // connections, takes it (and says so in the env).
-                    if pass.regex.is_some() && pass.url.as_deref().is_some_and(|u| u.contains('$'))
+                    if pass.regex.is_some()
+                        && pass
+                            .url
+                            .as_deref()
+                            .is_some_and(|u| u.contains('$') && !is_fcgi(u))
                         || pass.disable_reuse
                     {
                         ctx.env.set("proxy-nokeepalive", "1");
@@ -105,22 +109,30 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
     )))
 }
 
-/// The URL with its path escaped as `ap_proxy_canonenc` does.
+/// The URL with its path escaped as `ap_proxy_canonenc` does (for
+/// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs).
 fn escape_url_path(url: &str, nocanon: bool) -> String {
     if nocanon {
         return url.to_string();
     }
-    let Some(rest) = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("HTTP://"))
-    else {
+    let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
+    let rest = &url[scheme_end + 3..];
     let (authority, path) = match rest.find('/') {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
-    format!("http://{authority}{}", canonenc(path))
+    format!("{}{authority}{}", &url[..scheme_end + 3], canonenc(path))
+}
+
+/// Whether a proxy URL names a FastCGI backend.
+pub fn is_fcgi(url: &str) -> bool {
+    let lower = url.get(..7).unwrap_or("").to_ascii_lowercase();
+    lower == "fcgi://"
+        || url
+            .get(..5)
+            .is_some_and(|p| p.eq_ignore_ascii_case("unix:"))
 }
 
 /// `ap_proxy_canonenc` for a path: letters, digits and
@@ -148,11 +160,12 @@ fn canonenc(path: &str) -> String {
     out
 }
 
-/// The client's query, as sent, after the mapped URL.
+/// The client's query, as sent, after the mapped URL (mod_proxy_fcgi
+/// passes it as `QUERY_STRING` only).
 fn with_query(ctx: &Ctx<'_>, url: String) -> String {
     match &ctx.args {
-        Some(q) => format!("{url}?{q}"),
-        None => url,
+        Some(q) if !is_fcgi(&url) => format!("{url}?{q}"),
+        _ => url,
     }
 }
 
@@ -173,9 +186,20 @@ const HOP_BY_HOP: &[&str] = &[
     "host",
 ];
 
-/// The exchange for a proxy request ([`wants`]).
-pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
+/// The exchange for a proxy request ([`wants`]); `prev` as for
+/// FastCGI backends (`ProxyPassMatch … fcgi://`).
+pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<'_> {
     let url = ctx.filename["proxy:".len()..].to_string();
+    if is_fcgi(&url) {
+        if !ctx.site.env.is_loaded("mod_proxy_fcgi.c") {
+            ctx.reason = Some((
+                "warn".into(),
+                format!("AH01144: No protocol handler was valid for the URL {} (scheme 'fcgi'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
+            ));
+            return Decision::Respond(super::respond_error(ctx, 403));
+        }
+        return super::decide_url(ctx, &url, prev);
+    }
     if !ctx.site.env.is_loaded("mod_proxy_http.c") {
         // Apache: no module handles the scheme.
         ctx.reason = Some((
@@ -281,12 +305,21 @@ pub fn decide(mut ctx: Ctx<'_>) -> Decision<'_> {
 }
 
 /// Whether a `ProxyPass` URL (a worker) covers `url`.
-fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
+pub(super) fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
+    // A ProxyPassMatch defines a worker named by its URL up to the first
+    // `$` (observed: kept for FastCGI, not for HTTP upstreams).
+    let fcgi = is_fcgi(url);
     let covers = |p: &Pass| {
-        p.regex.is_none()
-            && p.url.as_deref().is_some_and(|w| {
-                url.len() >= w.len() && url.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
-            })
+        let Some(w) = p.url.as_deref() else {
+            return false;
+        };
+        let w = match (&p.regex, w.find('$')) {
+            (None, _) => w,
+            (Some(_), Some(i)) if fcgi => &w[..i],
+            (Some(_), None) => w,
+            (Some(_), Some(_)) => return false,
+        };
+        url.len() >= w.len() && url.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
     };
     ctx.conf.proxy.passes.iter().any(covers)
         || ctx

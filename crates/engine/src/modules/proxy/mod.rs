@@ -259,16 +259,50 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
         }
         None => return Decision::Respond(respond_error(ctx, 500)),
     };
+    // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
+    let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
+    call(ctx, target, script_filename, prev, true)
+}
+
+/// The exchange for a request `ProxyPass`/`ProxyPassMatch` mapped to a
+/// FastCGI URL (`fcgi://host/path`, `unix:/socket|fcgi://host/path`): the
+/// script is the URL's path, which PHP-FPM takes from `SCRIPT_FILENAME`.
+pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) -> Decision<'a> {
+    let target = match parse_handler(&format!("proxy:{url}")) {
+        Some(Ok(t)) => t,
+        Some(Err(message)) => {
+            ctx.reason = Some(("error".into(), message));
+            return Decision::Respond(respond_error(ctx, 500));
+        }
+        None => return Decision::Respond(respond_error(ctx, 500)),
+    };
+    let fcgi = url
+        .find("fcgi://")
+        .or_else(|| url.find("FCGI://"))
+        .map_or(url, |i| &url[i + 7..]);
+    let path = fcgi.find('/').map_or("/", |i| &fcgi[i..]);
+    let script_filename = format!("proxy:{}{path}", target.url_base);
+    let no_worker = !http::has_worker(&ctx, url);
+    call(ctx, target, script_filename, prev, no_worker)
+}
+
+fn call<'a>(
+    mut ctx: Ctx<'a>,
+    target: FcgiTarget,
+    script_filename: String,
+    prev: Option<cgi_env::Prev>,
+    no_worker: bool,
+) -> Decision<'a> {
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
         return Decision::Respond(respond_error(ctx, status));
     }
     ctx.handler_ran = true;
-    // No worker is configured for the backend: mod_proxy's default reverse
-    // worker, which does not keep connections, takes the request and says
-    // so in the environment.
-    ctx.env.set("proxy-nokeepalive", "1");
-    // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
-    let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
+    // No worker is configured for the backend (SetHandler, a substituted
+    // ProxyPassMatch): mod_proxy's default reverse worker, which does not
+    // keep connections, takes the request and says so in the environment.
+    if no_worker {
+        ctx.env.set("proxy-nokeepalive", "1");
+    }
     let params = cgi_env::build(&ctx, &script_filename, prev.as_ref());
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
