@@ -9,6 +9,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::modules::authn_file::{self, Authn};
+use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
 use crate::request::{Ctx, Status};
 
@@ -208,10 +209,6 @@ fn run_digest_algorithm(
             "Invalid algorithm in AuthBasicUseDigestAlgorithm: {v}"
         ))
     }
-}
-
-fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    Err(format!("{} is not supported by htaccel yet", inv.name))
 }
 
 pub static DIRECTIVES: &[Directive] = &[

@@ -24,6 +24,7 @@ use crate::modules::access_compat::{self, Satisfy};
 use crate::modules::auth_basic::{self, Outcome};
 use crate::modules::authz_core::{self, AuthzRequest, AuthzResult, Logic};
 use crate::modules::core::method_bit;
+use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
@@ -303,10 +304,6 @@ fn run_auth_name(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> R
         .map_err(|e| format!("Cannot parse expression '{text}' in AuthName: {e}"))?;
     c.authn_core.name = Some(Arc::new(expr));
     Ok(())
-}
-
-fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    Err(format!("{} is not supported by htaccel yet", inv.name))
 }
 
 pub static DIRECTIVES: &[Directive] = &[

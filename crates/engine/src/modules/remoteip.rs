@@ -19,6 +19,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::ipset::{Subnet, SubnetError};
+use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, RSRC_CONF};
 use crate::request::Ctx;
 use std::net::IpAddr;
@@ -228,10 +229,6 @@ fn run_proxy_list(
         }
     }
     Ok(())
-}
-
-fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    Err(format!("{} is not supported by htaccel yet", inv.name))
 }
 
 pub static DIRECTIVES: &[Directive] = &[
