@@ -595,6 +595,13 @@ fn force_type_handler(rule: &Rule, ev: &mut Eval<'_>, st: &mut State) {
     }
 }
 
+/// How much one rule list may do for one request: the bytes of subject
+/// each rule and condition is applied to, summed. Real rule sets use a few
+/// kilobytes; Apache has no such bound, and `[N]` rules growing their
+/// subject over 32000 rounds would otherwise keep a worker busy for
+/// seconds.
+pub const WORK_LIMIT: usize = 4 << 20;
+
 /// Run a rule list (Apache's `apply_rewrite_list`). `max_len` bounds the
 /// rewritten file name (twice `LimitRequestLine` in Apache).
 pub fn apply_list(
@@ -611,6 +618,7 @@ pub fn apply_list(
         Some(noescape) => Outcome::Changed { noescape },
         None => Outcome::Unchanged,
     };
+    let mut work = 0usize;
     'rounds: loop {
         let mut i = 0;
         while i < rules.len() {
@@ -618,6 +626,22 @@ pub fn apply_list(
             if host.is_subreq() && p.flags & (flag::IGNOREONSUBREQ | flag::FORCEREDIRECT) != 0 {
                 i += 1;
                 continue;
+            }
+            let subject_len = st.filename.len() + st.path_info.len() + 64;
+            work = work.saturating_add(subject_len.saturating_mul(1 + p.conds.len()));
+            if work > WORK_LIMIT {
+                return ListResult {
+                    outcome: Outcome::Status {
+                        code: 500,
+                        reset: true,
+                        log: Some(format!(
+                            "RewriteRule '{}' and URI '{}': the rules exceeded htaccel's work bound for one request ({WORK_LIMIT} bytes matched)",
+                            p.pattern,
+                            host.fact(Fact::RequestUri).unwrap_or_default()
+                        )),
+                    },
+                    lastsub,
+                };
             }
             let rc = apply_rule(p, perdir, st, host);
             if let RuleRc::NoMatch = rc {

@@ -31,6 +31,7 @@ pub mod hooks;
 mod host;
 pub mod maps;
 pub mod parse;
+pub mod simulate;
 pub mod trace;
 pub mod vars;
 

@@ -745,3 +745,30 @@ fn random_rules_never_panic() {
     }
     assert!(start.elapsed().as_secs() < 60);
 }
+
+#[test]
+fn simulation_runs_rule_text() {
+    let r = super::simulate::run(
+        "RewriteEngine On\nRewriteCond %{QUERY_STRING} a\nRewriteRule ^(x)$ y?$1 [QSA]\n",
+        "/docroot/x",
+        Some("a"),
+    )
+    .unwrap();
+    assert_eq!(r.filename, "/docroot/y");
+    assert_eq!(r.args.as_deref(), Some("x&a"));
+    assert!(super::simulate::run("RewriteRule (", "/docroot/x", None).is_err());
+}
+
+#[test]
+fn growing_next_rounds_hit_the_work_bound_quickly() {
+    let start = std::time::Instant::now();
+    let mut h = Fake::default();
+    let (o, _) = run_dir(
+        &["RewriteRule ^(.*)$ $1-ab [N]"],
+        "/docroot/x",
+        None,
+        &mut h,
+    );
+    assert!(matches!(o, Outcome::Status { code: 500, .. }), "{o:?}");
+    assert!(start.elapsed().as_secs() < 10);
+}

@@ -1,0 +1,1 @@
+ln -sfn "$PWD" /tmp/htaccel-rewrite-leak-docroot
