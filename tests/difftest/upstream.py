@@ -35,7 +35,7 @@ class Handler(BaseHTTPRequestHandler):
             out.append("%s: %s" % (k, v))
         out.append("body=%s" % body.decode("latin-1"))
         text = ("\n".join(out) + "\n").encode()
-        self.send_response(status)
+        self.send_response(status, q.get("reason", [None])[0])
         for h in q.get("h", []):
             k, _, v = h.partition(":")
             self.send_header(k, v.strip())

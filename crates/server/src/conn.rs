@@ -753,6 +753,7 @@ impl Conn {
             head: ex.head,
             keep_alive: None,
             connection: None,
+            status_line: resp.status_line.clone(),
         };
         if keep {
             self.keepalives += 1;

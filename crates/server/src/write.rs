@@ -114,6 +114,9 @@ pub(crate) struct Framing {
     pub keep_alive: Option<(u64, Option<u32>)>,
     /// Token merged into `Connection`: `Keep-Alive`, `close`, or nothing.
     pub connection: Option<&'static str>,
+    /// A handler's own status line (`404 Gone fishing`), kept as Apache
+    /// keeps `r->status_line`.
+    pub status_line: Option<String>,
 }
 
 /// Serialise a response head into `out`.
@@ -125,7 +128,12 @@ pub(crate) fn write_head(
     now: SystemTime,
     f: &Framing,
 ) {
-    out.extend_from_slice(status::status_line(status).as_bytes());
+    match &f.status_line {
+        Some(custom) => {
+            out.extend_from_slice(status::status_line_custom(status, custom).as_bytes())
+        }
+        None => out.extend_from_slice(status::status_line(status).as_bytes()),
+    }
     out.extend_from_slice(b"\r\nDate: ");
     match headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Date")) {
         Some((_, v)) => out.extend_from_slice(v.as_bytes()),
@@ -508,6 +516,7 @@ mod tests {
             body_length: None,
             keep_alive: None,
             connection: None,
+            status_line: None,
         }
     }
 

@@ -270,6 +270,10 @@ pub struct Response {
     /// A backend's body follows this head (streamed by the server): the
     /// filters that need the body's bytes leave it alone.
     pub body_follows: bool,
+    /// A status line a handler gave (a script's `Status: 404 Gone`, an
+    /// upstream's reason): sent when it starts with this status's code
+    /// (`http::status::status_line_custom`).
+    pub status_line: Option<String>,
 }
 
 impl Response {
@@ -283,6 +287,7 @@ impl Response {
             disposal: BodyDisposal::Discard,
             stream: false,
             body_follows: false,
+            status_line: None,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

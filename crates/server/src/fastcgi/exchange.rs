@@ -309,7 +309,11 @@ impl Conn {
     }
 
     /// Wait for more of the client's body.
-    pub(super) async fn more_body(&mut self, shared: &Shared, stage: &mut Stage) -> Result<(), BodyStop> {
+    pub(super) async fn more_body(
+        &mut self,
+        shared: &Shared,
+        stage: &mut Stage,
+    ) -> Result<(), BodyStop> {
         match self
             .read(shared, stage.next(shared.timeouts.timeout), false)
             .await

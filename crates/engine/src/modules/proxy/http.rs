@@ -343,7 +343,8 @@ fn merge(headers: &mut Vec<(String, Vec<u8>)>, name: &str, value: Vec<u8>) {
     }
 }
 
-/// Hop-by-hop response headers, and those the server writes itself.
+/// Hop-by-hop response headers. (The upstream's `Date` and `Server`
+/// stay, as Apache keeps them for a proxied answer.)
 const DROPPED: &[&str] = &[
     "connection",
     "keep-alive",
@@ -352,13 +353,11 @@ const DROPPED: &[&str] = &[
     "transfer-encoding",
     "upgrade",
     "proxy-connection",
-    "date",
-    "server",
 ];
 
 /// The client's response for an upstream's head.
 fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
-    let (status, _reason) = head.status.clone().unwrap_or((502, String::new()));
+    let (status, reason) = head.status.clone().unwrap_or((502, String::new()));
     let mut named: Vec<String> = Vec::new();
     for line in &head.lines {
         if let Some((n, v)) = line.split_once(':') {
@@ -368,6 +367,8 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
         }
     }
     let mut resp = Response::new(status);
+    // The upstream's reason phrase is kept (Apache's r->status_line).
+    resp.status_line = Some(format!("{status} {reason}"));
     let mut content_type = None;
     let mut has_length = false;
     for line in &head.lines {

@@ -37,6 +37,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
     let mut merge: Vec<(String, String)> = Vec::new();
     let mut cookies: Vec<(String, String)> = Vec::new();
     let mut content_type = None;
+    let mut status_text = None;
     for line in &head.lines {
         let Some((name, value)) = line.split_once(':') else {
             let shown: String = line.chars().take(30).collect();
@@ -56,7 +57,10 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
                 let t = type_tolower(value.trim_end());
                 content_type = (!t.is_empty()).then_some(t);
             }
-            "status" => status = Some(atoi(value)),
+            "status" => {
+                status = Some(atoi(value));
+                status_text = Some(value.trim_end().to_string());
+            }
             "location" | "content-range" | "etag" => set(&mut normal, name, value),
             "content-length" | "transfer-encoding" => {}
             "last-modified" => {
@@ -108,6 +112,8 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
     }
     let mut resp = Response::new(status);
     resp.headers = normal;
+    // The script's own status text is kept (Apache's r->status_line).
+    resp.status_line = status_text;
     if let Some(t) = &content_type {
         ctx.content_type = Some(t.clone());
         resp.headers.push(("Content-Type".into(), t.clone()));
