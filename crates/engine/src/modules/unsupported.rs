@@ -19,7 +19,11 @@ impl UnsupportedDir {
     }
 }
 
-pub(crate) fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+pub(crate) fn refuse(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
     Err(format!("{} is not supported by htaccel yet", inv.name))
 }
 
