@@ -715,7 +715,10 @@ impl Conn {
         let engine_chunked = resp
             .header("Transfer-Encoding")
             .is_some_and(|v| is_chunked(v.as_bytes()));
-        let chunked = engine_chunked && !header_only && ex.proto_num >= 1001;
+        // Apache decides on chunking where it decides on keep-alive, after
+        // the pending `100 Continue` check: a client still waiting for one
+        // gets a body ended by the close.
+        let chunked = engine_chunked && !header_only && ex.proto_num >= 1001 && !ex.expecting;
         // A body of unannounced length: chunked if the connection can stay
         // open, else ended by closing it.
         let stream = resp.stream && !header_only && !engine_cl && !engine_chunked;

@@ -87,7 +87,7 @@ impl Conn {
         // (Apache's mod_proxy_fcgi spools it likewise).
         let mut params = params;
         let spooled = if req.framing == BodyFraming::Chunked {
-            match self.spool_body(shared, ex, body_limit).await {
+            match self.spool_body(shared, ex, body_limit, true).await {
                 Ok(body) => {
                     params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
                     params.push(("CONTENT_LENGTH".into(), body.len().to_string().into_bytes()));
@@ -127,7 +127,7 @@ impl Conn {
                 send(&mut lease, &mut out, timeout).await
             }
             None => {
-                self.stream_body(shared, ex, req, has_body, body_limit, &mut lease, &mut out)
+                self.stream_body(shared, req, has_body, body_limit, &mut lease, &mut out)
                     .await
             }
         };
@@ -166,7 +166,7 @@ impl Conn {
         let headers = resp.headers;
         // Chunked for HTTP/1.1 (the engine asked for it), else ended by
         // the close.
-        let chunked = ex.proto_num >= 1001;
+        let chunked = ex.proto_num >= 1001 && !ex.expecting;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
             if data.is_empty() {
@@ -260,6 +260,7 @@ impl Conn {
         shared: &Shared,
         ex: &mut Exchange<'_>,
         limit: u64,
+        fcgi: bool,
     ) -> Result<Vec<u8>, BodyStop> {
         let cap = if limit == 0 {
             SPOOL_MAX
@@ -268,7 +269,11 @@ impl Conn {
         };
         let mut reader = BodyReader::chunked(cap, shared.limits.field_size);
         let mut body = Vec::new();
-        self.continue_100(ex);
+        // mod_proxy_fcgi sends no `100 Continue` (the client's Expect
+        // reaches the script as HTTP_EXPECT); mod_proxy_http does.
+        if !fcgi {
+            self.continue_100(ex);
+        }
         let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
         loop {
             if !self.rbuf.is_empty() {
@@ -337,7 +342,6 @@ impl Conn {
     async fn stream_body(
         &mut self,
         shared: &Shared,
-        ex: &mut Exchange<'_>,
         req: &Request,
         has_body: bool,
         limit: u64,
@@ -351,7 +355,7 @@ impl Conn {
                 BodyFraming::Length(n) => BodyReader::length(n, limit),
                 BodyFraming::None => BodyReader::length(0, limit),
             };
-            self.continue_100(ex);
+            // No `100 Continue`, as mod_proxy_fcgi (see `spool_body`).
             let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
             loop {
                 if !self.rbuf.is_empty() {

@@ -36,7 +36,7 @@ impl Conn {
         }
         // A chunked body is read whole first and sent with its length.
         let spooled = if req.framing == ClientFraming::Chunked {
-            match self.spool_body(shared, ex, body_limit).await {
+            match self.spool_body(shared, ex, body_limit, false).await {
                 Ok(b) => Some(b),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
@@ -130,7 +130,8 @@ impl Conn {
         ex.open_body = answer.pass_body && !header_only;
         // The client's framing: the upstream's length, else chunked
         // (HTTP/1.1), else the end of the connection.
-        let chunked = resp.header("Content-Length").is_none() && ex.proto_num >= 1001;
+        let chunked =
+            resp.header("Content-Length").is_none() && ex.proto_num >= 1001 && !ex.expecting;
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };

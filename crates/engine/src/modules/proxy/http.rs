@@ -6,7 +6,7 @@
 //! The request: `Host` first (the upstream's, or the client's with
 //! `ProxyPreserveHost On`), then the client's headers in order without
 //! hop-by-hop ones (`Connection` and what it names, `Keep-Alive`, `TE`,
-//! `Upgrade`, `Expect`), `X-Forwarded-For`/`-Host`/`-Server` merged in,
+//! `Upgrade`), `X-Forwarded-For`/`-Host`/`-Server` merged in,
 //! the path re-escaped (unless `nocanon`) and the query as sent.
 //!
 //! The answer: the upstream's status and headers go to the normal table,
@@ -176,15 +176,9 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
         && ctx.site.env.is_loaded("mod_proxy.c")
 }
 
-/// Hop-by-hop request headers never forwarded.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "te",
-    "upgrade",
-    "expect",
-    "host",
-];
+/// Hop-by-hop request headers never forwarded (`Expect: 100-continue`
+/// goes on: Apache relays it to the upstream).
+const HOP_BY_HOP: &[&str] = &["connection", "keep-alive", "te", "upgrade", "host"];
 
 /// The exchange for a proxy request ([`wants`]); `prev` as for
 /// FastCGI backends (`ProxyPassMatch … fcgi://`).
