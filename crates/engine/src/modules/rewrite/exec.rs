@@ -104,6 +104,8 @@ struct Eval<'a> {
     rule_refs: Option<Backrefs>,
     cond_refs: Option<Backrefs>,
     vary: VaryNote,
+    /// Headers `expr` conditions read (added to Vary whatever the rule does).
+    expr_vary: Vec<String>,
 }
 
 impl Scope for Eval<'_> {
@@ -301,7 +303,12 @@ fn strcasecmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 
 /// Apply one condition (Apache's `apply_rewrite_cond`).
 fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
-    let input = ev.expand(&c.input, None, None);
+    // An `expr` condition has no test string to expand.
+    let input = if c.kind == CondKind::Expr {
+        String::new()
+    } else {
+        ev.expand(&c.input, None, None)
+    };
     let nocase = c.flags & cflag::NOCASE != 0;
     let ord = |cmp: std::cmp::Ordering| cmp as i32;
     let rc = match c.kind {
@@ -361,6 +368,40 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
         CondKind::IntLe => super::parse::atoi(&input) <= super::parse::atoi(&c.operand),
         CondKind::IntLt => super::parse::atoi(&input) < super::parse::atoi(&c.operand),
         CondKind::IntEq => super::parse::atoi(&input) == super::parse::atoi(&c.operand),
+        CondKind::Expr => {
+            let e = c.expr.as_ref().expect("expr conditions are compiled");
+            let cur = Current {
+                filename: ev.filename,
+                path_info: ev.path_info,
+                args: ev.args,
+                subject: Some(ev.subject),
+                perdir: ev.perdir.map(|p| (p.directory, p.base)),
+            };
+            let out = ev.host.expr(e, &cur);
+            if c.flags & cflag::NOVARY == 0 {
+                // ap_expr adds the headers it read to Vary at once,
+                // whether or not the rule goes on to apply.
+                if let Some(v) = &out.vary {
+                    ev.expr_vary.extend(
+                        v.split(',')
+                            .map(|n| n.trim().to_string())
+                            .filter(|n| !n.is_empty()),
+                    );
+                }
+            }
+            let rc = matches!(out.value, Ok(true));
+            if rc && c.flags & cflag::NOTMATCH == 0 {
+                if let Some(src) = out.captures.source {
+                    ev.cond_refs = Some(Backrefs {
+                        source: src,
+                        spans: out.captures.spans,
+                    });
+                } else {
+                    ev.cond_refs = None;
+                }
+            }
+            rc
+        }
         CondKind::Regex => {
             let re = c.regex.as_ref().expect("regex conditions are compiled");
             match re.captures(input.as_bytes()) {
@@ -450,6 +491,7 @@ fn apply_rule(
         rule_refs,
         cond_refs: None,
         vary: VaryNote::default(),
+        expr_vary: Vec::new(),
     };
 
     // Conditions, with [OR] groups and the Vary bookkeeping: header names
@@ -474,12 +516,14 @@ fn apply_rule(
                 i += 1;
             }
         } else if !rc {
+            st.vary.append(&mut ev.expr_vary);
             return RuleRc::NoMatch;
         }
         vary.append(&mut ev.vary.names);
         i += 1;
     }
     st.vary.append(&mut vary);
+    st.vary.append(&mut ev.expr_vary);
 
     let mut newuri = String::new();
     if rule.flags & flag::NOSUB == 0 {
@@ -574,6 +618,7 @@ fn apply_rule(
         rule_refs: None,
         cond_refs: None,
         vary: VaryNote::default(),
+        expr_vary: Vec::new(),
     };
     force_type_handler(rule, &mut ev, st);
     RuleRc::Match

@@ -379,9 +379,11 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         match core_translate(&document_root(ctx), &st.filename) {
             Some(f) => f,
             None => {
-                fail(
-                    ctx,
-                    format!("AH00127: Cannot map {} to file", ctx.req.request_line),
+                ctx.site.log.error(
+                    "error",
+                    "core",
+                    Some(ctx.req.remote),
+                    &format!("AH00127: Cannot map {} to file", ctx.req.request_line),
                 );
                 return Err(403);
             }
@@ -623,7 +625,11 @@ pub fn redirect_next<'a>(
     if ctx.redirects >= limit {
         ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
             "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
-        return Some(Err(crate::errors::error_response(ctx, 500)));
+        // The error is this request's: its output filters (`Header always`)
+        // apply, as Apache's ap_die runs on it.
+        let mut resp = crate::errors::error_response(ctx, 500);
+        crate::filters::output(ctx, &mut resp, true);
+        return Some(Err(resp));
     }
     // The handler asks for "filename?args"; Apache's ap_parse_uri ends the
     // path at the first '?' or '#'.
@@ -691,7 +697,9 @@ pub fn redirect_next<'a>(
                 .log
                 .error(level, "core", Some(ctx.req.remote), &e.message);
         }
-        return Some(Err(crate::errors::error_response(&mut new, e.status)));
+        let mut resp = crate::errors::error_response(&mut new, e.status);
+        crate::filters::output(&mut new, &mut resp, true);
+        return Some(Err(resp));
     }
     let phases = new.process_internal();
     if super::trace::enabled() {

@@ -336,6 +336,18 @@ impl Host for HostCtx<'_, '_> {
     fn now(&self) -> i64 {
         self.ctx.request_time_us / 1_000_000
     }
+    fn expr(&mut self, e: &crate::expr::Expr, cur: &Current<'_>) -> crate::expr::Outcome<bool> {
+        // The expression reads the request as the rules left it so far.
+        let ctx = &mut *self.ctx;
+        let filename = std::mem::replace(&mut ctx.filename, cur.filename.to_string());
+        let path_info = std::mem::replace(&mut ctx.path_info, cur.path_info.to_string());
+        let args = std::mem::replace(&mut ctx.args, cur.args.map(str::to_string));
+        let out = e.eval(&crate::expr::RequestExpr::new(ctx));
+        ctx.filename = filename;
+        ctx.path_info = path_info;
+        ctx.args = args;
+        out
+    }
     fn tracing(&self) -> bool {
         self.tracing
     }

@@ -23,8 +23,8 @@
 //!   still run after it), `[T=]`/`[H=]` at the end of the fixups, and the
 //!   internal redirect itself in place of the content handler.
 //! * What Apache refuses, we refuse with its words (a 500 for the file);
-//!   what htaccel cannot do yet (`prg:` maps, `RewriteCond expr`, proxying)
-//!   fails loudly instead of being skipped.
+//!   what htaccel cannot do yet (`prg:` and `dbm:` maps) fails loudly
+//!   instead of being skipped.
 
 pub mod exec;
 pub mod hooks;
@@ -317,7 +317,8 @@ fn run_base(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 
 fn run_cond(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let mut warnings = Vec::new();
-    let cond = parse::parse_cond(&inv.raw, inv.origin, &mut |m| warnings.push(m));
+    let restricted = w.ctx.htaccess;
+    let cond = parse::parse_cond(&inv.raw, inv.origin, restricted, &mut |m| warnings.push(m));
     for m in warnings {
         w.warn(inv.origin, m);
     }

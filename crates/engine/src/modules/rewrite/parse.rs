@@ -82,6 +82,8 @@ pub enum CondKind {
     IntEq,
     IntGt,
     IntGe,
+    /// `RewriteCond expr "…"`: an ap_expr condition.
+    Expr,
 }
 
 /// One `RewriteCond`.
@@ -97,6 +99,8 @@ pub struct Cond {
     /// The pattern after `!` and the operator: the comparison operand.
     pub operand: String,
     pub regex: Option<Regex>,
+    /// The compiled expression of an `expr` condition.
+    pub expr: Option<std::sync::Arc<crate::expr::Expr>>,
     pub flags: u32,
 }
 
@@ -249,9 +253,12 @@ pub fn flag_items(field: &str) -> Vec<(String, String)> {
 
 /// Parse a `RewriteCond` line. `warn` receives Apache's warnings
 /// (`[NC]` on a pattern that is not a regex or string comparison).
+/// `restricted`: read from a `.htaccess`, where an `expr` condition may
+/// not use `file()`/`filesize()`.
 pub fn parse_cond(
     line: &str,
     origin: &Origin,
+    restricted: bool,
     warn: &mut dyn FnMut(String),
 ) -> Result<Cond, String> {
     let (a1, a2, a3) = split_line(line).map_err(|e| {
@@ -282,13 +289,10 @@ pub fn parse_cond(
         p = rest;
     }
     let mut kind = CondKind::Regex;
-    if a1.eq_ignore_ascii_case("expr") {
-        return Err(
-            "RewriteCond: 'expr' conditions (ap_expr) are not supported by htaccel yet".into(),
-        );
-    }
     let pb = p.as_bytes();
-    if pb.len() >= 2 {
+    if a1.eq_ignore_ascii_case("expr") {
+        kind = CondKind::Expr;
+    } else if pb.len() >= 2 {
         if pb[0] == b'-' {
             if pb.len() == 2 {
                 kind = match pb[1] {
@@ -370,6 +374,13 @@ pub fn parse_cond(
     } else {
         None
     };
+    let expr = if kind == CondKind::Expr {
+        let e = crate::expr::Expr::parse_restricted(p, restricted)
+            .map_err(|e| format!("RewriteCond: cannot compile expression \"{p}\": {e}"))?;
+        Some(std::sync::Arc::new(e))
+    } else {
+        None
+    };
     Ok(Cond {
         origin: origin.clone(),
         input: Template::parse(&a1),
@@ -378,6 +389,7 @@ pub fn parse_cond(
         kind,
         operand: p.to_string(),
         regex,
+        expr,
         flags,
     })
 }

@@ -102,7 +102,7 @@ pub fn run(text: &str, filename: &str, query: Option<&str>) -> Result<Simulated,
         let line = line.trim();
         let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         if name.eq_ignore_ascii_case("RewriteCond") {
-            conds.push(parse::parse_cond(rest, &origin, &mut |_| {})?);
+            conds.push(parse::parse_cond(rest, &origin, true, &mut |_| {})?);
         } else if name.eq_ignore_ascii_case("RewriteRule") {
             let c = std::mem::take(&mut conds);
             rules.push(Arc::new(parse::parse_rule(rest, &origin, c)?));

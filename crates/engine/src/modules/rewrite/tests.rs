@@ -113,7 +113,7 @@ fn rules(lines: &[&str]) -> Vec<Arc<parse::Rule>> {
     let mut conds = Vec::new();
     for l in lines {
         if let Some(c) = l.strip_prefix("RewriteCond ") {
-            conds.push(parse::parse_cond(c, &origin(), &mut |_| {}).unwrap());
+            conds.push(parse::parse_cond(c, &origin(), true, &mut |_| {}).unwrap());
         } else if let Some(r) = l.strip_prefix("RewriteRule ") {
             out.push(Arc::new(
                 parse::parse_rule(r, &origin(), std::mem::take(&mut conds)).unwrap(),
@@ -218,27 +218,39 @@ fn rule_flags_parse_like_apache() {
 fn cond_patterns_parse_like_apache() {
     let mut warnings = Vec::new();
     let mut w = |m: String| warnings.push(m);
-    let c = parse::parse_cond("%{X} !-f", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} !-f", &origin(), true, &mut w).unwrap();
     assert_eq!(c.kind, CondKind::FileExists);
     assert!(c.flags & cflag::NOTMATCH != 0);
-    let c = parse::parse_cond("%{X} -ne5", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} -ne5", &origin(), true, &mut w).unwrap();
     assert_eq!((c.kind, c.operand.as_str()), (CondKind::IntEq, "5"));
     assert!(c.flags & cflag::NOTMATCH != 0);
-    let c = parse::parse_cond("%{X} -lt", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} -lt", &origin(), true, &mut w).unwrap();
     assert_eq!(c.kind, CondKind::Regex);
-    let c = parse::parse_cond(r#"%{X} ="""#, &origin(), &mut w).unwrap();
+    let c = parse::parse_cond(r#"%{X} ="""#, &origin(), true, &mut w).unwrap();
     assert_eq!((c.kind, c.operand.as_str()), (CondKind::StrEq, ""));
-    let c = parse::parse_cond("%{X} <=b", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} <=b", &origin(), true, &mut w).unwrap();
     assert_eq!((c.kind, c.operand.as_str()), (CondKind::StrLe, "b"));
-    let c = parse::parse_cond("%{X} =", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} =", &origin(), true, &mut w).unwrap();
     assert_eq!(c.kind, CondKind::Regex);
-    let c = parse::parse_cond("%{X} -d [NC,OR]", &origin(), &mut w).unwrap();
+    let c = parse::parse_cond("%{X} -d [NC,OR]", &origin(), true, &mut w).unwrap();
     assert_eq!(c.flags & cflag::NOCASE, 0);
     assert!(c.flags & cflag::ORNEXT != 0);
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].starts_with("AH00665"));
-    assert!(parse::parse_cond("%{X} y [FOO]", &origin(), &mut |_| {}).is_err());
-    assert!(parse::parse_cond("expr \"true\"", &origin(), &mut |_| {}).is_err());
+    assert!(parse::parse_cond("%{X} y [FOO]", &origin(), true, &mut |_| {}).is_err());
+    let c = parse::parse_cond(
+        "expr \"%{QUERY_STRING} =~ /q/\"",
+        &origin(),
+        true,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(c.kind, CondKind::Expr);
+    let e = parse::parse_cond("expr \"%{NOPE} == 1\"", &origin(), true, &mut |_| {}).unwrap_err();
+    assert!(
+        e.starts_with("RewriteCond: cannot compile expression"),
+        "{e}"
+    );
 }
 
 #[test]

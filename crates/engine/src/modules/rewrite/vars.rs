@@ -372,6 +372,18 @@ pub trait Host {
     fn add_cookie(&mut self, spec: &str);
     /// The time (seconds since the epoch) variables and cookies use.
     fn now(&self) -> i64;
+    /// Evaluate an `expr` condition against the request as the rules
+    /// left it (`cur`), with no back-references coming in (Apache's
+    /// `ap_expr_exec_re`). A request without expression support answers
+    /// false.
+    fn expr(&mut self, e: &crate::expr::Expr, cur: &Current<'_>) -> crate::expr::Outcome<bool> {
+        let _ = (e, cur);
+        crate::expr::Outcome {
+            value: Ok(false),
+            vary: None,
+            captures: crate::expr::Captures::default(),
+        }
+    }
     /// Whether trace lines are wanted (`htaccel explain`).
     fn tracing(&self) -> bool {
         false
