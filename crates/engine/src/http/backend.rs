@@ -61,7 +61,12 @@ pub struct BackendCall<'a> {
 pub enum BackendRequest {
     /// FastCGI (PHP-FPM): the CGI environment, sent as parameters in this
     /// order; the request body follows as `FCGI_STDIN`.
-    FastCgi { params: Vec<(String, Vec<u8>)> },
+    /// `keep_conn`: ask PHP-FPM to keep the connection (`FCGI_KEEP_CONN`)
+    /// and keep it for later requests (`ProxyPass … enablereuse=on`).
+    FastCgi {
+        params: Vec<(String, Vec<u8>)>,
+        keep_conn: bool,
+    },
     /// HTTP/1.1 (mod_proxy_http).
     Http(HttpRequest),
 }

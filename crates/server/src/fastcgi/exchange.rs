@@ -61,8 +61,8 @@ impl Conn {
             body_limit,
             finish,
         } = call;
-        let params = match request {
-            BackendRequest::FastCgi { params } => params,
+        let (params, keep_conn) = match request {
+            BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {
                 return self
                     .http_backend(shared, ex, req, addr, head, body_limit, finish)
@@ -98,7 +98,10 @@ impl Conn {
         } else {
             None
         };
-        let mut lease = match pool::connect(&addr, timeout).await {
+        let mut lease = match pool::connect_or_reuse(&addr, timeout, keep_conn)
+            .await
+            .map(|(l, _)| l)
+        {
             Ok(l) => l,
             Err(e) => {
                 let mut r = finish(Err(e)).response;
@@ -107,7 +110,7 @@ impl Conn {
             }
         };
         let mut out = BytesMut::with_capacity(4096);
-        codec::put_begin(&mut out, ID, false);
+        codec::put_begin(&mut out, ID, keep_conn);
         let skipped = codec::put_params(
             &mut out,
             ID,
@@ -160,6 +163,10 @@ impl Conn {
             return Done::Sent(None);
         };
         if !ex.open_body {
+            // A kept connection is reused only once its request ended.
+            if keep_conn && head_ended && inbuf.is_empty() {
+                lease.park(&addr);
+            }
             return Done::Sent(Some(keep));
         }
         let status = resp.status;
@@ -212,7 +219,11 @@ impl Conn {
                     _ => break false,
                 }
             };
-        drop(lease);
+        if ended && keep_conn && inbuf.is_empty() {
+            lease.park(&addr);
+        } else {
+            drop(lease);
+        }
         if !ended {
             self.error_log(
                 shared,

@@ -7,10 +7,11 @@
 //! slow PHP-FPM from collecting an unbounded number of sockets and
 //! requests in its listen queue.
 //!
-//! FastCGI connections are not reused between requests: a PHP-FPM worker
+//! FastCGI connections are not reused between requests unless the
+//! configuration asks (`ProxyPass … enablereuse=on`): a PHP-FPM worker
 //! holds a kept-alive connection for as long as it is open, so idle pooled
-//! connections would take workers away from the requests queued for them
-//! (why Apache's mod_proxy_fcgi does not reuse by default either). HTTP
+//! connections take workers away from the requests queued for them (why
+//! Apache's mod_proxy_fcgi does not reuse by default either). HTTP
 //! upstream connections are kept alive: each worker thread keeps up to
 //! 16 idle ones per upstream for 15 seconds, outside the bound, and checks
 //! that one is still open before it reuses it.
@@ -95,12 +96,6 @@ impl Lease {
     }
 }
 
-/// Connect to `addr`, waiting at most `wait` for a free place and for the
-/// connection itself.
-pub(crate) async fn connect(addr: &BackendAddr, wait: Duration) -> Result<Lease, BackendError> {
-    connect_or_reuse(addr, wait, false).await.map(|(l, _)| l)
-}
-
 /// Idle connections kept per backend and worker thread (HTTP upstreams).
 const IDLE_MAX: usize = 16;
 /// How long an idle connection is kept.
@@ -127,8 +122,9 @@ fn take_idle(addr: &BackendAddr) -> Option<Stream> {
     })
 }
 
-/// [`connect`], or (`reuse`) a kept-alive connection when there is one;
-/// also tells whether the connection was reused.
+/// Connect to `addr`, waiting at most `wait` for a free place and for the
+/// connection itself, or (`reuse`) take a kept-alive connection when there
+/// is one; also tells whether the connection was reused.
 pub(crate) async fn connect_or_reuse(
     addr: &BackendAddr,
     wait: Duration,

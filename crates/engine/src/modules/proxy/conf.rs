@@ -6,7 +6,9 @@
 //! take the location's path as theirs and name only the URL. Worker
 //! parameters (`key=value` after the URL) are accepted where they only
 //! tune connections (`timeout`, `retry`, `keepalive`, `ttl`, `max`,
-//! `connectiontimeout`, `enablereuse`, `disablereuse`, `flushpackets`);
+//! `connectiontimeout`, `flushpackets`) and ignored; `disablereuse` and
+//! `enablereuse` (FastCGI connections kept with `FCGI_KEEP_CONN`; mind
+//! that a kept PHP-FPM connection holds a PHP-FPM worker) are honoured;
 //! others are refused loudly.
 
 use crate::config::{Invocation, SectionKind, Walker};
@@ -24,8 +26,10 @@ pub struct Pass {
     pub url: Option<String>,
     /// `nocanon`: the remainder goes as the client sent it.
     pub nocanon: bool,
-    /// `noquery` is not supported; `keepalive=Off` … only tune.
+    /// `disablereuse=On`: a new connection per request.
     pub disable_reuse: bool,
+    /// `enablereuse=On`: FastCGI connections are kept (`FCGI_KEEP_CONN`).
+    pub enable_reuse: bool,
 }
 
 /// One `ProxyPassReverse`.
@@ -124,6 +128,7 @@ pub fn proxy_pass(
         url: (target != "!").then(|| target.to_string()),
         nocanon: false,
         disable_reuse: false,
+        enable_reuse: false,
         path: path.clone(),
     };
     for word in words {
@@ -131,6 +136,9 @@ pub fn proxy_pass(
             None if word.eq_ignore_ascii_case("nocanon") => pass.nocanon = true,
             Some((k, v)) if k.eq_ignore_ascii_case("disablereuse") => {
                 pass.disable_reuse = v.eq_ignore_ascii_case("on")
+            }
+            Some((k, v)) if k.eq_ignore_ascii_case("enablereuse") => {
+                pass.enable_reuse = v.eq_ignore_ascii_case("on")
             }
             Some((k, _)) if TUNING.iter().any(|t| t.eq_ignore_ascii_case(k)) => {}
             _ => return Err(format!("{name}: '{word}' is not supported by htaccel yet")),

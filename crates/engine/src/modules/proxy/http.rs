@@ -300,10 +300,15 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
 
 /// Whether a `ProxyPass` URL (a worker) covers `url`.
 pub(super) fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
+    worker(ctx, url).is_some()
+}
+
+/// The `ProxyPass` whose URL (a worker) covers `url`, if any.
+pub(super) fn worker(ctx: &Ctx<'_>, url: &str) -> Option<Pass> {
     // A ProxyPassMatch defines a worker named by its URL up to the first
     // `$` (observed: kept for FastCGI, not for HTTP upstreams).
     let fcgi = is_fcgi(url);
-    let covers = |p: &Pass| {
+    let covers = |p: &&Pass| {
         let Some(w) = p.url.as_deref() else {
             return false;
         };
@@ -315,12 +320,18 @@ pub(super) fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
         };
         url.len() >= w.len() && url.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
     };
-    ctx.conf.proxy.passes.iter().any(covers)
-        || ctx
-            .site
-            .locations
-            .iter()
-            .any(|l| l.conf.proxy.passes.iter().any(covers))
+    ctx.conf
+        .proxy
+        .passes
+        .iter()
+        .find(covers)
+        .or_else(|| {
+            ctx.site
+                .locations
+                .iter()
+                .find_map(|l| l.conf.proxy.passes.iter().find(covers))
+        })
+        .cloned()
 }
 
 /// `apr_table_mergen`: append to the first field of that name, else add one.

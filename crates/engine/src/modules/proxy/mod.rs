@@ -261,7 +261,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     };
     // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    call(ctx, target, script_filename, prev, true)
+    call(ctx, target, script_filename, prev, true, false)
 }
 
 /// The exchange for a request `ProxyPass`/`ProxyPassMatch` mapped to a
@@ -282,8 +282,18 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
         .map_or(url, |i| &url[i + 7..]);
     let path = fcgi.find('/').map_or("/", |i| &fcgi[i..]);
     let script_filename = format!("proxy:{}{path}", target.url_base);
-    let no_worker = !http::has_worker(&ctx, url);
-    call(ctx, target, script_filename, prev, no_worker)
+    let worker = http::worker(&ctx, url);
+    let keep_conn = worker
+        .as_ref()
+        .is_some_and(|w| w.enable_reuse && !w.disable_reuse);
+    call(
+        ctx,
+        target,
+        script_filename,
+        prev,
+        worker.is_none(),
+        keep_conn,
+    )
 }
 
 fn call<'a>(
@@ -292,6 +302,7 @@ fn call<'a>(
     script_filename: String,
     prev: Option<cgi_env::Prev>,
     no_worker: bool,
+    keep_conn: bool,
 ) -> Decision<'a> {
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
         return Decision::Respond(respond_error(ctx, status));
@@ -307,7 +318,7 @@ fn call<'a>(
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
         addr: target.addr,
-        request: BackendRequest::FastCgi { params },
+        request: BackendRequest::FastCgi { params, keep_conn },
         body_limit,
         finish: Box::new(move |result| match result {
             Ok(head) => reply::finish(ctx, head),
