@@ -28,10 +28,10 @@ pub const HANDLER: &str = "proxy-server";
 
 /// `translate_name`: a `ProxyPass` matching the URI makes the request a
 /// proxy request (`filename` = `proxy:` + the upstream URL).
+///
+/// (ProxyPass exists only where mod_proxy is loaded; a site without one
+/// pays two emptiness checks per location here.)
 pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
-    if !ctx.site.env.is_loaded("mod_proxy.c") {
-        return Ok(false);
-    }
     // The nearest <Location> with a ProxyPass first, then the server's.
     let located = ctx
         .site
@@ -45,6 +45,9 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
                 }
         })
         .map(|l| l.conf.proxy.passes.clone());
+    if located.is_none() && ctx.conf.proxy.passes.is_empty() {
+        return Ok(false);
+    }
     let server = ctx.conf.proxy.passes.clone();
     for pass in located.iter().flat_map(|p| p.iter()).chain(server.iter()) {
         if let Some(url) = map(ctx, pass) {
