@@ -597,9 +597,13 @@ pub fn force_type_handler(ctx: &mut Ctx<'_>) {
         ctx.content_type = Some(t);
     }
     if let Some(h) = ctx.rewrite.forced_handler.clone() {
-        if ctx.rewrite.redirect.is_none() {
-            ctx.handler = Some(h);
+        // Apache sets the handler over the scheduled redirect-handler: the
+        // internal redirect never happens, and the named handler is left
+        // with the `redirect:` file name (a 404 or 403, not the target).
+        if let Some(target) = ctx.rewrite.redirect.take() {
+            ctx.filename = format!("redirect:{target}");
         }
+        ctx.handler = Some(h);
     }
 }
 
