@@ -95,9 +95,16 @@ def chart_a(points, out):
     idx = index(points)
     names = [p["scenario"] for p in points if p["group"] == "A" and p["server"] == "apache"]
     series = [(s, [rps(idx.get(("A", n, s, True))) for n in names]) for s in ("apache", "htaccel")]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    cpu = [
+        (s, [(idx.get(("A", n, s, True)) or {}).get("cpu_us_per_req_median") for n in names])
+        for s in ("apache", "htaccel")
+    ]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(15, 4.8))
     bars(ax, names, series, "requests/s (median)")
     ax.set_title(".htaccess size and content: Apache (mpm_event) vs htaccel, one pinned core")
+    bars(ax2, names, cpu, "server CPU µs per request (median, log scale)")
+    ax2.set_yscale("log")
+    ax2.set_title("Server CPU per request")
     save(fig, out, "chart-htaccess")
 
 
@@ -336,8 +343,8 @@ def report(res, rel):
         f"(same path, AllowOverride None): {verdict_a}** — "
         f"{len(rows_a) - len(fails)} of {len(rows_a)} scenarios pass on req/s; "
         f"{len(unsure)} misses are inconclusive (other work took more than {NOISY_PCT:.0f} % of the "
-        f"server's core during the point or its reference); {len(hard) - len(broken)} misses were "
-        f"measured quietly; {len(broken)} could not be measured (failed answers). On server CPU per "
+        f"server's core during the point or its reference); misses measured quietly: "
+        f"{len(hard) - len(broken)}; not measurable (failed answers): {len(broken)}. On server CPU per "
         f"request (reference µs/req ÷ scenario µs/req ≥ {GOAL_A_RATIO}) {len(by_cpu)} of {len(rows_a)} pass."
     )
     if fails:
