@@ -46,7 +46,7 @@ impl std::fmt::Display for BackendAddr {
 }
 
 /// The continuation that turns the backend's answer into the client's.
-pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> BackendAnswer + 'a>;
+pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> BackendAnswer<'a> + 'a>;
 
 /// One exchange to perform.
 pub struct BackendCall<'a> {
@@ -126,7 +126,18 @@ impl BackendError {
 /// The response to send, and whether the backend's body follows it (the
 /// server then streams what remains of the backend's output, chunked or
 /// delimited by close; `response.body` is empty).
-pub struct BackendAnswer {
+pub struct BackendAnswer<'a> {
     pub response: Response,
     pub pass_body: bool,
+    /// A content filter (`DEFLATE`) needs the whole body: the server reads
+    /// all of it (up to [`COLLECT_MAX`]) and sends the response this gives
+    /// instead of `response`, which is then only a placeholder.
+    pub collect: Option<Collect<'a>>,
 }
+
+/// The continuation for a body collected whole.
+pub type Collect<'a> = Box<dyn FnOnce(bytes::Bytes) -> Response + 'a>;
+
+/// The largest backend body collected for a content filter (as mod_deflate
+/// in htaccel compresses in memory up to 64 MiB).
+pub const COLLECT_MAX: usize = 64 << 20;

@@ -274,6 +274,9 @@ pub struct Response {
     /// upstream's reason): sent when it starts with this status's code
     /// (`http::status::status_line_custom`).
     pub status_line: Option<String>,
+    /// The body reached the output filters in pieces (a backend's): the
+    /// filters' shortcuts for a small body seen whole do not apply.
+    pub pieces: bool,
 }
 
 impl Response {
@@ -288,6 +291,7 @@ impl Response {
             stream: false,
             body_follows: false,
             status_line: None,
+            pieces: false,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

@@ -451,7 +451,8 @@ fn feed(body: &Body, enc: &mut zlib::Encoder, stop_early: bool) -> Result<(), St
 pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let head = ctx.method == "HEAD";
     let len = resp.body.len();
-    if len <= SMALL {
+    // mod_deflate skips a small body only when it sees all of it at once.
+    if len <= SMALL && !resp.pieces {
         return;
     }
     if ctx.is_subreq

@@ -327,6 +327,12 @@ fn head_body(ctx: &Ctx<'_>, resp: &Response) -> Option<Body> {
 
 /// The output filters on a response that came from a handler: `DEFLATE`
 /// if it is attached and selected.
+/// Whether a content filter (`DEFLATE`) may need the whole body: a
+/// backend's answer is then collected before the output filters run.
+pub fn may_need_body(ctx: &Ctx<'_>) -> bool {
+    attached(ctx, false).is_ok_and(|a| a.direct || !a.by_type.is_empty())
+}
+
 pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let Ok(a) = attached(ctx, false) else {
         return;

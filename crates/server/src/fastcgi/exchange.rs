@@ -8,7 +8,9 @@ use crate::body::{BodyError, BodyReader};
 use crate::fastcgi::{codec, head_end, head_lines, pool};
 use crate::write::status_has_no_body;
 use bytes::{Buf, BytesMut};
-use htaccel_engine::http::backend::{BackendCall, BackendError, BackendHead, BackendRequest};
+use htaccel_engine::http::backend::{
+    BackendCall, BackendError, BackendHead, BackendRequest, COLLECT_MAX,
+};
 use htaccel_engine::http::{BodyFraming, ProtocolError, Request, Response};
 use tokio::time::Instant;
 
@@ -156,6 +158,48 @@ impl Conn {
             }
         };
         let answer = finish(Ok(head));
+        if let Some(collect) = answer.collect {
+            // A content filter needs the whole body: read it all first.
+            let mut body = rest;
+            let mut ended = head_ended;
+            while !ended {
+                loop {
+                    match codec::take_record(&mut inbuf) {
+                        Ok(Some(r)) if r.id != ID => {}
+                        Ok(Some(r)) => match r.kind {
+                            codec::STDOUT => body.extend_from_slice(&r.content),
+                            codec::STDERR => self.backend_stderr(shared, &r.content),
+                            codec::END_REQUEST => {
+                                ended = true;
+                                break;
+                            }
+                            _ => {}
+                        },
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                if ended || body.len() > COLLECT_MAX {
+                    break;
+                }
+                match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+                    Ok(Ok(n)) if n > 0 => {}
+                    _ => break,
+                }
+            }
+            if !ended {
+                self.error_log(
+                    shared,
+                    "error",
+                    "AH01075: Error dispatching request to backend: the response was cut short or too long to filter",
+                );
+                return Done::Sent(None);
+            }
+            if keep_conn && inbuf.is_empty() {
+                lease.park(&addr);
+            }
+            let resp = collect(bytes::Bytes::from(body));
+            return Done::Sent(self.respond(shared, ex, &resp).ok());
+        }
         let resp = answer.response;
         let header_only = ex.head || status_has_no_body(resp.status);
         ex.open_body = answer.pass_body && !header_only;

@@ -9,7 +9,9 @@ use crate::body::BodyReader;
 use crate::fastcgi::pool;
 use crate::proxy_http::{parse_head, request_head, BodyFraming, ResponseHead};
 use bytes::BytesMut;
-use htaccel_engine::http::backend::{BackendAddr, BackendError, BackendHead, Finish, HttpRequest};
+use htaccel_engine::http::backend::{
+    BackendAddr, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
+};
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request, Response};
 use tokio::time::Instant;
 
@@ -125,6 +127,25 @@ impl Conn {
             lines: response.lines,
             body_empty: matches!(framing, BodyFraming::None | BodyFraming::Length(0)),
         }));
+        if let Some(collect) = answer.collect {
+            // A content filter needs the whole body: read it all first.
+            let Some(body) = self
+                .upstream_body(shared, &mut lease, &mut inbuf, framing, timeout)
+                .await
+            else {
+                self.error_log(
+                    shared,
+                    "error",
+                    "AH01110: error reading response from the upstream: cut short or too long to filter",
+                );
+                return Done::Sent(None);
+            };
+            if reusable && framing != BodyFraming::UntilClose && inbuf.is_empty() {
+                lease.park(&addr);
+            }
+            let resp = collect(bytes::Bytes::from(body));
+            return Done::Sent(self.respond(shared, ex, &resp).ok());
+        }
         let resp = answer.response;
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
         ex.open_body = answer.pass_body && !header_only;
@@ -217,6 +238,56 @@ impl Conn {
         }
         self.log_backend(shared, ex, resp_status, total, &headers);
         Done::Sent(Some(keep))
+    }
+
+    /// An upstream's whole body (at most `COLLECT_MAX` bytes), decoded.
+    async fn upstream_body(
+        &mut self,
+        shared: &Shared,
+        lease: &mut pool::Lease,
+        inbuf: &mut BytesMut,
+        framing: BodyFraming,
+        timeout: std::time::Duration,
+    ) -> Option<Vec<u8>> {
+        let mut body = Vec::new();
+        let mut remaining = match framing {
+            BodyFraming::Length(n) => n,
+            _ => u64::MAX,
+        };
+        let mut dechunk = BodyReader::chunked(0, shared.limits.field_size);
+        loop {
+            let done = match framing {
+                BodyFraming::None => true,
+                BodyFraming::Length(_) => {
+                    let n = (remaining.min(inbuf.len() as u64)) as usize;
+                    body.extend_from_slice(&inbuf.split_to(n));
+                    remaining -= n as u64;
+                    remaining == 0
+                }
+                BodyFraming::Chunked => {
+                    let n = dechunk
+                        .feed_with(inbuf, &shared.limits, &mut |d| body.extend_from_slice(d))
+                        .ok()?;
+                    let _ = inbuf.split_to(n);
+                    dechunk.is_done()
+                }
+                BodyFraming::UntilClose => {
+                    body.extend_from_slice(&inbuf.split());
+                    false
+                }
+            };
+            if done {
+                return Some(body);
+            }
+            if body.len() > COLLECT_MAX {
+                return None;
+            }
+            match tokio::time::timeout(timeout, lease.read_buf(inbuf)).await {
+                Ok(Ok(0)) if framing == BodyFraming::UntilClose => return Some(body),
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return None,
+            }
+        }
     }
 
     /// Stream a `Content-Length` client body upstream as it arrives.

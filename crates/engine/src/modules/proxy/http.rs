@@ -364,7 +364,7 @@ const DROPPED: &[&str] = &[
 ];
 
 /// The client's response for an upstream's head.
-fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
+fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     let (status, reason) = head.status.clone().unwrap_or((502, String::new()));
     let mut named: Vec<String> = Vec::new();
     for line in &head.lines {
@@ -419,9 +419,15 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
                 return BackendAnswer {
                     response: resp,
                     pass_body: false,
+                    collect: None,
                 };
             }
         }
+    }
+    if pass_body && crate::modules::filter::may_need_body(&ctx) {
+        // A body of known length reaches the filters whole; a chunked or
+        // close-delimited one in pieces.
+        return super::reply::collect(ctx, resp, !has_length);
     }
     if pass_body && !has_length {
         resp.headers
@@ -433,6 +439,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
     BackendAnswer {
         response: resp,
         pass_body,
+        collect: None,
     }
 }
 

@@ -19,7 +19,7 @@ use crate::request::Ctx;
 
 /// The response for a failed exchange: Apache's error page for 502, 503 or
 /// 504, with the reason in the error log.
-pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer {
+pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     let status = error.status();
     ctx.reason = Some(("error".into(), error.message().to_string()));
     let mut resp = crate::errors::error_response(&mut ctx, status);
@@ -27,11 +27,12 @@ pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer {
     BackendAnswer {
         response: resp,
         pass_body: false,
+        collect: None,
     }
 }
 
 /// The response for a backend's header block.
-pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
+pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     let mut status: Option<u16> = None;
     let mut normal: Vec<(String, String)> = Vec::new();
     let mut merge: Vec<(String, String)> = Vec::new();
@@ -156,6 +157,10 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
             crate::modules::xsendfile::Outcome::Error(s) => return error(ctx, s),
         }
     }
+    if pass_body && crate::modules::filter::may_need_body(&ctx) {
+        // mod_proxy_fcgi passes the body before its end.
+        return collect(ctx, resp, true);
+    }
     // The body's length is not known: chunked (HTTP/1.1) as Apache sends
     // it, whether or not the connection stays open.
     if pass_body {
@@ -168,15 +173,44 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer {
     BackendAnswer {
         response: resp,
         pass_body,
+        collect: None,
     }
 }
 
-fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer {
+/// A body a content filter (`DEFLATE`) may need whole: the server collects
+/// it, then the output filters run on the complete response, as on a
+/// file's. Unchanged by them, it still goes chunked, as a script's output.
+/// `pieces`: the body reaches Apache's filters in more than one piece.
+pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAnswer<'a> {
+    let status = resp.status;
+    BackendAnswer {
+        response: Response::new(status),
+        pass_body: true,
+        collect: Some(Box::new(move |body| {
+            let mut resp = resp;
+            resp.body = crate::http::Body::bytes(body);
+            resp.pieces = pieces;
+            let mut resp = crate::errors::finish(&mut ctx, resp);
+            crate::filters::output(&mut ctx, &mut resp, false);
+            let encoded = resp.header("Content-Encoding").is_some();
+            let framed = resp.header("Content-Length").is_some()
+                || resp.header("Transfer-Encoding").is_some();
+            if !encoded && !framed {
+                resp.headers
+                    .insert(0, ("Transfer-Encoding".into(), "chunked".into()));
+            }
+            resp
+        })),
+    }
+}
+
+fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
     BackendAnswer {
         response: resp,
         pass_body: false,
+        collect: None,
     }
 }
 
