@@ -231,6 +231,9 @@ impl<'a> Ctx<'a> {
         if crate::modules::rewrite::translate_name(self)? {
             return Ok(());
         }
+        if crate::modules::proxy::http::translate(self)? {
+            return Ok(());
+        }
         if crate::modules::alias::translate(self)? {
             return Ok(());
         }
@@ -243,6 +246,10 @@ impl<'a> Ctx<'a> {
     /// `map_to_storage`: the directory walk (with `.htaccess`), then the
     /// `<Files>` sections for the basename.
     fn map_to_storage(&mut self) -> Result<(), Status> {
+        // mod_proxy: a proxy request has no file, no directory walk.
+        if self.filename.starts_with("proxy:") {
+            return Ok(());
+        }
         let walked = match walk::directory_walk(self.site, &self.filename) {
             Ok(w) => w,
             Err(WalkError::Config) => return Err(500),
