@@ -21,7 +21,11 @@ impl Env {
     }
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
         let value = value.into();
-        match self.vars.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        match self
+            .vars
+            .iter_mut()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
             Some(slot) => slot.1 = value,
             None => self.vars.push((name.to_string(), value)),
         }

@@ -305,9 +305,21 @@ mod tests {
 
     #[test]
     fn mod_headers_time_stamps() {
-        assert!(same_value("x-a", "t=1795243757485436 D=247", "t=1795243758000000 D=12"));
-        assert!(!same_value("x-a", "t=1795243757485436", "t=1795243757485436 D=1"));
-        assert!(!same_value("x-a", "t=1795243757485436", "t=1795243767485436"));
+        assert!(same_value(
+            "x-a",
+            "t=1795243757485436 D=247",
+            "t=1795243758000000 D=12"
+        ));
+        assert!(!same_value(
+            "x-a",
+            "t=1795243757485436",
+            "t=1795243757485436 D=1"
+        ));
+        assert!(!same_value(
+            "x-a",
+            "t=1795243757485436",
+            "t=1795243767485436"
+        ));
         assert!(!same_value("x-a", "a=1", "a=2"));
     }
     use crate::client::End;

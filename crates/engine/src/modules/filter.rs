@@ -101,9 +101,11 @@ fn run_by_type(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
     for pname in inv.words[0].split(';').filter(|p| !p.is_empty()) {
         match lookup(pname, loaded) {
             Known::Deflate => {}
-            Known::Unsupported => return Err(format!(
+            Known::Unsupported => {
+                return Err(format!(
                 "AddOutputFilterByType {pname}: the {pname} filter is not supported by htaccel yet"
-            )),
+            ))
+            }
             Known::Unknown => return Err(format!("Unknown filter provider {pname}")),
         }
         let fname = format!("BYTYPE:{pname}");
