@@ -378,4 +378,80 @@ mod tests {
         assert!(set.contains(ip("::1")));
         assert!(!set.contains(ip("8000::1")));
     }
+
+    /// A small deterministic generator for the property tests below.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    #[test]
+    fn parser_never_panics_on_garbage() {
+        let alphabet = b"0123456789abcdefABCDEF.:/ %x[]-+";
+        let mut rng = XorShift(0x5eed_1234_abcd_0001);
+        for _ in 0..20_000 {
+            let len = rng.below(40) as usize;
+            let word: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize] as char)
+                .collect();
+            let _ = Subnet::parse_word(&word);
+        }
+    }
+
+    #[test]
+    fn set_agrees_with_a_linear_scan() {
+        let mut rng = XorShift(0x0dd_ba11_cafe_f00d);
+        for round in 0..40 {
+            let n = [1, 10, 300, 3000][round % 4];
+            let mut subnets = Vec::new();
+            for _ in 0..n {
+                let prefix = 1 + rng.below(32) as u8;
+                // Cluster networks so that overlaps and neighbours occur.
+                let base = 0x0a00_0000u32 | (rng.below(1 << 20) as u32) << 4;
+                subnets.push(Subnet {
+                    net: IpAddr::V4(Ipv4Addr::from(base)),
+                    prefix,
+                });
+                let v6 = (0x2001_0db8u128 << 96) | u128::from(rng.next() & 0xffff_ffff);
+                let p6 = 64 + rng.below(65) as u8;
+                subnets.push(Subnet {
+                    net: IpAddr::V6(Ipv6Addr::from(v6)),
+                    prefix: p6.max(1),
+                });
+            }
+            let set = IpSet::from_subnets(subnets.clone());
+            let linear = |a: IpAddr| {
+                subnets.iter().any(|s| match (s.net, a) {
+                    (IpAddr::V4(n), IpAddr::V4(x)) => {
+                        let (lo, hi) = v4_range(n, s.prefix);
+                        (lo..=hi).contains(&u32::from(x))
+                    }
+                    (IpAddr::V6(n), IpAddr::V6(x)) => {
+                        let (lo, hi) = v6_range(n, s.prefix);
+                        (lo..=hi).contains(&u128::from(x))
+                    }
+                    _ => false,
+                })
+            };
+            for _ in 0..2_000 {
+                let a = if rng.below(2) == 0 {
+                    IpAddr::V4(Ipv4Addr::from(0x0a00_0000u32 | (rng.below(1 << 24) as u32)))
+                } else {
+                    IpAddr::V6(Ipv6Addr::from(
+                        (0x2001_0db8u128 << 96) | u128::from(rng.next() & 0xffff_ffff),
+                    ))
+                };
+                assert_eq!(set.contains(a), linear(a), "{a} in {n} networks");
+            }
+        }
+    }
 }

@@ -70,6 +70,34 @@ pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
     out
 }
 
+/// User and password of an `Authorization` value, read as Apache's
+/// `get_basic_auth` reads it: the scheme word compared without case,
+/// blanks skipped, base64 decoded leniently up to the first byte outside
+/// the alphabet, cut at a NUL, split at the first colon (no colon: an
+/// empty password). `None` when the scheme is not `Basic`.
+pub fn basic_credentials(line: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (scheme, rest) = match line.iter().position(|&b| b == b' ') {
+        Some(i) => (&line[..i], &line[i..]),
+        None => (line, &b""[..]),
+    };
+    if !scheme.eq_ignore_ascii_case(b"Basic") {
+        return None;
+    }
+    let start = rest
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(rest.len());
+    let mut decoded = base64_decode_lenient(&rest[start..]);
+    // A C string: everything after a NUL is gone.
+    if let Some(i) = decoded.iter().position(|&b| b == 0) {
+        decoded.truncate(i);
+    }
+    Some(match decoded.iter().position(|&b| b == b':') {
+        Some(i) => (decoded[..i].to_vec(), decoded[i + 1..].to_vec()),
+        None => (decoded, Vec::new()),
+    })
+}
+
 /// The realm as sent in the challenge, or `None` without `AuthName`.
 pub fn note_failure(ctx: &mut Ctx<'_>) {
     let Some(realm) = crate::modules::authn_core::auth_name(ctx) else {
@@ -103,11 +131,7 @@ pub fn authenticate(ctx: &mut Ctx<'_>) -> Outcome {
         note_failure(ctx);
         return Outcome::Fail(401);
     };
-    let (scheme, rest) = match line.iter().position(|&b| b == b' ') {
-        Some(i) => (&line[..i], &line[i..]),
-        None => (&line[..], &b""[..]),
-    };
-    if !scheme.eq_ignore_ascii_case(b"Basic") {
+    let Some((user, pw)) = basic_credentials(&line) else {
         log(
             ctx,
             format!(
@@ -117,21 +141,8 @@ pub fn authenticate(ctx: &mut Ctx<'_>) -> Outcome {
         );
         note_failure(ctx);
         return Outcome::Fail(401);
-    }
-    let start = rest
-        .iter()
-        .position(|&b| b != b' ' && b != b'\t')
-        .unwrap_or(rest.len());
-    let rest = &rest[start..];
-    let mut decoded = base64_decode_lenient(rest);
-    // A C string: everything after a NUL is gone.
-    if let Some(i) = decoded.iter().position(|&b| b == 0) {
-        decoded.truncate(i);
-    }
-    let (user, pw) = match decoded.iter().position(|&b| b == b':') {
-        Some(i) => (&decoded[..i], &decoded[i + 1..]),
-        None => (&decoded[..], &b""[..]),
     };
+    let (user, pw) = (&user[..], &pw[..]);
     let user_s = String::from_utf8_lossy(user).into_owned();
     // Apache sets r->user to the claimed name before checking it.
     ctx.user = Some(user_s.clone());
@@ -228,6 +239,39 @@ pub static MODULE: Module = Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_never_panic_and_round_trip() {
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            // Garbage of any shape: no panic.
+            let len = (next() % 64) as usize;
+            let garbage: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let _ = basic_credentials(&garbage);
+            let mut prefixed = b"Basic ".to_vec();
+            prefixed.extend_from_slice(&garbage);
+            let _ = basic_credentials(&prefixed);
+            // A well-formed header gives back what was encoded.
+            let user: Vec<u8> = (0..(next() % 12))
+                .map(|_| b'a' + (next() % 26) as u8)
+                .collect();
+            let pass: Vec<u8> = (0..(next() % 20))
+                .map(|_| 1 + (next() % 255) as u8)
+                .collect();
+            let mut plain = user.clone();
+            plain.push(b':');
+            plain.extend_from_slice(&pass);
+            let header = format!("basic  {}", crate::http::digest::base64(&plain));
+            assert_eq!(basic_credentials(header.as_bytes()), Some((user, pass)));
+        }
+        assert_eq!(basic_credentials(b"Bearer xyz"), None);
+    }
 
     #[test]
     fn lenient_base64() {
