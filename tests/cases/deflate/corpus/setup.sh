@@ -1,3 +1,5 @@
+# Git keeps no empty directories: make the ones this site has.
+mkdir -p elgg/actions
 # Git keeps no empty directories: make the ones the generated files go in.
 mkdir -p h5bp kirby elgg/actions roundcube pimcore
 gen() { awk -v t="$2" 'BEGIN{for(i=0;i<400;i++) printf "%s line %d, compressible enough to matter\n", t, i}' > "$1"; }

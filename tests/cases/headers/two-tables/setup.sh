@@ -1,1 +1,3 @@
+# Git keeps no empty directories: make the ones this site has.
+mkdir -p sub/noindex
 touch -d '2020-01-01 00:00:00 UTC' sub/a.css

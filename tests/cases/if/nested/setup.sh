@@ -1,0 +1,2 @@
+# Git keeps no empty directories: make the ones this site has.
+mkdir -p files
