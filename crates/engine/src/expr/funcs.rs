@@ -47,34 +47,7 @@ pub fn unescape(arg: &[u8]) -> Vec<u8> {
 /// `unbase64()`: APR's lenient decoder, which stops at the first byte that
 /// is not in the alphabet (padding included).
 pub fn unbase64(arg: &[u8]) -> Vec<u8> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let vals: Vec<u32> = arg.iter().map_while(|&c| value(c)).collect();
-    let mut out = Vec::with_capacity(vals.len() / 4 * 3 + 3);
-    for chunk in vals.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, v)| acc | v << (18 - 6 * i as u32));
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        // A lone trailing character carries no whole byte.
-        let keep = match chunk.len() {
-            4 => 3,
-            3 => 2,
-            2 => 1,
-            _ => 0,
-        };
-        out.extend_from_slice(&bytes[..keep]);
-    }
-    until_nul(out)
+    until_nul(crate::http::digest::base64_decode_lenient(arg))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -280,6 +280,39 @@ impl Md5 {
     }
 }
 
+/// `apr_base64_decode`: decode up to the first byte outside the alphabet
+/// (padding included), as Basic credentials and `unbase64()` are read.
+pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let n = text.iter().take_while(|&&c| val(c).is_some()).count();
+    let valid = &text[..n];
+    let mut out = Vec::with_capacity(n / 4 * 3 + 3);
+    for chunk in valid.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= val(c).unwrap_or(0) << (18 - 6 * i);
+        }
+        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        let keep = match chunk.len() {
+            4 => 3,
+            3 => 2,
+            2 => 1,
+            _ => 0,
+        };
+        out.extend_from_slice(&bytes[..keep]);
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
+use crate::http::digest::base64_decode_lenient;
 use crate::modules::authn_file::{self, Authn};
 use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
@@ -36,38 +37,6 @@ pub enum Outcome {
     /// Not this module's business, or not authoritative.
     Declined,
     Fail(Status),
-}
-
-/// `apr_base64_decode`: decode up to the first byte outside the alphabet.
-pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let n = text.iter().take_while(|&&c| val(c).is_some()).count();
-    let valid = &text[..n];
-    let mut out = Vec::with_capacity(n / 4 * 3 + 3);
-    for chunk in valid.chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= val(c).unwrap_or(0) << (18 - 6 * i);
-        }
-        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
-        let keep = match chunk.len() {
-            4 => 3,
-            3 => 2,
-            2 => 1,
-            _ => 0,
-        };
-        out.extend_from_slice(&bytes[..keep]);
-    }
-    out
 }
 
 /// User and password of an `Authorization` value, read as Apache's
