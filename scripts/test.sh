@@ -54,4 +54,16 @@ fi
 echo "== cargo test (unit, integration, differential against Apache)"
 # The differential run also rewrites docs/compatibility.md from the corpus/
 # cases it compared (a changed table is reported by git, never a failure).
-DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --compat-report docs/compatibility.md" cargo test --workspace
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --compat-report docs/compatibility.md" cargo test --workspace 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+# One closing line for the whole run: the unit and integration tests of
+# every test binary, plus each differential case compared with Apache.
+awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
+     /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"
