@@ -307,6 +307,26 @@ fn run_force_type(
     Ok(())
 }
 
+/// `DefaultType`: gone in 2.4; any value but `None`/`Off` is ignored with
+/// a warning, as Apache does.
+fn run_default_type(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _conf: &mut DirConf,
+) -> Result<(), String> {
+    let v = &inv.words[0];
+    if !v.eq_ignore_ascii_case("off") && !v.eq_ignore_ascii_case("none") {
+        w.warn(
+            inv.origin,
+            format!(
+                "AH00117: Ignoring deprecated use of DefaultType in line {} of {}.",
+                inv.origin.line, inv.origin.file
+            ),
+        );
+    }
+    Ok(())
+}
+
 fn run_set_handler(
     _w: &mut Walker<'_>,
     inv: &Invocation<'_>,
@@ -379,6 +399,7 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "ErrorDocument", args: Args::Take2, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "Change responses for HTTP errors", run: run_error_document },
     Directive { name: "AddDefaultCharset", args: Args::Take1, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "The name of the default charset to add to any Content-Type without one or 'Off' to disable", run: run_add_default_charset },
     Directive { name: "ForceType", args: Args::Take1, req_override: OR_FILEINFO | ACCESS_CONF, about: "a mime type that overrides other configured type", run: run_force_type },
+    Directive { name: "DefaultType", args: Args::Take1, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "the default media type for otherwise untyped files (DEPRECATED)", run: run_default_type },
     Directive { name: "SetHandler", args: Args::Take1, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "a handler name that overrides any other configured handler", run: run_set_handler },
     Directive { name: "AcceptPathInfo", args: Args::Take1, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "Set to on or off for PATH_INFO to be accepted by handlers, or default for the per-handler preference", run: run_accept_path_info },
     Directive { name: "FileETag", args: Args::Raw, req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF, about: "Specify components used to construct a file's ETag", run: server_directives::run_file_etag },
