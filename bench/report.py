@@ -311,7 +311,7 @@ def report(res, rel):
     )
     o.append(
         f"- **Load average at start: {res['load_average_start']}; at end: {res['load_average_end']}.** "
-        "Other work shares this 2-core machine (builds and tests of other engineers), so figures are "
+        "Other work shares this 2-core machine (other processes: builds, tests), so figures are "
         "noisy. For every run the report gives the CPU that other work took on the server's core "
         "(CPU 0 busy time minus the server's own) and on the whole machine (busy time of both cores "
         f"minus server and wrk, in % of one core); ⚠ marks pinned points above {NOISY_PCT:.0f} % on CPU 0, "
