@@ -21,6 +21,11 @@ command -v strace >/dev/null 2>&1 || missing+=(strace)
 ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || missing+=(php-fpm)
 # mod_xsendfile: the oracle for X-Sendfile from PHP.
 [ -e /usr/lib/apache2/modules/mod_xsendfile.so ] || missing+=(libapache2-mod-xsendfile)
+# The system zlib (mod_deflate's bytes come from the same library Apache
+# links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
+dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)
+dpkg -s libcrypt-dev >/dev/null 2>&1 || missing+=(libcrypt-dev)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
