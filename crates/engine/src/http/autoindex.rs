@@ -40,7 +40,12 @@
 //! Not reproduced: `?F=1`/`?F=2` switch Apache to the fancy (`<pre>`) and
 //! table formats, which this plain renderer does not produce.
 
-use super::escape::{escape_html_bytes, os_escape_path, unescape_url};
+use crate::uri::{escape_html, escape_os_path, unescape};
+
+/// `ap_escape_html` appended to `out`.
+fn escape_html_bytes(s: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&escape_html(s));
+}
 use super::{Body, Response};
 use std::cmp::Ordering;
 
@@ -108,7 +113,7 @@ fn parse_query(q: &str) -> QueryOptions {
                 out.pattern = if end == 0 {
                     None
                 } else {
-                    unescape_url(&v[..end]).ok()
+                    unescape(&v[..end]).ok().map(|c| c.into_owned())
                 };
                 s = if end + 1 < v.len() {
                     &v[end + 1..]
@@ -411,12 +416,12 @@ pub fn listing(
     out.extend_from_slice(b"</h1>\n<ul>");
     if let Some(parent) = parent_of(uri_path).filter(|_| !opts.hide_parent) {
         out.extend_from_slice(b"<li><a href=\"");
-        escape_html_bytes(os_escape_path(&parent, false).as_bytes(), &mut out);
+        escape_html_bytes(escape_os_path(&parent).as_bytes(), &mut out);
         out.extend_from_slice(b"\"> Parent Directory</a></li>\n");
     }
     for name in &names {
         out.extend_from_slice(b"<li><a href=\"");
-        escape_html_bytes(os_escape_path(name, false).as_bytes(), &mut out);
+        escape_html_bytes(escape_os_path(name).as_bytes(), &mut out);
         out.extend_from_slice(b"\"> ");
         escape_html_bytes(name, &mut out);
         out.extend_from_slice(b"</a></li>\n");

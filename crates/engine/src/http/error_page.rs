@@ -34,9 +34,9 @@
 //! Apache sends no `Content-Length` then. 204 and 304 get no body and no
 //! `Content-Type`.
 
-use super::escape::escape_html;
 use super::status;
 use super::{Body, Response};
+use crate::uri::escape_html_str as escape_html;
 
 /// `ServerSignature`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -15,7 +15,6 @@ pub mod date;
 pub mod default_handler;
 pub mod digest;
 pub mod error_page;
-pub mod escape;
 pub mod etag;
 pub mod method;
 pub mod range;
