@@ -119,6 +119,20 @@ pub(crate) struct Framing {
     pub status_line: Option<String>,
 }
 
+/// Append one piece of a streamed body, as a chunk when `chunked`.
+pub(crate) fn push_body_piece(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
+    if data.is_empty() {
+        return;
+    }
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    }
+    out.extend_from_slice(data);
+    if chunked {
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// Serialise a response head into `out`.
 pub(crate) fn write_head(
     out: &mut Vec<u8>,

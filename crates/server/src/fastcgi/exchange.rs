@@ -220,16 +220,7 @@ impl Conn {
         let chunked = ex.proto_num >= 1001 && !ex.expecting;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
-            if data.is_empty() {
-                return;
-            }
-            if chunked {
-                buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-            }
-            buf.extend_from_slice(data);
-            if chunked {
-                buf.extend_from_slice(b"\r\n");
-            }
+            crate::write::push_body_piece(buf, data, chunked);
             total += data.len() as u64;
         };
         emit(&mut self.out.buf, &rest);

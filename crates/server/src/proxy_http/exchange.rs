@@ -166,16 +166,7 @@ impl Conn {
         let headers = resp.headers;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
-            if data.is_empty() {
-                return;
-            }
-            if chunked {
-                buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-            }
-            buf.extend_from_slice(data);
-            if chunked {
-                buf.extend_from_slice(b"\r\n");
-            }
+            crate::write::push_body_piece(buf, data, chunked);
             total += data.len() as u64;
         };
         let mut remaining = match framing {

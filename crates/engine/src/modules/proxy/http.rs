@@ -429,18 +429,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         // close-delimited one in pieces.
         return super::reply::collect(ctx, resp, !has_length);
     }
-    if pass_body && !has_length {
-        resp.headers
-            .push(("Transfer-Encoding".into(), "chunked".into()));
-    }
-    resp.body_follows = pass_body;
-    let mut resp = crate::errors::finish(&mut ctx, resp);
-    crate::filters::output(&mut ctx, &mut resp, false);
-    BackendAnswer {
-        response: resp,
-        pass_body,
-        collect: None,
-    }
+    super::reply::stream(ctx, resp, pass_body, pass_body && !has_length)
 }
 
 /// `ProxyPassReverse`: an upstream URL mapped back to this server.

@@ -163,7 +163,18 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     }
     // The body's length is not known: chunked (HTTP/1.1) as Apache sends
     // it, whether or not the connection stays open.
-    if pass_body {
+    stream(ctx, resp, pass_body, pass_body)
+}
+
+/// A backend's answer whose body the server passes on as it arrives:
+/// chunked when `chunked`, then the last touches and the output filters.
+pub fn stream<'a>(
+    mut ctx: Ctx<'a>,
+    mut resp: Response,
+    pass_body: bool,
+    chunked: bool,
+) -> BackendAnswer<'a> {
+    if chunked {
         resp.headers
             .push(("Transfer-Encoding".into(), "chunked".into()));
     }
