@@ -21,6 +21,9 @@ command -v strace >/dev/null 2>&1 || missing+=(strace)
 ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || missing+=(php-fpm)
 # mod_xsendfile: the oracle for X-Sendfile from PHP.
 [ -e /usr/lib/apache2/modules/mod_xsendfile.so ] || missing+=(libapache2-mod-xsendfile)
+# Flask under gunicorn: the application behind the flask/ proxy cases.
+/usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing+=(python3-flask)
+/usr/bin/python3 -c 'import gunicorn' >/dev/null 2>&1 || missing+=(python3-gunicorn)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)

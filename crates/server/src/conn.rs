@@ -749,7 +749,7 @@ impl Conn {
             content_length: synth_cl.then(|| resp.body.len()),
             chunked,
             strip_length: status == 204 || status == 304,
-            strip_entity: status == 204 || status == 304,
+            strip_entity: (status == 204 || status == 304) && !resp.entity_in_headers,
             // The engine's `Transfer-Encoding` only asks for chunking; the
             // server writes its own header when it chunks.
             strip_transfer_encoding: engine_chunked,

@@ -23,7 +23,8 @@ pub struct Case {
     /// What the case needs besides the two servers (a `needs` file, one
     /// word a line): `php-fpm` starts a private PHP-FPM pool whose socket
     /// `server.conf` names as `@PHP_FPM@`; `upstream` starts
-    /// `tests/difftest/upstream.py`, named `@UPSTREAM@` (`127.0.0.1:PORT`).
+    /// `tests/difftest/upstream.py`, named `@UPSTREAM@` (`127.0.0.1:PORT`);
+    /// `flask` starts `tests/difftest/flaskapp.py` under gunicorn, `@FLASK@`.
     pub needs: Vec<String>,
     pub requests: Result<Vec<Request>, String>,
 }

@@ -10,6 +10,7 @@ mod cli;
 mod client;
 mod compare;
 mod compat;
+mod flask;
 mod fpm;
 mod httpdate;
 mod locate;

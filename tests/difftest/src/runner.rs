@@ -126,6 +126,14 @@ fn serve_and_compare(
     } else {
         None
     };
+    let _flask = if case.needs.iter().any(|n| n == "flask") {
+        Some(
+            crate::flask::start(&sb.dir, &crate::locate::repo_root())
+                .map_err(|e| format!("the Flask application did not start: {e}"))?,
+        )
+    } else {
+        None
+    };
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {

@@ -135,6 +135,10 @@ fn write_conf(
             "@UPSTREAM@",
             &crate::upstream::address(&sb.dir).unwrap_or_default(),
         )
+        .replace(
+            "@FLASK@",
+            &crate::flask::address(&sb.dir).unwrap_or_default(),
+        )
         .replace("@SANDBOX@", &sb.dir.to_string_lossy());
     let path = rundir.join("httpd.conf");
     fs::write(&path, text).map_err(|e| StartError::Failed(format!("writing config: {e}")))?;

@@ -23,26 +23,36 @@ pub fn address(dir: &Path) -> Option<String> {
 /// Starts the application for the sandbox at `dir`.
 pub fn start(dir: &Path, repo_root: &Path) -> Result<Process, String> {
     let app = repo_root.join("tests/difftest/upstream.py");
-    let up_dir = dir.join("upstream");
+    launch(dir, "upstream", |port| {
+        let mut cmd = Command::new("python3");
+        cmd.arg(&app).arg(port.to_string());
+        cmd
+    })
+}
+
+/// Runs the command `make(port)` in the sandbox at `dir` (its output in
+/// `dir/SUB/SUB.out`), waits until it listens on 127.0.0.1:PORT and writes
+/// that address to `dir/SUB/address`.
+pub fn launch(dir: &Path, sub: &str, make: impl FnOnce(u16) -> Command) -> Result<Process, String> {
+    let up_dir = dir.join(sub);
     mkdir(&up_dir)?;
     let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-    let out = File::create(up_dir.join("upstream.out")).map_err(|e| e.to_string())?;
+    let log = up_dir.join(format!("{sub}.out"));
+    let out = File::create(&log).map_err(|e| e.to_string())?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new("python3");
-    cmd.arg(&app)
-        .arg(port.to_string())
-        .current_dir(dir)
+    let mut cmd = make(port);
+    let shown = format!("{cmd:?}");
+    cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
-    let mut proc = Process::spawn(cmd).map_err(|e| format!("cannot run python3: {e}"))?;
+    let mut proc = Process::spawn(cmd).map_err(|e| format!("cannot run {shown}: {e}"))?;
     let until = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if proc.exited().is_some() || Instant::now() > until {
             return Err(format!(
-                "{} did not listen on port {port}: {}",
-                app.display(),
-                fs::read_to_string(up_dir.join("upstream.out")).unwrap_or_default()
+                "{shown} did not listen on port {port}: {}",
+                fs::read_to_string(&log).unwrap_or_default()
             ));
         }
         sleep(Duration::from_millis(20));

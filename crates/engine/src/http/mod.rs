@@ -276,6 +276,10 @@ pub struct Response {
     /// The body reached the output filters in pieces (a backend's): the
     /// filters' shortcuts for a small body seen whole do not apply.
     pub pieces: bool,
+    /// `Content-Type`, `-Encoding` and `-Language` are ordinary headers (a
+    /// proxied answer's, in Apache's `headers_out`), not the response's
+    /// type: a 204 or 304 keeps them.
+    pub entity_in_headers: bool,
 }
 
 impl Response {
@@ -291,6 +295,7 @@ impl Response {
             body_follows: false,
             status_line: None,
             pieces: false,
+            entity_in_headers: false,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

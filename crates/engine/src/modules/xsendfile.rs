@@ -231,7 +231,13 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
     match verdict {
         Verdict::NotModified => {
             resp.status = 304;
-            conditional::strip_for_304(resp);
+            if resp.entity_in_headers {
+                // A proxied answer's type stays (see Response).
+                resp.remove_header("Content-Length");
+                resp.body = Body::empty();
+            } else {
+                conditional::strip_for_304(resp);
+            }
         }
         Verdict::PreconditionFailed => {
             resp.status = 412;

@@ -375,6 +375,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         }
     }
     let mut resp = Response::new(status);
+    resp.entity_in_headers = true;
     // The upstream's reason phrase is kept (Apache's r->status_line).
     resp.status_line = Some(format!("{status} {reason}"));
     let mut content_type = None;
