@@ -24,6 +24,11 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || m
 # Flask under gunicorn: the application behind the flask/ proxy cases.
 /usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing+=(python3-flask)
 /usr/bin/python3 -c 'import gunicorn' >/dev/null 2>&1 || missing+=(python3-gunicorn)
+# WordPress with a private MariaDB: the wordpress/ cases (scripts/wordpress.sh).
+[ -f /usr/share/wordpress/wp-settings.php ] || missing+=(wordpress)
+[ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing+=(wordpress-theme-twentytwentythree)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)

@@ -100,6 +100,9 @@ pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
     if opts.ignore_body {
         body.clear();
     }
+    if !opts.mask_json.is_empty() {
+        body = crate::jsonmask::mask(&body, &opts.mask_json);
+    }
     Normal {
         status_line: fix(&r.status_line),
         headers,

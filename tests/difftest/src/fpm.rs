@@ -47,6 +47,12 @@ fn binary() -> Option<PathBuf> {
 
 /// Starts a pool for the sandbox at `dir`; logs go to `dir/fpm/`.
 pub fn start(dir: &Path) -> Result<(Process, Vec<PathBuf>), String> {
+    start_with(dir, &[])
+}
+
+/// Like [`start`], with more command-line options for php-fpm (`-d NAME=VALUE`
+/// pairs: the extensions an application needs, since the pool reads no php.ini).
+pub fn start_with(dir: &Path, extra: &[String]) -> Result<(Process, Vec<PathBuf>), String> {
     let bin = binary().ok_or("php-fpm is not installed (scripts/test.sh installs php-fpm)")?;
     let fpm_dir = dir.join("fpm");
     mkdir(&fpm_dir)?;
@@ -82,6 +88,7 @@ pub fn start(dir: &Path) -> Result<(Process, Vec<PathBuf>), String> {
         .arg(&conf)
         .arg("-F")
         .arg("-R")
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(out_file)
         .stderr(err_file);

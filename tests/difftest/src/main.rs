@@ -13,6 +13,7 @@ mod compat;
 mod flask;
 mod fpm;
 mod httpdate;
+mod jsonmask;
 mod locate;
 mod procs;
 mod report;
@@ -22,6 +23,7 @@ mod runner;
 mod sandbox;
 mod servers;
 mod upstream;
+mod wordpress;
 
 use runner::{run_case, CaseResult, Settings};
 use servers::Other;

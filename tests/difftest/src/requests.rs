@@ -38,6 +38,9 @@ pub struct RequestOptions {
     /// `# from ADDR`: the loopback address the client connects from
     /// (127.0.0.1 when absent), for access rules that look at it.
     pub from: Option<std::net::Ipv4Addr>,
+    /// `# mask-json NAME...`: mask these JSON members' string values in
+    /// both bodies (values that are truly dynamic, such as a stored time).
+    pub mask_json: Vec<String>,
 }
 
 impl Request {
@@ -110,6 +113,13 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
                 return Err("ignore-header needs header names".into());
             }
             opts.ignore_headers.extend(names);
+        }
+        Some("mask-json") => {
+            let names: Vec<String> = words.map(str::to_string).collect();
+            if names.is_empty() {
+                return Err("mask-json needs member names".into());
+            }
+            opts.mask_json.extend(names);
         }
         Some("timeout") => {
             let secs: f64 = words

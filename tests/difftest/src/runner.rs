@@ -134,6 +134,14 @@ fn serve_and_compare(
     } else {
         None
     };
+    let _wordpress = if case.needs.iter().any(|n| n == "wordpress") {
+        Some(
+            crate::wordpress::start(sb, &crate::locate::repo_root())
+                .map_err(|e| format!("WordPress did not start: {e}"))?,
+        )
+    } else {
+        None
+    };
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {
