@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import wordpress_report  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLORS = {
@@ -372,7 +373,7 @@ def report(res, rel):
         ["peer", "peer req/s", "peer µs/req", "htaccel req/s", "htaccel µs/req", "htaccel run wrk-bound", "verdict"],
     ))  # fmt: skip
     o.append("")
-    o.append("**(c) WordPress vs Apache: PENDING** — the WordPress and Flask scenarios are not in bench/ yet (see *Pending*).\n")
+    o.extend(wordpress_report.goal_c(res))
 
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
@@ -383,6 +384,7 @@ def report(res, rel):
                          ("B", "B: directory depth (request `/1/…/N/file.html`)"),
                          ("D", "D: peers on the same static file"),
                          ("U", "U: server on both cores (wrk on CPU 1)"),
+                         ("W", "W: WordPress through one PHP-FPM pool (goal (c))"),
                          ("Z", "Z: control (first htaccel point repeated at the end: drift)")):  # fmt: skip
         rows = point_rows(pts, group)
         if rows:

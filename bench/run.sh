@@ -7,6 +7,7 @@
 #   BENCH_QUICK=1 bench/run.sh   # quick: 1 run x 2 s per point
 #   bench/run.sh --only B/d12    # only the points whose id contains B/d12 (no visibility/memory)
 #   bench/run.sh --skip-extra    # no change-visibility and memory runs
+#   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
@@ -47,6 +48,27 @@ if [ "${#want[@]}" -gt 0 ]; then
 fi
 command -v wrk >/dev/null || { echo "wrk is required" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "taskset (util-linux) is required" >&2; exit 1; }
+
+# The WordPress group (W): Debian's WordPress, MariaDB and PHP-FPM, run
+# privately by scripts/wordpress.sh (policy-rc.d keeps the packages from
+# starting their services). Without them only group W fails.
+wp_want=()
+for pkg in php-fpm php8.2-mysql mariadb-server wordpress wordpress-theme-twentytwentythree; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || wp_want+=("$pkg")
+done
+if [ "${#wp_want[@]}" -gt 0 ]; then
+    note "installing ${wp_want[*]}"
+    added_policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        added_policy=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+        --no-install-recommends "${wp_want[@]}" >&2 ||
+        note "installing ${wp_want[*]} failed: group W will fail"
+    [ -z "$added_policy" ] || rm -f /usr/sbin/policy-rc.d
+fi
 
 # Python 3 with matplotlib (charts).
 PY=${PYTHON:-python3}

@@ -80,7 +80,7 @@ class Scenario:
     """One measured point: a tree, a server, a URL, an AllowOverride setting."""
 
     def __init__(self, group, name, server, tree, path, override="All", pinned=True):
-        self.group = group  # A, B, D, U, Z
+        self.group = group  # A, B, D, U, W, Z
         self.name = name
         self.server = server
         self.tree = tree  # key into the generated trees
@@ -165,6 +165,11 @@ def scenarios(peers):
         out.append(
             Scenario("U", "static", server, "static", "/index.html", override="None", pinned=False)
         )
+    # W: WordPress through one PHP-FPM pool (bench/wordpress_bench.py; imported
+    # here, not at the top, because it builds on this module).
+    import wordpress_bench
+
+    out.extend(wordpress_bench.scenarios_list())
     # Z: control, the first htaccel point again, to show drift over the run.
     out.append(Scenario("Z", "control-ao-none", "htaccel", "static", "/index.html", override="None"))
     return out

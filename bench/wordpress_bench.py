@@ -1,0 +1,299 @@
+"""Group W: WordPress through PHP-FPM, Apache (mpm_event + mod_proxy_fcgi)
+against htaccel, both in front of the SAME pool (goal (c) of the report).
+
+The site is the one the differential tests compare (`scripts/wordpress.sh`:
+Debian's WordPress 6.1 with the twentytwentythree theme, the real WordPress
+`.htaccess`, a private MariaDB, a post at /2024/01/hello-htaccel/). It is set
+up once for the group. Two pages are measured:
+
+- `home`: `/` (DirectoryIndex index.php);
+- `post`: `/2024/01/hello-htaccel/`, a pretty permalink: the `.htaccess`
+  rules send it to index.php (not a file, not a directory).
+
+The PHP-FPM pool is fixed for every point: pm = static with 4 children,
+opcache on (`wordpress.sh fpm-args`), no php.ini. The pool and MariaDB run on
+CPU 1 with wrk; the web server is pinned to CPU 0 like every pinned point, so
+its own CPU per request is measured apart from PHP's (reported beside it).
+Both servers read the same configuration text: the common one of bench/
+plus `.php` files to the pool (the FilesMatch SetHandler of the differential
+cases) and `DirectoryIndex index.php`.
+"""
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import measure
+import scenarios
+import servers
+
+PAGES = {
+    "home": "/",
+    "post": "/2024/01/hello-htaccel/",
+}
+# A WordPress page costs PHP tens of milliseconds: a point runs at least this
+# long (twice the suite's duration), or it holds too few requests to tell
+# the servers' CPU per request apart (/proc counts CPU time in 10 ms ticks).
+MIN_SECONDS = 5
+# Enough connections to keep all 4 children busy.
+CONNECTIONS = 8
+CHILDREN = 4
+BACKEND_CPU = "1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "scripts", "wordpress.sh")
+# What every page must contain: the post's title (the site really answered).
+MARK = b"Hello htaccel"
+
+# Appended to the common configuration of both servers.
+EXTRA = """\
+LoadModule proxy_module modules/mod_proxy.so
+LoadModule proxy_fcgi_module modules/mod_proxy_fcgi.so
+<FilesMatch "\\.php$">
+    SetHandler "proxy:unix:{sock}|fcgi://localhost"
+</FilesMatch>
+DirectoryIndex index.php index.html
+"""
+
+POOL = """\
+[global]
+pid = {dir}/php-fpm.pid
+error_log = {dir}/php-fpm.log
+daemonize = no
+[wordpress]
+user = www-data
+group = www-data
+listen = {sock}
+listen.mode = 0666
+listen.backlog = 511
+pm = static
+pm.max_children = {children}
+catch_workers_output = yes
+"""
+
+
+class Point(scenarios.Scenario):
+    def __init__(self, page, server):
+        super().__init__("W", f"wp-{page}", server, "wordpress", PAGES[page])
+        self.page = page
+
+
+def scenarios_list():
+    """The group's points: each page on Apache, then on htaccel."""
+    return [Point(page, server) for page in PAGES for server in ("apache", "htaccel")]
+
+
+def _script(*args):
+    r = subprocess.run(["bash", SCRIPT, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"wordpress.sh {' '.join(args)}: {(r.stdout + r.stderr)[-1500:]}")
+    return r.stdout
+
+
+def _php_fpm():
+    for d in ("/usr/sbin", "/usr/local/sbin", "/usr/bin"):
+        if os.path.exists(os.path.join(d, "php-fpm")):
+            return os.path.join(d, "php-fpm")
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        found = sorted(n for n in names if n.startswith("php-fpm") and n[7:].replace(".", "").isdigit())
+        if found:
+            return os.path.join(d, found[-1])
+    raise RuntimeError("php-fpm is not installed")
+
+
+def _spawn(cmd, log):
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=os.setsid)
+
+
+def _stop(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class Site:
+    """The WordPress tree, its MariaDB and its PHP-FPM pool (CPU 1)."""
+
+    def __init__(self, base):
+        self.dir = tempfile.mkdtemp(prefix="wp-", dir=base)
+        os.chmod(self.dir, 0o755)
+        self.docroot = os.path.join(self.dir, "site")
+        self.sock = os.path.join(self.dir, "php-fpm.sock")
+        datadir = os.path.join(self.dir, "db")
+        db_sock = os.path.join(self.dir, "db.sock")
+        self.log = open(os.path.join(self.dir, "backend.log"), "wb")
+        self.db = self.fpm = None
+        try:
+            _script("stage", self.docroot)
+            _script("db-init", datadir)
+            db = ["bash", SCRIPT, "db-run", datadir, db_sock]
+            self.db = _spawn(["taskset", "-c", BACKEND_CPU, *db], self.log)
+            _script("db-wait", db_sock)
+            _script("config", self.docroot, "wordpress", db_sock)
+            _script("install", self.docroot)
+            conf = os.path.join(self.dir, "php-fpm.conf")
+            with open(conf, "w") as f:
+                f.write(POOL.format(dir=self.dir, sock=self.sock, children=CHILDREN))
+            args = _script("fpm-args").split()
+            cmd = ["taskset", "-c", BACKEND_CPU, _php_fpm(), "-n", *args, "-y", conf, "-F", "-R"]
+            self.fpm = _spawn(cmd, self.log)
+            deadline = time.time() + 15
+            while not os.path.exists(self.sock):
+                if self.fpm.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"php-fpm did not start: {self.backend_log()}")
+                time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    def backend_log(self):
+        text = ""
+        for name in ("backend.log", "php-fpm.log", "db/error.log"):
+            try:
+                with open(os.path.join(self.dir, name), errors="replace") as f:
+                    text += f.read()[-800:]
+            except OSError:
+                pass
+        return text
+
+    def pids(self):
+        return servers.process_tree(self.fpm.pid) + servers.process_tree(self.db.pid)
+
+    def stop(self):
+        for proc in (self.fpm, self.db):
+            if proc is not None:
+                _stop(proc)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_site = None
+
+
+def site(base):
+    global _site
+    if _site is None:
+        _site = Site(base)
+        atexit.register(stop)
+    return _site
+
+
+def stop():
+    """Stop the site (after the group)."""
+    global _site
+    if _site is not None:
+        _site.stop()
+        _site = None
+
+
+def _get(port, path, timeout=30):
+    """(status, whole answer) of one GET on a fresh connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    line = data.split(b"\r\n", 1)[0].split()
+    return (int(line[1]) if len(line) > 1 else 0), data
+
+
+def _wrk(server, backend, url, seconds):
+    """One wrk run, with the backend's CPU time (PHP-FPM and MariaDB)."""
+    b0 = servers.cpu_seconds(backend.pids())
+    t0 = time.monotonic()
+    r = measure.wrk(server, url, seconds, connections=CONNECTIONS)
+    wall = time.monotonic() - t0
+    cpu = servers.cpu_seconds(backend.pids()) - b0
+    r["backend_cpu_s"] = round(cpu, 3)
+    r["backend_cpu_us_per_req"] = round(1e6 * cpu / r["requests"], 1) if r["requests"] else None
+    # The backend shares CPU 1 with wrk and limits the rate: other work there
+    # makes a run as noisy as other work on the server's CPU 0.
+    if "cpu1_busy_pct" in r:
+        backend_pct = 100 * cpu / wall
+        r["backend_cpu_pct"] = round(backend_pct, 1)
+        r["other_on_cpu1_pct"] = round(max(0.0, r["cpu1_busy_pct"] - backend_pct - r["wrk_cpu_pct"]), 1)
+    return r
+
+
+def _noise(r):
+    return max(r.get("other_on_cpu0_pct", 0), r.get("other_on_cpu1_pct", 0))
+
+
+def _quiet(server, backend, url, settings):
+    attempts = [_wrk(server, backend, url, settings["seconds"])]
+    while (
+        len(attempts) <= settings["noisy_retries"]
+        and _noise(attempts[-1]) > settings["noisy_pct"]
+    ):
+        attempts.append(_wrk(server, backend, url, settings["seconds"]))
+    best = min(attempts, key=_noise)
+    best["attempts"] = len(attempts)
+    best["discarded_noisy_rps"] = [r["rps"] for r in attempts if r is not best]
+    return best
+
+
+def run_point(s, base, settings, log):
+    """Like bench.run_point, for a point of group W."""
+    point = {
+        "id": s.id, "group": s.group, "scenario": s.name, "server": s.server, "path": s.path,
+        "allow_override": s.override, "pinned": s.pinned, "tree": s.tree, "page": s.page,
+        "connections": CONNECTIONS,
+        "backend": f"PHP-FPM pm=static {CHILDREN} children, opcache on, and MariaDB, on CPU {BACKEND_CPU}",
+    }  # fmt: skip
+    try:
+        backend = site(base)
+    except (RuntimeError, OSError) as e:
+        point |= {"status": "failed", "error": str(e)[-1500:]}
+        return point
+    rundir = tempfile.mkdtemp(prefix="run-", dir=base)
+    port = servers.free_port()
+    cmd = servers.write_config(s.server, rundir, backend.docroot, port, s.override, s.pinned)
+    with open(cmd[2], "a") as f:  # [binary, "-f", path, ...] for both
+        f.write(EXTRA.format(sock=backend.sock))
+    server = servers.Server(s.server, cmd, rundir, port, s.pinned)
+    try:
+        try:
+            server.wait_ready("/wp-includes/css/dashicons.min.css")
+            status, answer = _get(port, s.path)
+        except (RuntimeError, OSError) as e:
+            point |= {"status": "failed", "error": str(e)[-1500:]}
+            return point
+        point["http_status"] = status
+        if status != 200 or MARK not in answer:
+            point |= {
+                "status": "failed",
+                "error": f"answered {status} without the post's title; error log: {server.output()[-400:]}; "
+                f"backend: {backend.backend_log()[-400:]}",
+            }
+            return point
+        url = f"http://127.0.0.1:{port}{s.path}"
+        if settings["warmup"]:
+            measure.wrk(server, url, settings["warmup"], connections=CONNECTIONS)
+        long = dict(settings, seconds=max(MIN_SECONDS, 2 * settings["seconds"]))
+        runs = [_quiet(server, backend, url, long) for _ in range(settings["runs"])]
+        point["seconds"] = long["seconds"]
+        point["runs"] = runs
+        point.update(measure.summarise(runs))
+        point["other_on_cpu1_pct_max"] = max((r.get("other_on_cpu1_pct", 0) for r in runs), default=None)
+        backend = sorted(r["backend_cpu_us_per_req"] for r in runs if r["backend_cpu_us_per_req"] is not None)
+        point["backend_cpu_us_per_req_median"] = backend[len(backend) // 2] if backend else None
+        point["status"] = "ok" if point["non2xx_total"] == 0 else "errors"
+        return point
+    finally:
+        server.stop()
+        shutil.rmtree(rundir, ignore_errors=True)
