@@ -4,22 +4,31 @@
 //! ranges and conditional answers. One header differs, as in Apache (case
 //! flask/xsendfile shows Apache doing the same): the sent file's `ETag` is
 //! `"0"`, the one Apache's core makes for a request without a file, and
-//! `Accept-Ranges` is absent.
+//! `Accept-Ranges` is absent. The upstream connection is kept for the
+//! next request after such an answer (its empty body read), as Apache does.
 
 mod common;
 
 use common::{Server, TempDir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// An application that answers every request with `X-Sendfile: DIR/NAME`
 /// (NAME: the last path segment) and no body, keeping connections open.
-fn sendfile_upstream(dir: String) -> u16 {
+/// Returns its port and the count of connections it accepted.
+fn sendfile_upstream(dir: String) -> (u16, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let count = conns.clone();
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            // (The answer is written in pieces: no Nagle delay between them.)
+            let _ = s.set_nodelay(true);
             let dir = dir.clone();
             std::thread::spawn(move || {
                 let mut r = BufReader::new(s.try_clone().unwrap());
@@ -49,7 +58,7 @@ fn sendfile_upstream(dir: String) -> u16 {
             });
         }
     });
-    port
+    (port, conns)
 }
 
 /// One request with extra header lines: (status, headers, body).
@@ -102,7 +111,7 @@ fn sent_file_is_answered_like_the_static_file() {
         .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_577_836_800))
         .unwrap();
     let dir = files.path().to_string_lossy().into_owned();
-    let up = sendfile_upstream(dir.clone());
+    let (up, conns) = sendfile_upstream(dir.clone());
     let logs = TempDir::new("xsendfile-logs");
     let conf = format!(
         "LoadModule authz_core_module modules/mod_authz_core.so\n\
@@ -164,4 +173,17 @@ fn sent_file_is_answered_like_the_static_file() {
     let (status, h, _) = request(s.port, "/app/doc.bin", "If-None-Match: \"0\"\r\n");
     assert_eq!(status, 304);
     assert_eq!(get(&h, "content-type"), Some("application/octet-stream"));
+
+    // Upstream connections are reused after X-Sendfile answers: at most one
+    // per worker thread (one per CPU) for all these requests.
+    let before = conns.load(Ordering::SeqCst);
+    for _ in 0..30 {
+        assert_eq!(request(s.port, "/app/doc.bin", "").0, 200);
+    }
+    let opened = conns.load(Ordering::SeqCst) - before;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        opened <= threads,
+        "{opened} upstream connections for 30 requests"
+    );
 }

@@ -157,7 +157,10 @@ impl Conn {
             return Done::Sent(None);
         };
         if !ex.open_body {
-            if framing == BodyFraming::None && reusable && inbuf.is_empty() {
+            // (An empty body, as an X-Sendfile answer has, leaves the
+            // connection as reusable as no body.)
+            let empty = matches!(framing, BodyFraming::None | BodyFraming::Length(0));
+            if empty && reusable && inbuf.is_empty() {
                 lease.park(&addr);
             }
             return Done::Sent(Some(keep));
