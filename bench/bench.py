@@ -23,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import flask_bench  # noqa: E402
 import measure  # noqa: E402
 import memory  # noqa: E402
 import scenarios  # noqa: E402
@@ -43,7 +44,7 @@ PENDING = [
         "needs": "a PHP-FPM + WordPress site set up by bench/ (FastCGI backend)",
     },
     {
-        "name": "Flask application behind FastCGI/HTTP proxy with its .htaccess front controller",
+        "name": "Flask application reached through its .htaccess front controller (RewriteRule [P]); group F measures it behind ProxyPass",
         "servers": "htaccel vs Apache",
         "needs": "a Flask application server set up by bench/ (FastCGI or HTTP proxy backend)",
     },
@@ -110,6 +111,9 @@ def run_point(s, base, settings, log):
     if s.group == "W":
         return wordpress_bench.run_point(s, base, settings, log)
     wordpress_bench.stop()  # the WordPress backend runs only during its group
+    if s.group == "F":
+        return flask_bench.run_point(s, base, settings, log)
+    flask_bench.stop()  # the Flask application too
     docroot = os.path.join(base, "trees", s.tree)
     rundir = tempfile.mkdtemp(prefix="run-", dir=base)
     port = servers.free_port()
@@ -292,6 +296,7 @@ def main():
             results["visibility"] = run_visibility(base, settings, log)
             results["memory"] = run_memory(base, settings, log)
     finally:
+        flask_bench.stop()
         shutil.rmtree(base, ignore_errors=True)
     results["load_average_end"] = loadavg()
     results["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(

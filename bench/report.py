@@ -9,6 +9,8 @@ import json
 import os
 import sys
 
+import flask_report
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -391,6 +393,7 @@ def report(res, rel):
             o.append(f"## {title}\n")
             o.append(table(rows, POINT_HEADER))
             o.append("")
+    o.extend(flask_report.section(res, rel))
     failed = [p for p in pts if p["status"] != "ok"]
     if failed:
         o.append("## Failed or erroneous points\n")
@@ -465,6 +468,7 @@ def main():
     chart_a(res["points"], out)
     chart_peers(res["points"], out)
     chart_depth(res["points"], out)
+    flask_report.chart(res["points"], out)
     rel = os.path.relpath(out, HERE)
     with open(os.path.join(HERE, "REPORT.md"), "w") as f:
         f.write(report(res, rel))

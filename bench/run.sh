@@ -6,6 +6,7 @@
 #   bench/run.sh                 # full: 3 runs x 5 s per point after a 2 s warm-up
 #   BENCH_QUICK=1 bench/run.sh   # quick: 1 run x 2 s per point
 #   bench/run.sh --only B/d12    # only the points whose id contains B/d12 (no visibility/memory)
+#   bench/run.sh --only flask    # only the Flask group (F: app, X-Sendfile, static at c=2,4,10)
 #   bench/run.sh --skip-extra    # no change-visibility and memory runs
 #   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
 #
@@ -21,11 +22,12 @@ if [ "$(nproc)" -lt 2 ]; then
     exit 1
 fi
 
-# Debian packages: the peers that exist in this release, and wrk.
+# Debian packages: the peers that exist in this release, wrk, and what the
+# Flask group (F) runs: mod_xsendfile for Apache, Flask under gunicorn.
 available() { [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')" != "" ] &&
               [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')" != "(none)" ]; }
 want=()
-for pkg in apache2 nginx lighttpd h2o caddy wrk; do
+for pkg in apache2 nginx lighttpd h2o caddy wrk libapache2-mod-xsendfile python3-flask python3-gunicorn; do
     if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         continue
     fi

@@ -80,7 +80,7 @@ class Scenario:
     """One measured point: a tree, a server, a URL, an AllowOverride setting."""
 
     def __init__(self, group, name, server, tree, path, override="All", pinned=True):
-        self.group = group  # A, B, D, U, W, Z
+        self.group = group  # A, B, D, F, U, W, Z
         self.name = name
         self.server = server
         self.tree = tree  # key into the generated trees
@@ -170,6 +170,11 @@ def scenarios(peers):
     import wordpress_bench
 
     out.extend(wordpress_bench.scenarios_list())
+    # F: a Flask application behind the server, X-Sendfile and static
+    # (bench/flask_bench.py, imported here for the same reason).
+    import flask_bench
+
+    out.extend(flask_bench.scenarios_list())
     # Z: control, the first htaccel point again, to show drift over the run.
     out.append(Scenario("Z", "control-ao-none", "htaccel", "static", "/index.html", override="None"))
     return out
