@@ -52,15 +52,16 @@ def parse_wrk(text):
     return r
 
 
-def wrk(server, url, seconds, connections=50):
-    """Run wrk once; return its figures plus server and machine CPU use."""
+def wrk(server, url, seconds, connections=50, headers=()):
+    """Run wrk once (with `headers`, "Name: value" each); return its figures
+    plus server and machine CPU use."""
     pids = server.pids()
     cpu0 = servers.cpu_seconds(pids)
     busy0 = _cpu_busy()
     t0 = time.monotonic()
     cmd = [
         "taskset", "-c", WRK_CPU, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
-        "--latency", url,
+        "--latency", *[a for h in headers for a in ("-H", h)], url,
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = proc.stdout.read()
