@@ -24,7 +24,9 @@ pub struct Case {
     /// word a line): `php-fpm` starts a private PHP-FPM pool whose socket
     /// `server.conf` names as `@PHP_FPM@`; `upstream` starts
     /// `tests/difftest/upstream.py`, named `@UPSTREAM@` (`127.0.0.1:PORT`);
-    /// `flask` starts `tests/difftest/flaskapp.py` under gunicorn, `@FLASK@`.
+    /// `flask` starts `tests/difftest/flaskapp.py` under gunicorn, `@FLASK@`;
+    /// `wordpress` installs WordPress with a private MariaDB and starts a
+    /// PHP-FPM pool for it, `@PHP_FPM@` (`wordpress.rs`).
     pub needs: Vec<String>,
     pub requests: Result<Vec<Request>, String>,
 }
