@@ -10,7 +10,7 @@
 //! request, exactly when Apache's own `open` would see the change. Content
 //! written in place without any metadata change is still read fresh: the
 //! descriptor reads the same inode the path names, and the cache holds no
-//! bytes. While a descriptor is held its inode cannot be reused, so an
+//! bytes (small files excepted: see [`CONTENT_MAX`]). While a descriptor is held its inode cannot be reused, so an
 //! equal inode number always means the same file.
 //!
 //! One cache per worker thread (the server runs one thread per core), so
@@ -25,6 +25,12 @@ use std::sync::Arc;
 
 /// Descriptors one worker thread keeps open at most.
 pub const ENTRIES_PER_THREAD: usize = 256;
+
+/// Files up to this size are also kept in memory, read once when opened,
+/// and sent without a `pread`. The equal status-change time
+/// ([`FileInfo::ctime_ns`]) is what vouches for the bytes: every write moves
+/// it. At most [`ENTRIES_PER_THREAD`] × this much memory per thread.
+pub const CONTENT_MAX: u64 = 64 * 1024;
 
 struct Entry {
     seen: FileInfo,
@@ -53,13 +59,16 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
     if let Some(f) = hit {
         return Ok(f);
     }
-    let file = StaticFile::new(Arc::new(std::fs::File::open(path)?))?;
+    let mut file = StaticFile::new(Arc::new(std::fs::File::open(path)?))?;
     // Kept only when the open file is the one the walk saw; otherwise it
     // changed in between and the next request looks again.
     if file.stamp.inode == seen.inode
         && file.stamp.size == seen.size
         && file.stamp.mtime_us == seen.mtime_us
     {
+        if file.stamp.size <= CONTENT_MAX {
+            file.read_content();
+        }
         OPEN.with(|c| {
             let mut cache = c.borrow_mut();
             if cache.len() >= ENTRIES_PER_THREAD {
@@ -87,6 +96,7 @@ fn same_file(a: &FileInfo, b: &FileInfo) -> bool {
         && a.mtime_us == b.mtime_us
         && a.mode == b.mode
         && a.uid == b.uid
+        && a.ctime_ns == b.ctime_ns
 }
 
 /// Forget every descriptor this thread holds (tests).
@@ -166,6 +176,30 @@ mod tests {
         assert!(!Arc::ptr_eq(&first.file, &second.file));
         assert_eq!(second.stamp.size, 7);
         assert_eq!(body(&second), b"one two");
+    }
+
+    #[test]
+    fn small_content_is_kept_and_a_rewrite_with_the_old_mtime_still_seen() {
+        clear();
+        let dir = scratch("content");
+        let p = dir.join("a.txt");
+        std::fs::write(&p, b"one").unwrap();
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        let path = p.to_str().unwrap();
+        let first = open(path, &info(&p)).unwrap();
+        assert_eq!(first.content.as_deref(), Some(&b"one"[..]));
+        // Same size, and the modification time put back: only the
+        // status-change time tells.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&p, b"two").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let second = open(path, &info(&p)).unwrap();
+        assert_eq!(second.content.as_deref(), Some(&b"two"[..]));
     }
 
     #[test]
