@@ -184,13 +184,13 @@ pub fn fmt_http_date(secs: i64) -> String {
     let mut out = String::with_capacity(29);
     out.push_str(WDAY[days.rem_euclid(7) as usize]);
     out.push_str(", ");
-    push_two_digits(&mut out, d as i64);
+    push_two_digits(&mut out, i64::from(d));
     out.push(' ');
     out.push_str(MON[m as usize - 1]);
     out.push(' ');
     if (0..10_000).contains(&y) {
-        push_two_digits(&mut out, y as i64 / 100);
-        push_two_digits(&mut out, y as i64 % 100);
+        push_two_digits(&mut out, y / 100);
+        push_two_digits(&mut out, y % 100);
     } else {
         out.push_str(&format!("{y:04}"));
     }
