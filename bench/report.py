@@ -340,7 +340,9 @@ def report(res, rel):
     broken = [r for r in rows_a if r[4].startswith("failed")]
     unsure = [r for r in rows_a if r[4].startswith("inconclusive")]
     hard = [r for r in fails if r not in unsure]
-    verdict_a = "MET" if met_a else "NOT MET" if hard else "INCONCLUSIVE (every miss was a noisy run)"
+    verdict_a = ("NOT MEASURED in this run (no access-file points)" if not rows_a
+                 else "MET" if met_a else "NOT MET" if hard
+                 else "INCONCLUSIVE (every miss was a noisy run)")
     o.append(
         f"**(a) htaccel with any `.htaccess` ≥ {GOAL_A_RATIO} × htaccel with none "
         f"(same path, AllowOverride None): {verdict_a}** — "
@@ -364,7 +366,8 @@ def report(res, rel):
     )
     gb = goal_b(pts)
     verdicts = [g[4] for g in gb]
-    overall = ("MET" if all(v.startswith("met") for v in verdicts)
+    overall = ("NOT MEASURED in this run" if not verdicts
+               else "MET" if all(v.startswith("met") for v in verdicts)
                else "NOT MET" if any(v == "NOT met" for v in verdicts) else "NOT MET in this run, inconclusive (noisy)")
     o.append(f"**(b) htaccel on the plain static file ≥ h2o and ≥ nginx (or less server CPU per request than h2o when wrk is the limit): {overall}**\n")
     idx = index(pts)

@@ -102,6 +102,16 @@ impl Engine {
     /// Name-based virtual hosting: the vhosts listening on the connection's
     /// address, then the one whose name matches `Host`, else the first of
     /// them; the main server when none listens there.
+    /// The site a request is for: the main server unless virtual hosts
+    /// exist, else the one its address and host name select.
+    pub fn site_for(&self, req: &Request) -> &Site {
+        if self.vhosts.is_empty() {
+            return &self.main;
+        }
+        let host = request_host(req).map(|(h, _)| h);
+        self.select_site(req, host.as_deref())
+    }
+
     pub fn select_site(&self, req: &Request, host: Option<&str>) -> &Site {
         let local = req.local;
         let candidates: Vec<&Arc<Site>> = self
@@ -194,15 +204,11 @@ fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 
 impl Handler for Engine {
     fn handle(&self, req: &Request) -> Response {
-        let host = request_host(req).map(|(h, _)| h);
-        let site = self.select_site(req, host.as_deref());
-        crate::handler::handle(self, site, req)
+        crate::handler::handle(self, self.site_for(req), req)
     }
 
     fn decide<'a>(&'a self, req: &'a Request) -> crate::http::backend::Decision<'a> {
-        let host = request_host(req).map(|(h, _)| h);
-        let site = self.select_site(req, host.as_deref());
-        crate::handler::decide(self, site, req)
+        crate::handler::decide(self, self.site_for(req), req)
     }
 
     fn protocol_error(&self, error: &crate::http::ProtocolError<'_>) -> Response {

@@ -27,6 +27,9 @@ pub struct FileInfo {
     pub dev: u64,
     pub uid: u32,
     pub mode: u32,
+    /// Status-change time in nanoseconds: moves on every write and cannot be
+    /// set back, so an equal value means the content is the one seen before.
+    pub ctime_ns: i64,
 }
 
 impl FileInfo {
@@ -50,6 +53,7 @@ impl FileInfo {
             dev: m.dev(),
             uid: m.uid(),
             mode: m.mode(),
+            ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
         }
     }
 }

@@ -6,14 +6,13 @@
 use crate::engine::Engine;
 use crate::fs::Kind;
 use crate::http::backend::{BackendError, Decision};
-use crate::http::default_handler::{self, StaticFile};
+use crate::http::default_handler;
 use crate::http::range::RangeLimits;
 use crate::http::{Request, Response};
 use crate::modules::core::options::OPT_INDEXES;
 use crate::modules::core::server_directives::ETagSet;
 use crate::request::{self, Ctx, Status};
 use crate::site::Site;
-use std::sync::Arc;
 
 /// Answer one request on a site, where no backend exchange can be made
 /// (`htaccel explain`, tests): a backend request answers as an
@@ -179,7 +178,8 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);
     let path_info_ok = ctx.path_info.is_empty() || ctx.conf.core.accept_path_info == Some(true);
     let file = if is_file && path_info_ok {
-        match std::fs::File::open(&ctx.filename).and_then(|f| StaticFile::new(Arc::new(f))) {
+        let seen = ctx.finfo.expect("a regular file was found");
+        match crate::filecache::open(&ctx.filename, &seen) {
             Ok(f) => Some(f),
             Err(e) => {
                 ctx.reason = Some((
@@ -212,6 +212,12 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         Some(ctx.languages.join(","))
     };
     let now = ctx.engine.request_time_us();
+    // Only a multi-range answer needs a boundary.
+    let boundary = if ctx.headers_in.contains("Range") {
+        ctx.engine.boundary()
+    } else {
+        String::new()
+    };
     let input = default_handler::FileRequest {
         method: &ctx.method,
         headers: &ctx.headers_in,
@@ -225,7 +231,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         now_us: now,
         trace_enabled: ctx.engine.trace_enable,
         range_limits: RangeLimits::default(),
-        boundary: &ctx.engine.boundary(),
+        boundary: &boundary,
     };
     match default_handler::serve(&input) {
         Ok(resp) => Ok(resp),

@@ -295,8 +295,26 @@ fn is_ctl(c: u8) -> bool {
     (c < 0x20 && c != b'\t') || c == 0x7f
 }
 
+/// RFC 9110 `tchar`, as a table: every response header name passes here.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric();
+        c += 1;
+    }
+    let extra = b"!#$%&'*+-.^_`|~";
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 fn is_tchar(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+    TCHAR[c as usize]
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod env;
 pub mod errors;
 pub mod expr;
+pub mod filecache;
 pub mod filters;
 pub mod fs;
 pub mod handler;

@@ -88,6 +88,22 @@ pub struct Ctx<'a> {
 /// A status ending the phases early.
 pub type Status = u16;
 
+/// The request headers with repeated fields joined, as Apache keeps them;
+/// a plain copy when no name repeats (the usual request).
+fn joined_request_headers(headers: &crate::http::Headers) -> crate::http::Headers {
+    let names: Vec<&str> = headers.iter().map(|(n, _)| n).collect();
+    let repeats = names.len() > 24
+        || names
+            .iter()
+            .enumerate()
+            .any(|(i, a)| names[i + 1..].iter().any(|b| a.eq_ignore_ascii_case(b)));
+    if repeats {
+        crate::header_table::Table::from_request(headers).into_request()
+    } else {
+        headers.clone()
+    }
+}
+
 impl<'a> Ctx<'a> {
     pub fn new(
         engine: &'a Engine,
@@ -121,7 +137,7 @@ impl<'a> Ctx<'a> {
             handler_ran: false,
             env: crate::env::Env::default(),
             // Apache joins repeated request headers as it reads them.
-            headers_in: crate::header_table::Table::from_request(&req.headers).into_request(),
+            headers_in: joined_request_headers(&req.headers),
             err_headers_out: Vec::new(),
             context_prefix: None,
             context_document_root: None,
@@ -239,7 +255,10 @@ impl<'a> Ctx<'a> {
         }
         let root = self.site.document_root.to_string_lossy();
         let root = root.trim_end_matches('/');
-        self.filename = format!("{root}{}", self.uri);
+        let mut filename = String::with_capacity(root.len() + self.uri.len());
+        filename.push_str(root);
+        filename.push_str(&self.uri);
+        self.filename = filename;
         Ok(())
     }
 

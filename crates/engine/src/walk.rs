@@ -68,7 +68,10 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
     let comps: Vec<&str> = filename.split('/').filter(|c| !c.is_empty()).collect();
     let full = fs::stat(Path::new(filename)).ok();
     let mut level = site.tree.root(site);
-    let mut dir_path = String::from("/");
+    // One buffer for the walk: the directory reached so far (with its
+    // trailing slash), extended by the next component to test it.
+    let mut dir_path = String::with_capacity(filename.len() + 1);
+    dir_path.push('/');
     let mut walked_to = 0;
     let mut finfo = None;
     let mut path_info = String::new();
@@ -89,7 +92,8 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
             break;
         }
         let comp = comps[walked_to];
-        let candidate = format!("{dir_path}{comp}");
+        dir_path.push_str(comp);
+        let candidate = dir_path.as_str();
         let opts = level.conf.core.opts();
         let is_last = walked_to + 1 == comps.len();
         // Apache skips the lstat when the whole path exists and symlinks
@@ -100,7 +104,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
                 kind: Kind::Dir,
                 ..f
             }),
-            _ => fs::lstat(Path::new(&candidate)),
+            _ => fs::lstat(Path::new(candidate)),
         };
         let info = match info {
             Ok(i) => i,
@@ -109,8 +113,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
                     || e.raw_os_error() == Some(libc::ENOTDIR) =>
             {
                 path_info = rest_of(&comps[walked_to + 1..], trailing_slash);
-                dir_path.push_str(comp);
-                return finish(site, level, candidate, path_info, None);
+                return finish(site, level, dir_path, path_info, None);
             }
             Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
                 return Err(WalkError::Forbidden {
@@ -126,7 +129,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
             }
         };
         let info = if info.kind == Kind::Symlink {
-            resolve_symlink(&candidate, &info, opts, filename)?
+            resolve_symlink(candidate, &info, opts, filename)?
         } else {
             info
         };
@@ -134,10 +137,10 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
             Kind::File => {
                 finfo = Some(info);
                 path_info = rest_of(&comps[walked_to + 1..], trailing_slash);
-                return finish(site, level, candidate, path_info, finfo);
+                return finish(site, level, dir_path, path_info, finfo);
             }
             Kind::Dir => {
-                dir_path = format!("{candidate}/");
+                dir_path.push('/');
                 walked_to += 1;
                 level = site.tree.child(site, &level, &dir_path, walked_to);
             }

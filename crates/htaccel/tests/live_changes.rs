@@ -137,6 +137,42 @@ fn static_file_metadata_follows_changes() {
     assert_eq!(s.get("/sub/new").0, 301, "a new directory is a directory");
 }
 
+#[test]
+fn static_file_content_follows_every_kind_of_change() {
+    use std::os::unix::fs::PermissionsExt;
+    let (site, _logs, s) = site();
+    let path = site.path().join("sub/a.txt");
+    // Served often enough to be kept open (and in memory) by the server.
+    for _ in 0..3 {
+        assert_eq!(s.get("/sub/a.txt"), (200, "A\n".to_string()));
+    }
+    // Same size, written in place, with the old modification time put back.
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, "B\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(s.get("/sub/a.txt"), (200, "B\n".to_string()));
+    // Replaced by a rename, as deploy tools do.
+    let tmp = site.path().join("sub/a.txt.new");
+    std::fs::write(&tmp, "C\n").unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    assert_eq!(s.get("/sub/a.txt"), (200, "C\n".to_string()));
+    // Truncated in place.
+    std::fs::write(&path, "").unwrap();
+    assert_eq!(s.get("/sub/a.txt"), (200, String::new()));
+    std::fs::write(&path, "D\n").unwrap();
+    assert_eq!(s.get("/sub/a.txt"), (200, "D\n".to_string()));
+    // Made unreadable: refused at once, as Apache's open would be.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    assert_eq!(s.get("/sub/a.txt").0, 403);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(s.get("/sub/a.txt"), (200, "D\n".to_string()));
+}
+
 /// Write `text` in two halves with a pause between, as a slow editor or
 /// upload would; `create` says whether the file is new.
 fn slow_write(path: &std::path::Path, text: &str, pause: Duration) {

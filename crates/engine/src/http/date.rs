@@ -179,16 +179,35 @@ pub fn fmt_http_date(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
-        WDAY[days.rem_euclid(7) as usize],
-        d,
-        MON[m as usize - 1],
-        y,
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    // Built by hand: this runs for every Last-Modified and Date, and the
+    // formatting machinery costs ten times as much.
+    let mut out = String::with_capacity(29);
+    out.push_str(WDAY[days.rem_euclid(7) as usize]);
+    out.push_str(", ");
+    push_two_digits(&mut out, i64::from(d));
+    out.push(' ');
+    out.push_str(MON[m as usize - 1]);
+    out.push(' ');
+    if (0..10_000).contains(&y) {
+        push_two_digits(&mut out, y / 100);
+        push_two_digits(&mut out, y % 100);
+    } else {
+        out.push_str(&format!("{y:04}"));
+    }
+    out.push(' ');
+    push_two_digits(&mut out, rem / 3600);
+    out.push(':');
+    push_two_digits(&mut out, rem / 60 % 60);
+    out.push(':');
+    push_two_digits(&mut out, rem % 60);
+    out.push_str(" GMT");
+    out
+}
+
+/// `n` (0..=99) as two decimal digits.
+fn push_two_digits(out: &mut String, n: i64) {
+    out.push(char::from(b'0' + (n / 10) as u8));
+    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use super::digest::md5_base64_of_file;
 use super::etag::{file_etag, FileStamp};
 use super::range::{byterange_filter, RangeLimits, RangeOutcome};
 use super::{Body, Headers, Response};
+use bytes::Bytes;
 use std::fs::File;
 use std::sync::Arc;
 
@@ -44,13 +45,29 @@ use std::sync::Arc;
 pub struct StaticFile {
     pub file: Arc<File>,
     pub stamp: FileStamp,
+    /// The whole content, when it was read ahead (small files kept by
+    /// [`crate::filecache`]); sent instead of reading the file again.
+    pub content: Option<Bytes>,
 }
 
 impl StaticFile {
     /// Take the metadata of an opened file.
     pub fn new(file: Arc<File>) -> std::io::Result<Self> {
         let stamp = FileStamp::from_metadata(&file.metadata()?);
-        Ok(StaticFile { file, stamp })
+        Ok(StaticFile {
+            file,
+            stamp,
+            content: None,
+        })
+    }
+
+    /// Read the whole file into memory (kept only when all of it was read).
+    pub fn read_content(&mut self) {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0; self.stamp.size as usize];
+        if self.file.read_exact_at(&mut buf, 0).is_ok() {
+            self.content = Some(Bytes::from(buf));
+        }
     }
 }
 
@@ -205,7 +222,10 @@ pub fn serve(req: &FileRequest<'_>) -> Result<Response, Refusal> {
         Verdict::Proceed => {}
     }
     add_content_headers(&mut resp, req);
-    resp.body = Body::file(file.file.clone(), 0, stamp.size);
+    resp.body = match &file.content {
+        Some(bytes) => Body::bytes(bytes.clone()),
+        None => Body::file(file.file.clone(), 0, stamp.size),
+    };
     let mut resp = match byterange_filter(req.headers, resp, clock, &req.range_limits, req.boundary)
     {
         RangeOutcome::Full(r) | RangeOutcome::Partial(r) => r,
@@ -256,6 +276,7 @@ mod tests {
                 mtime_us,
                 inode: 42,
             },
+            content: None,
         }
     }
 

@@ -115,11 +115,28 @@ pub fn plan_etag(bits: u8, file: &FileStamp, request_time_us: i64, force_weak: b
                 out.push('-');
             }
             first = false;
-            out.push_str(&format!("{value:x}"));
+            push_hex(&mut out, value);
         }
     }
     out.push('"');
     EtagPlan::Value(out)
+}
+
+/// `value` in lower-case hex without leading zeros (`%x`).
+fn push_hex(out: &mut String, value: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 16];
+    let mut i = buf.len();
+    let mut v = value;
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(v & 0xf) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend(buf[i..].iter().map(|&b| char::from(b)));
 }
 
 /// The `FileETag Digest` tag: `"<base64 SHA-1 of the first len bytes>"`.

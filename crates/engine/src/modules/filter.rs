@@ -252,16 +252,18 @@ struct Attached {
 }
 
 fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
-    let loaded = ctx.site.env.is_loaded("deflate_module");
     let f = &ctx.conf.filter;
     let mut a = Attached::default();
     let mime = mime_filters(ctx);
     let set = f.set_output.iter().flatten();
+    // Asked only when a filter is named (most requests name none).
+    let mut loaded = None;
     for (name, from_mime) in mime
         .iter()
         .map(|n| (n, true))
         .chain(set.map(|n| (n, false)))
     {
+        let loaded = *loaded.get_or_insert_with(|| ctx.site.env.is_loaded("deflate_module"));
         match lookup(name, loaded) {
             Known::Deflate => a.direct = true,
             Known::Unsupported if from_mime => {

@@ -73,6 +73,7 @@ impl Host for Fake {
             dev: 1,
             uid: 0,
             mode: 0o644,
+            ctime_ns: 0,
         })
     }
     fn lstat(&mut self, path: &str) -> Option<crate::fs::FileInfo> {

@@ -1,0 +1,216 @@
+//! Open files kept between requests, so that a file served again costs no
+//! `open`, `fstat` and `close` (nginx's `open_file_cache`, h2o's file cache).
+//!
+//! An entry is used only while the file's metadata, as the walk just saw
+//! it, is the metadata the file had when it was opened: same device and
+//! inode, size, modification time and mode. That metadata comes from the
+//! metadata cache ([`crate::statcache`]), which the file-system watcher keeps
+//! true (or which stats again where nothing watches), so a file replaced,
+//! rewritten, truncated or made unreadable is opened again on the next
+//! request, exactly when Apache's own `open` would see the change. Content
+//! written in place without any metadata change is still read fresh: the
+//! descriptor reads the same inode the path names, and the cache holds no
+//! bytes (small files excepted: see [`CONTENT_MAX`]). While a descriptor is held its inode cannot be reused, so an
+//! equal inode number always means the same file.
+//!
+//! One cache per worker thread (the server runs one thread per core), so
+//! lookups take no lock; each is bounded by [`ENTRIES_PER_THREAD`]
+//! descriptors.
+
+use crate::fs::FileInfo;
+use crate::http::default_handler::StaticFile;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Descriptors one worker thread keeps open at most.
+pub const ENTRIES_PER_THREAD: usize = 256;
+
+/// Files up to this size are also kept in memory, read once when opened,
+/// and sent without a `pread`. The equal status-change time
+/// ([`FileInfo::ctime_ns`]) is what vouches for the bytes: every write moves
+/// it. At most [`ENTRIES_PER_THREAD`] × this much memory per thread.
+pub const CONTENT_MAX: u64 = 64 * 1024;
+
+struct Entry {
+    seen: FileInfo,
+    file: StaticFile,
+}
+
+thread_local! {
+    static OPEN: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::new());
+}
+
+/// The regular file at `path`, whose metadata the walk found to be `seen`:
+/// a descriptor opened for an earlier request when the file is still the
+/// one it names, else opened now (and kept when its metadata matches).
+pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
+    let hit = OPEN.with(|c| {
+        let mut cache = c.borrow_mut();
+        match cache.get(path) {
+            Some(e) if same_file(&e.seen, seen) => Some(e.file.clone()),
+            Some(_) => {
+                cache.remove(path);
+                None
+            }
+            None => None,
+        }
+    });
+    if let Some(f) = hit {
+        return Ok(f);
+    }
+    let mut file = StaticFile::new(Arc::new(std::fs::File::open(path)?))?;
+    // Kept only when the open file is the one the walk saw; otherwise it
+    // changed in between and the next request looks again.
+    if file.stamp.inode == seen.inode
+        && file.stamp.size == seen.size
+        && file.stamp.mtime_us == seen.mtime_us
+    {
+        if file.stamp.size <= CONTENT_MAX {
+            file.read_content();
+        }
+        OPEN.with(|c| {
+            let mut cache = c.borrow_mut();
+            if cache.len() >= ENTRIES_PER_THREAD {
+                // Any entry: the cache is a saving, not a promise.
+                if let Some(k) = cache.keys().next().cloned() {
+                    cache.remove(&k);
+                }
+            }
+            cache.insert(
+                path.to_string(),
+                Entry {
+                    seen: *seen,
+                    file: file.clone(),
+                },
+            );
+        });
+    }
+    Ok(file)
+}
+
+fn same_file(a: &FileInfo, b: &FileInfo) -> bool {
+    a.dev == b.dev
+        && a.inode == b.inode
+        && a.size == b.size
+        && a.mtime_us == b.mtime_us
+        && a.mode == b.mode
+        && a.uid == b.uid
+        && a.ctime_ns == b.ctime_ns
+}
+
+/// Forget every descriptor this thread holds (tests).
+pub fn clear() {
+    OPEN.with(|c| c.borrow_mut().clear());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A fresh directory of this test's own.
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("htaccel-ofc-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    fn info(path: &std::path::Path) -> FileInfo {
+        FileInfo::from_meta(&std::fs::metadata(path).unwrap())
+    }
+
+    fn body(f: &StaticFile) -> Vec<u8> {
+        use std::os::unix::fs::FileExt;
+        let mut v = vec![0; f.stamp.size as usize];
+        f.file.read_exact_at(&mut v, 0).unwrap();
+        v
+    }
+
+    #[test]
+    fn reuses_the_descriptor_while_the_file_is_unchanged() {
+        clear();
+        let dir = scratch("reuse");
+        let p = dir.join("a.txt");
+        std::fs::write(&p, b"one").unwrap();
+        let path = p.to_str().unwrap();
+        let first = open(path, &info(&p)).unwrap();
+        let second = open(path, &info(&p)).unwrap();
+        assert!(Arc::ptr_eq(&first.file, &second.file));
+        assert_eq!(body(&second), b"one");
+    }
+
+    #[test]
+    fn a_replaced_file_is_opened_again() {
+        clear();
+        let dir = scratch("replaced");
+        let p = dir.join("a.txt");
+        std::fs::write(&p, b"one").unwrap();
+        let path = p.to_str().unwrap();
+        let first = open(path, &info(&p)).unwrap();
+        // Replaced by rename: another inode (the old one is still held).
+        let tmp = dir.join("a.tmp");
+        std::fs::write(&tmp, b"two!").unwrap();
+        std::fs::rename(&tmp, &p).unwrap();
+        let second = open(path, &info(&p)).unwrap();
+        assert!(!Arc::ptr_eq(&first.file, &second.file));
+        assert_eq!(body(&second), b"two!");
+    }
+
+    #[test]
+    fn a_file_grown_in_place_is_opened_again() {
+        clear();
+        let dir = scratch("grown");
+        let p = dir.join("a.txt");
+        std::fs::write(&p, b"one").unwrap();
+        let path = p.to_str().unwrap();
+        let first = open(path, &info(&p)).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b" two")
+            .unwrap();
+        let second = open(path, &info(&p)).unwrap();
+        assert!(!Arc::ptr_eq(&first.file, &second.file));
+        assert_eq!(second.stamp.size, 7);
+        assert_eq!(body(&second), b"one two");
+    }
+
+    #[test]
+    fn small_content_is_kept_and_a_rewrite_with_the_old_mtime_still_seen() {
+        clear();
+        let dir = scratch("content");
+        let p = dir.join("a.txt");
+        std::fs::write(&p, b"one").unwrap();
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        let path = p.to_str().unwrap();
+        let first = open(path, &info(&p)).unwrap();
+        assert_eq!(first.content.as_deref(), Some(&b"one"[..]));
+        // Same size, and the modification time put back: only the
+        // status-change time tells.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::fs::write(&p, b"two").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let second = open(path, &info(&p)).unwrap();
+        assert_eq!(second.content.as_deref(), Some(&b"two"[..]));
+    }
+
+    #[test]
+    fn stays_bounded() {
+        clear();
+        let dir = scratch("bounded");
+        for i in 0..ENTRIES_PER_THREAD + 10 {
+            let p = dir.join(format!("f{i}"));
+            std::fs::write(&p, b"x").unwrap();
+            open(p.to_str().unwrap(), &info(&p)).unwrap();
+        }
+        OPEN.with(|c| assert_eq!(c.borrow().len(), ENTRIES_PER_THREAD));
+    }
+}
