@@ -137,7 +137,8 @@ fn run(q: &Query, out: &mut dyn Write) -> Result<(), String> {
                     .unwrap_or_else(|_| "(file)".into());
                 w(out, format!("body: file {path} ({len} bytes)"))?;
             }
-            BodyPart::Bytes(b) => w(out, format!("body: {} bytes generated", b.len()))?,
+            // Generated bodies, and small files the server keeps in memory.
+            BodyPart::Bytes(b) => w(out, format!("body: {} bytes in memory", b.len()))?,
         }
     }
     Ok(())
@@ -175,7 +176,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("response: 200"), "{text}");
-        assert!(text.contains("index.php (6 bytes)"), "{text}");
+        assert!(text.contains("/index.php -> file "), "{text}");
+        assert!(text.contains("body: 6 bytes"), "{text}");
     }
 
     #[test]
