@@ -16,6 +16,13 @@
 //!   the queue with one non-blocking `read` at the start of every request,
 //!   before any cache is trusted, and applies what it finds under one lock,
 //!   so a request that waits for that lock also waits for the invalidations.
+//!   The read is skipped when the event loop running the request can vouch
+//!   that the queue is empty ([`set_readiness_probe`]): the server keeps
+//!   the inotify descriptor registered in each worker's epoll set, and the
+//!   kernel marks it ready when the event is queued, before the request's
+//!   bytes can arrive, so the readiness is known by the time the request is
+//!   read. A read by another thread still being applied is waited for, and
+//!   while an access file is being written the queue is always read.
 //! * **No stale refill.** A cache that reads the disk while an event about
 //!   the same file is being applied could store what it read after the
 //!   invalidation passed. Fills therefore run inside a [`Fill`] guard: while
@@ -37,9 +44,11 @@ use crate::config::server::Global;
 use crate::http::Log;
 use crate::statcache::StatCache;
 use inotify::{EventMask, Inotify, WatchMask};
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -170,9 +179,33 @@ struct State {
     warned_limit: bool,
 }
 
+/// Whether the inotify descriptor `fd` of the watcher numbered `watcher`
+/// may hold events, as the event loop of the calling thread knows it:
+/// `false` only when its epoll set has not reported the descriptor readable
+/// since the probe last said `true`. `fd` is open for the call's duration.
+pub type ReadinessProbe = fn(watcher: u64, fd: RawFd) -> bool;
+
+thread_local! {
+    static PROBE: Cell<Option<ReadinessProbe>> = const { Cell::new(None) };
+}
+
+/// Let this thread's event loop answer whether the event queue needs a
+/// read ([`Watch::sync`]); without a probe every request reads it.
+pub fn set_readiness_probe(probe: ReadinessProbe) {
+    PROBE.with(|p| p.set(Some(probe)));
+}
+
 /// The watcher and the caches it keeps true.
 pub struct Watch {
     state: Mutex<State>,
+    /// This watcher's number among the process's watchers.
+    id: u64,
+    /// The inotify descriptor once it exists (-1 before).
+    fd: AtomicI32,
+    /// Threads inside [`Watch::sync`]'s read-and-apply.
+    draining: AtomicUsize,
+    /// An access file is being written: its settle time must be checked.
+    writes_pending: AtomicBool,
     generation: AtomicU64,
     in_flight: AtomicUsize,
     watching: AtomicBool,
@@ -223,6 +256,13 @@ impl Watch {
                 log: None,
                 warned_limit: false,
             }),
+            id: {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
+            fd: AtomicI32::new(-1),
+            draining: AtomicUsize::new(0),
+            writes_pending: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             watching: AtomicBool::new(true),
@@ -334,13 +374,42 @@ impl Watch {
     /// read in the usual case of an empty queue. Call it at the start of a
     /// request, before any cache is consulted.
     pub fn sync(&self) {
-        if !self.watching.load(Ordering::Relaxed) {
+        if !self.watching.load(Ordering::Relaxed) || self.queue_known_empty() {
             return;
         }
-        let mut st = self.lock();
-        if st.inotify.is_none() {
-            return;
+        // Announced before the read, so that a thread whose event loop saw
+        // the queue already emptied by this read waits for the apply.
+        self.draining.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut st = self.lock();
+            self.read_and_apply(&mut st);
+            self.writes_pending
+                .store(!st.pending.is_empty(), Ordering::SeqCst);
         }
+        self.draining.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Whether this thread's event loop vouches that no event is queued and
+    /// no other thread is applying events it read.
+    fn queue_known_empty(&self) -> bool {
+        let fd = self.fd.load(Ordering::SeqCst);
+        if fd < 0
+            || self.writes_pending.load(Ordering::SeqCst)
+            || self.draining.load(Ordering::SeqCst) > 0
+        {
+            return false;
+        }
+        match PROBE.with(Cell::get) {
+            Some(probe) => !probe(self.id, fd),
+            None => false,
+        }
+    }
+
+    fn read_and_apply(&self, st: &mut State) {
+        let Some(ino) = st.inotify.as_ref() else {
+            return;
+        };
+        self.fd.store(ino.as_raw_fd(), Ordering::SeqCst);
         let (events, overflow) = st.read_events();
         if events.is_empty() && !overflow && st.pending.is_empty() {
             return;

@@ -68,6 +68,7 @@ mod listener;
 mod proxy_http;
 mod shutdown;
 mod target;
+mod watch_ready;
 mod write;
 
 pub use listener::{bind_check, Listeners, Server};

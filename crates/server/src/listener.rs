@@ -197,6 +197,7 @@ fn worker(
         .build()?;
     let set = tokio::task::LocalSet::new();
     set.block_on(&rt, async move {
+        crate::watch_ready::install();
         let local = Rc::new(Local::default());
         let mut accepts = Vec::new();
         for s in sockets {
