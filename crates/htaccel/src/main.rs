@@ -19,6 +19,13 @@ mod logs;
 mod privileges;
 mod run;
 
+/// A request allocates and frees a few dozen small objects (header lists,
+/// paths, the request context); glibc's allocator spent about a third of
+/// a static request's instructions on them, mimalloc's thread-local free
+/// lists a fraction of that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // glibc re-reads /etc/localtime on every localtime_r() while TZ is
     // unset; naming the zone file once makes log timestamps syscall-free.
