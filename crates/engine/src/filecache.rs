@@ -15,16 +15,39 @@
 //!
 //! One cache per worker thread (the server runs one thread per core), so
 //! lookups take no lock; each is bounded by [`ENTRIES_PER_THREAD`]
-//! descriptors.
+//! descriptors, and all of them together by a sixteenth of the process's
+//! descriptor limit, so that connections never run short of descriptors.
 
 use crate::fs::FileInfo;
 use crate::http::default_handler::StaticFile;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::Arc;
+// Paths from requests are the keys: a seeded hash, much cheaper than
+// SipHash on long paths, still unpredictable to clients.
+use foldhash::HashMap;
+use std::sync::{Arc, OnceLock};
 
 /// Descriptors one worker thread keeps open at most.
 pub const ENTRIES_PER_THREAD: usize = 256;
+
+/// Descriptors one thread may keep: [`ENTRIES_PER_THREAD`], or less when a
+/// sixteenth of `RLIMIT_NOFILE` shared among the cores is less.
+fn capacity() -> usize {
+    static CAPACITY: OnceLock<usize> = OnceLock::new();
+    *CAPACITY.get_or_init(|| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+        } else {
+            1024
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (soft / 16 / cores).clamp(1, ENTRIES_PER_THREAD)
+    })
+}
 
 /// Files up to this size are also kept in memory, read once when opened,
 /// and sent without a `pread`. The equal status-change time
@@ -38,7 +61,7 @@ struct Entry {
 }
 
 thread_local! {
-    static OPEN: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::new());
+    static OPEN: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
 }
 
 /// The regular file at `path`, whose metadata the walk found to be `seen`:
@@ -71,7 +94,7 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
         }
         OPEN.with(|c| {
             let mut cache = c.borrow_mut();
-            if cache.len() >= ENTRIES_PER_THREAD {
+            if cache.len() >= capacity() {
                 // Any entry: the cache is a saving, not a promise.
                 if let Some(k) = cache.keys().next().cloned() {
                     cache.remove(&k);
@@ -206,11 +229,11 @@ mod tests {
     fn stays_bounded() {
         clear();
         let dir = scratch("bounded");
-        for i in 0..ENTRIES_PER_THREAD + 10 {
+        for i in 0..capacity() + 10 {
             let p = dir.join(format!("f{i}"));
             std::fs::write(&p, b"x").unwrap();
             open(p.to_str().unwrap(), &info(&p)).unwrap();
         }
-        OPEN.with(|c| assert_eq!(c.borrow().len(), ENTRIES_PER_THREAD));
+        OPEN.with(|c| assert_eq!(c.borrow().len(), capacity()));
     }
 }

@@ -18,7 +18,9 @@
 
 use crate::fs::FileInfo;
 use crate::watch::{Fill, Mode, Watch};
-use std::collections::HashMap;
+// Paths from requests are the keys: a seeded hash, much cheaper than
+// SipHash on long paths, still unpredictable to clients.
+use foldhash::HashMap;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -24,7 +24,9 @@ use crate::dirconf::DirConf;
 use crate::htaccess::{self, Found, Loaded, Overrides, Problem, Stamp};
 use crate::site::Site;
 use crate::watch::{Invalidation, Mode, Subscriber, Watch};
-use std::collections::HashMap;
+// Paths from requests are the keys: a seeded hash, much cheaper than
+// SipHash on long paths, still unpredictable to clients.
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::Instant;
@@ -139,7 +141,7 @@ impl ConfigTree {
         ConfigTree {
             inner: Arc::new(Inner {
                 watch,
-                levels: RwLock::new(HashMap::new()),
+                levels: RwLock::new(HashMap::default()),
                 epoch: Instant::now(),
             }),
             subscribed: OnceLock::new(),
