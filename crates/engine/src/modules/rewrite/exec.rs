@@ -454,7 +454,11 @@ fn apply_rule(
         }
     }
     let negate = rule.flags & flag::NOTMATCH != 0;
-    let caps = rule.regex.captures(subject.as_bytes());
+    let caps = if rule.needs_captures {
+        rule.regex.captures(subject.as_bytes())
+    } else {
+        rule.regex.is_match(subject.as_bytes()).then(Vec::new)
+    };
     let matched = caps.is_some() != negate;
     if host.tracing() {
         host.trace(format!(

@@ -130,6 +130,9 @@ pub struct Rule {
     /// `[BNE=chars]`: never escape these.
     pub noescapes: Option<Vec<u8>>,
     pub conds: Vec<Cond>,
+    /// Something expands `$N`: the pattern's groups must be captured, not
+    /// only matched (most rules are a match test, and capturing costs more).
+    pub needs_captures: bool,
 }
 
 /// The three words of a rule or condition line (Apache's `parseargline`):
@@ -423,6 +426,7 @@ pub fn parse_rule(line: &str, origin: &Origin, conds: Vec<Cond>) -> Result<Rule,
         escapes: None,
         noescapes: None,
         conds,
+        needs_captures: true,
     };
     if let Some(f) = &a3 {
         for (key, val) in flag_items(f) {
@@ -453,6 +457,16 @@ pub fn parse_rule(line: &str, origin: &Origin, conds: Vec<Cond>) -> Result<Rule,
     }
     rule.subst = Template::parse(&output);
     rule.output = output;
+    rule.needs_captures = rule.subst.uses_rule_refs()
+        || rule.forced_type.as_ref().is_some_and(Template::uses_rule_refs)
+        || rule.forced_handler.as_ref().is_some_and(Template::uses_rule_refs)
+        || rule.env.iter().any(Template::uses_rule_refs)
+        || rule.cookies.iter().any(Template::uses_rule_refs)
+        // An expression condition is conservatively assumed to look.
+        || rule
+            .conds
+            .iter()
+            .any(|c| c.expr.is_some() || c.input.uses_rule_refs());
     Ok(rule)
 }
 

@@ -78,6 +78,18 @@ fn char_in_curlies(s: &[u8], from: usize, end: usize, c: u8) -> Option<usize> {
 }
 
 impl Template {
+    /// Whether the text names a rule back-reference (`$N`), here or inside
+    /// a map's key or default.
+    pub fn uses_rule_refs(&self) -> bool {
+        self.pieces.iter().any(|p| match p {
+            Piece::RuleRef(_) => true,
+            Piece::Map { key, default, .. } => {
+                key.uses_rule_refs() || default.as_ref().is_some_and(Template::uses_rule_refs)
+            }
+            _ => false,
+        })
+    }
+
     /// Cut `text` into pieces, as Apache's `do_expand` scans it.
     pub fn parse(text: &str) -> Template {
         let s = text.as_bytes();
