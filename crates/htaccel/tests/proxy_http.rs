@@ -133,3 +133,85 @@ fn upstream_connections_are_reused_and_failures_answer_in_time() {
     );
     assert!(log.contains("AH01102"), "{log}");
 }
+
+/// A real upstream process: Python's `http.server` on `port`, serving `dir`.
+fn python_upstream(port: u16, dir: &std::path::Path) -> std::process::Child {
+    let child = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .arg("--directory")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 (Debian's python3) runs the upstream");
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "upstream did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn killing_the_upstream_under_load_gives_502_or_503_and_service_resumes() {
+    let files = TempDir::new("proxy-files");
+    files.write("item.txt", "from upstream\n");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut app = python_upstream(port, files.path());
+    let logs = TempDir::new("proxy-kill-logs");
+    let s = Server::with_config(&config(port, port, port, port), logs.path());
+    assert_eq!(s.get("/ok/item.txt"), (200, "from upstream\n".to_string()));
+
+    // Load on several connections, then kill the upstream in the middle.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let server_port = s.port;
+    let load: Vec<_> = (0..4)
+        .map(|_| {
+            let (stop, seen) = (stop.clone(), seen.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    let (status, _) = get(server_port, "/ok/item.txt");
+                    assert!(started.elapsed() < Duration::from_secs(8), "a request hung");
+                    seen.lock().unwrap().push(status);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    app.kill().unwrap();
+    app.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    for l in load {
+        l.join().expect("load thread");
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.contains(&200), "{seen:?}");
+    assert!(
+        seen.iter().any(|s| *s == 502 || *s == 503),
+        "no failure seen: {seen:?}"
+    );
+    assert!(seen.iter().all(|s| [200, 502, 503].contains(s)), "{seen:?}");
+    assert_eq!(s.get("/ok/item.txt").0, 503, "the upstream is gone");
+
+    // Back on the same port: the next request is served again.
+    let mut app = python_upstream(port, files.path());
+    assert_eq!(s.get("/ok/item.txt"), (200, "from upstream\n".to_string()));
+    app.kill().unwrap();
+    let _ = app.wait();
+}
