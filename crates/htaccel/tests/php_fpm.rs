@@ -7,13 +7,11 @@
 
 mod common;
 
-use common::{get, Server, TempDir};
+use common::{Server, TempDir};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn php_fpm_binary() -> Option<PathBuf> {
@@ -139,30 +137,11 @@ fn killing_php_fpm_under_load_gives_502_or_503_and_service_resumes() {
     );
 
     // Load, then kill PHP-FPM in the middle of it.
-    let stop = Arc::new(AtomicBool::new(false));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let port = server.port;
-    let workers: Vec<_> = (0..6)
-        .map(|_| {
-            let (stop, seen) = (stop.clone(), seen.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let started = Instant::now();
-                    let (status, _) = get(port, "/slow.php");
-                    assert!(started.elapsed() < Duration::from_secs(8), "a request hung");
-                    seen.lock().unwrap().push(status);
-                }
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(700));
-    fpm.kill();
-    std::thread::sleep(Duration::from_millis(700));
-    stop.store(true, Ordering::Relaxed);
-    for w in workers {
-        w.join().expect("load thread");
-    }
-    let seen = seen.lock().unwrap().clone();
+    let seen = common::under_load(server.port, "/slow.php", 6, || {
+        std::thread::sleep(Duration::from_millis(700));
+        fpm.kill();
+        std::thread::sleep(Duration::from_millis(700));
+    });
     assert!(seen.contains(&200), "{seen:?}");
     assert!(
         seen.iter().any(|s| *s == 502 || *s == 503),

@@ -176,31 +176,12 @@ fn killing_the_upstream_under_load_gives_502_or_503_and_service_resumes() {
     assert_eq!(s.get("/ok/item.txt"), (200, "from upstream\n".to_string()));
 
     // Load on several connections, then kill the upstream in the middle.
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let server_port = s.port;
-    let load: Vec<_> = (0..4)
-        .map(|_| {
-            let (stop, seen) = (stop.clone(), seen.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let started = Instant::now();
-                    let (status, _) = get(server_port, "/ok/item.txt");
-                    assert!(started.elapsed() < Duration::from_secs(8), "a request hung");
-                    seen.lock().unwrap().push(status);
-                }
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    app.kill().unwrap();
-    app.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    stop.store(true, Ordering::Relaxed);
-    for l in load {
-        l.join().expect("load thread");
-    }
-    let seen = seen.lock().unwrap().clone();
+    let seen = common::under_load(s.port, "/ok/item.txt", 4, || {
+        std::thread::sleep(Duration::from_millis(500));
+        app.kill().unwrap();
+        app.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+    });
     assert!(seen.contains(&200), "{seen:?}");
     assert!(
         seen.iter().any(|s| *s == 502 || *s == 503),

@@ -157,3 +157,33 @@ pub fn get(port: u16, path: &str) -> (u16, String) {
         .unwrap_or_default();
     (status, body)
 }
+
+/// `GET path` on `port` from `clients` threads in a loop while `during`
+/// runs; the statuses seen, in order of completion. Fails if any request
+/// takes 8 s or more (a hang).
+pub fn under_load(port: u16, path: &str, clients: usize, during: impl FnOnce()) -> Vec<u16> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let load: Vec<_> = (0..clients)
+        .map(|_| {
+            let (stop, seen, path) = (stop.clone(), seen.clone(), path.to_string());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let started = Instant::now();
+                    let (status, _) = get(port, &path);
+                    assert!(started.elapsed() < Duration::from_secs(8), "a request hung");
+                    seen.lock().unwrap().push(status);
+                }
+            })
+        })
+        .collect();
+    during();
+    stop.store(true, Ordering::Relaxed);
+    for l in load {
+        l.join().expect("load thread");
+    }
+    let seen = seen.lock().unwrap().clone();
+    seen
+}
