@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import flask_bench  # noqa: E402
+import instructions  # noqa: E402
 import measure  # noqa: E402
 import memory  # noqa: E402
 import scenarios  # noqa: E402
@@ -295,6 +296,17 @@ def main():
         if not args.skip_extra and not args.only:
             results["visibility"] = run_visibility(base, settings, log)
             results["memory"] = run_memory(base, settings, log)
+            if instructions.available():
+                counted = {
+                    "measured_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                        timespec="seconds"
+                    ),
+                    "htaccel_commit": results["machine"].get("htaccel_commit", "?"),
+                    "requests": [instructions.N1, instructions.N2],
+                    "points": instructions.run(base, log),
+                }
+                with open(os.path.join(out, "instructions.json"), "w") as f:
+                    json.dump(counted, f, indent=1)
     finally:
         flask_bench.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -151,6 +151,41 @@ def chart_depth(points, out):
     save(fig, out, "chart-depth")
 
 
+def goal_a_instructions(doc):
+    """Goal (a) judged by instructions per request (bench/instructions.py)."""
+    if not doc:
+        return ["**(a) by instructions per request (callgrind): not measured in this run** "
+                "(`python3 bench/instructions.py` adds it).\n"]
+    by = {(p["group"], p["scenario"]): p.get("instructions_per_request") for p in doc["points"]}
+    rows, passed, total = [], 0, 0
+    for (group, name), v in by.items():
+        if "ao-none" in name:
+            continue
+        ref_name = "ao-none" if group == "A" else name.split("-")[0] + "-ao-none"
+        ref = by.get((group, ref_name))
+        total += 1
+        if not v or not ref:
+            rows.append([f"{group}/{name}", ref_name, "–", "–", "–", "failed"])
+            continue
+        ratio = ref / v
+        ok = ratio >= GOAL_A_RATIO
+        passed += ok
+        rows.append([f"{group}/{name}", ref_name, fmt(ref), fmt(v), fmt(ratio, 3), "met" if ok else "NOT met"])
+    verdict = "MET" if passed == total else "NOT MET"
+    out = [
+        f"**(a) by instructions per request (callgrind; reference ÷ scenario ≥ {GOAL_A_RATIO}): "
+        f"{verdict}** — {passed} of {total} scenarios pass. Instructions are counted by "
+        f"`bench/instructions.py` (htaccel commit `{doc.get('htaccel_commit', '?')}`, "
+        f"{doc.get('measured_utc', '?')}): the server under callgrind answers {doc['requests'][0]} and then "
+        f"{doc['requests'][1]} keep-alive requests, and the difference is divided by the extra requests; "
+        "the count does not move with other work on the machine, unlike req/s and CPU time. Kernel work "
+        "is not in it (one socket read and one write per request in every scenario).\n",
+        table(rows, ["scenario", "reference", "reference instr/req", "instr/req", "ratio", "verdict"]),
+        "",
+    ]
+    return out
+
+
 def goal_a(points):
     """htaccel with any access file >= 0.97 x htaccel without one (same path)."""
     idx = index(points)
@@ -364,6 +399,7 @@ def report(res, rel):
         "A ratio below 1 within the run's spread is noise rather than a cost; the CPU-per-request "
         "ratio is the less noisy figure. All ratios are in the table under *Goal (a) detail*.\n"
     )
+    o.extend(goal_a_instructions(res.get("instructions")))
     gb = goal_b(pts)
     verdicts = [g[4] for g in gb]
     overall = ("NOT MEASURED in this run" if not verdicts
@@ -468,6 +504,10 @@ def main():
     out = os.path.abspath(out)
     with open(os.path.join(out, "results.json")) as f:
         res = json.load(f)
+    counted = os.path.join(out, "instructions.json")
+    if os.path.isfile(counted):
+        with open(counted) as f:
+            res["instructions"] = json.load(f)
     chart_a(res["points"], out)
     chart_peers(res["points"], out)
     chart_depth(res["points"], out)
