@@ -2,6 +2,12 @@
 //! running `htaccel serve`, are in force for the very next request — with
 //! no sleep and no retry between the change and the request — and a file
 //! caught mid-write is never compiled.
+//!
+//! The expectations here are written by hand: the differential harness
+//! serves one fixed tree per case and cannot change files between two
+//! requests. Apache itself re-reads every access file and reopens every
+//! file on each request, so its answer after a change is, by construction,
+//! the one the changed files give; that is what these tests demand.
 
 mod common;
 

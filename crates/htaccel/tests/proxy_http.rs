@@ -7,7 +7,7 @@
 mod common;
 
 use common::{get, Server, TempDir};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -42,21 +42,7 @@ fn upstream(kind: Upstream) -> (u16, Arc<AtomicUsize>) {
 fn serve(s: TcpStream, kind: Upstream) {
     let mut r = BufReader::new(s.try_clone().unwrap());
     let mut w = s;
-    loop {
-        let mut line = String::new();
-        let mut target = String::new();
-        loop {
-            line.clear();
-            if r.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if target.is_empty() {
-                target = line.split(' ').nth(1).unwrap_or("").to_string();
-            }
-            if line == "\r\n" {
-                break;
-            }
-        }
+    while let Some(target) = common::read_request_target(&mut r) {
         match kind {
             Upstream::Hangup => return,
             Upstream::Silent => {

@@ -10,7 +10,7 @@
 mod common;
 
 use common::{Server, TempDir};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -33,21 +33,7 @@ fn sendfile_upstream(dir: String) -> (u16, Arc<AtomicUsize>) {
             std::thread::spawn(move || {
                 let mut r = BufReader::new(s.try_clone().unwrap());
                 let mut w = s;
-                loop {
-                    let mut target = String::new();
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        if r.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if target.is_empty() {
-                            target = line.split(' ').nth(1).unwrap_or("").to_string();
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
+                while let Some(target) = common::read_request_target(&mut r) {
                     let name = target.rsplit('/').next().unwrap_or("");
                     let _ = write!(
                         w,

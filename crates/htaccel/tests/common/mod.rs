@@ -187,3 +187,22 @@ pub fn under_load(port: u16, path: &str, clients: usize, during: impl FnOnce()) 
     let seen = seen.lock().unwrap().clone();
     seen
 }
+
+/// For scripted upstreams: read one request head from `r`; its target, or
+/// `None` when the connection ended first.
+pub fn read_request_target(r: &mut impl std::io::BufRead) -> Option<String> {
+    let mut target = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        if target.is_empty() {
+            target = line.split(' ').nth(1).unwrap_or("").to_string();
+        }
+        if line == "\r\n" {
+            return Some(target);
+        }
+    }
+}

@@ -66,26 +66,32 @@ const Z_OK: c_int = 0;
 const Z_STREAM_END: c_int = 1;
 const Z_BUF_ERROR: c_int = -5;
 
+/// A `z_stream` with no buffers yet and this module's allocator, boxed so
+/// that it stays at one address for zlib.
+fn empty_stream() -> Box<z::z_stream> {
+    Box::new(z::z_stream {
+        next_in: std::ptr::null_mut(),
+        avail_in: 0,
+        total_in: 0,
+        next_out: std::ptr::null_mut(),
+        avail_out: 0,
+        total_out: 0,
+        msg: std::ptr::null_mut(),
+        state: std::ptr::null_mut(),
+        zalloc,
+        zfree,
+        opaque: std::ptr::null_mut(),
+        data_type: 0,
+        adler: 0,
+        reserved: 0,
+    })
+}
+
 impl Stream {
     /// `deflateInit2` with a raw stream; `None` when zlib refuses the
     /// parameters (Apache then sends the response uncompressed).
     fn new(p: &Params) -> Option<Stream> {
-        let mut strm = Box::new(z::z_stream {
-            next_in: std::ptr::null_mut(),
-            avail_in: 0,
-            total_in: 0,
-            next_out: std::ptr::null_mut(),
-            avail_out: 0,
-            total_out: 0,
-            msg: std::ptr::null_mut(),
-            state: std::ptr::null_mut(),
-            zalloc,
-            zfree,
-            opaque: std::ptr::null_mut(),
-            data_type: 0,
-            adler: 0,
-            reserved: 0,
-        });
+        let mut strm = empty_stream();
         // SAFETY: `strm` is a fully initialised z_stream that stays at this
         // address (boxed) for the stream's life; the version string and
         // struct size are zlib's own.
@@ -261,22 +267,9 @@ mod tests {
     fn gunzip(data: &[u8]) -> Vec<u8> {
         assert_eq!(&data[..10], &GZIP_HEADER);
         let raw = &data[10..data.len() - 8];
-        let mut strm = Box::new(z::z_stream {
-            next_in: raw.as_ptr() as *mut u8,
-            avail_in: raw.len() as c_uint,
-            total_in: 0,
-            next_out: std::ptr::null_mut(),
-            avail_out: 0,
-            total_out: 0,
-            msg: std::ptr::null_mut(),
-            state: std::ptr::null_mut(),
-            zalloc,
-            zfree,
-            opaque: std::ptr::null_mut(),
-            data_type: 0,
-            adler: 0,
-            reserved: 0,
-        });
+        let mut strm = empty_stream();
+        strm.next_in = raw.as_ptr() as *mut u8;
+        strm.avail_in = raw.len() as c_uint;
         let mut out = vec![0u8; 1 << 22];
         strm.next_out = out.as_mut_ptr();
         strm.avail_out = out.len() as c_uint;

@@ -75,6 +75,37 @@ impl RequestState {
     }
 }
 
+/// What both contexts do once their rules ran: refuse a rewritten query
+/// string with a control character or space (403, `code` in the log line;
+/// unless the URL is escaped on its way out), answer a status rule's
+/// status, else take the rewritten query.
+fn settle_query_and_status(
+    ctx: &mut Ctx<'_>,
+    args: &Option<String>,
+    outcome: Outcome,
+    will_escape: bool,
+    code: &str,
+) -> Result<(), Status> {
+    if let Some(a) = args {
+        if !will_escape && bad_query(a) {
+            fail(
+                ctx,
+                format!("{code}: Rewritten query string contains control characters or spaces"),
+            );
+            return Err(403);
+        }
+    }
+    if let Outcome::Status { code, log, reset } = outcome {
+        if let Some(l) = log {
+            fail(ctx, l);
+        }
+        ctx.rewrite.status_reset = reset;
+        return Err(answer(ctx, code));
+    }
+    ctx.args = args.clone();
+    Ok(())
+}
+
 /// A byte a rewritten query string may not carry unescaped (Apache's
 /// `ap_scan_vchar_obstext` stops at it): controls, space, DEL.
 fn bad_query(args: &str) -> bool {
@@ -337,23 +368,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     };
     let skip_absolute = absolute_uri(&st.filename).is_some();
     let will_escape = skip_absolute && !noescape;
-    if let Some(a) = &st.args {
-        if !will_escape && bad_query(a) {
-            fail(
-                ctx,
-                "AH10410: Rewritten query string contains control characters or spaces".into(),
-            );
-            return Err(403);
-        }
-    }
-    if let Outcome::Status { code, log, reset } = res.outcome {
-        if let Some(l) = log {
-            fail(ctx, l);
-        }
-        ctx.rewrite.status_reset = reset;
-        return Err(answer(ctx, code));
-    }
-    ctx.args = st.args.clone();
+    settle_query_and_status(ctx, &st.args, res.outcome, will_escape, "AH10410")?;
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
         return proxy(ctx, &target, "AH00669").map(|()| true);
@@ -507,23 +522,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     ctx.path_info = st.path_info.clone();
     let skip_absolute = absolute_uri(&st.filename).map(|(n, _)| n);
     let will_escape = skip_absolute.is_some() && !noescape;
-    if let Some(a) = &st.args {
-        if !will_escape && bad_query(a) {
-            fail(
-                ctx,
-                "AH10411: Rewritten query string contains control characters or spaces".into(),
-            );
-            return Err(403);
-        }
-    }
-    if let Outcome::Status { code, log, reset } = res.outcome {
-        if let Some(l) = log {
-            fail(ctx, l);
-        }
-        ctx.rewrite.status_reset = reset;
-        return Err(answer(ctx, code));
-    }
-    ctx.args = st.args.clone();
+    settle_query_and_status(ctx, &st.args, res.outcome, will_escape, "AH10411")?;
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
         return proxy(ctx, &target, "AH10160");
