@@ -23,6 +23,9 @@
 //! matches configuration regexes uses it.
 
 mod pcre_syntax;
+mod shape;
+
+use shape::Shape;
 
 use std::fmt;
 
@@ -43,6 +46,9 @@ const BACKTRACK_LIMIT: usize = 1_000_000;
 pub struct Regex {
     pattern: String,
     engine: Engine,
+    /// When the pattern is a literal, `.*` or `.`, a comparison answers
+    /// [`Regex::is_match`] without the engine.
+    shape: Shape,
 }
 
 #[derive(Clone)]
@@ -78,8 +84,12 @@ impl Regex {
             .size_limit(SIZE_LIMIT)
             .dfa_size_limit(DFA_SIZE_LIMIT)
             .build();
+        let mut shape = Shape::General;
         let engine = match fast {
-            Ok(re) => Engine::Fast(re),
+            Ok(re) => {
+                shape = Shape::of(pattern, case_insensitive);
+                Engine::Fast(re)
+            }
             Err(fast_err) => {
                 let backtrack = fancy_regex::RegexBuilder::new(pattern)
                     .bytes_mode(fancy_regex::BytesMode::Ascii)
@@ -98,6 +108,7 @@ impl Regex {
         Ok(Regex {
             pattern: source.to_string(),
             engine,
+            shape,
         })
     }
 
@@ -108,6 +119,9 @@ impl Regex {
 
     /// Whether the pattern matches anywhere in `text`.
     pub fn is_match(&self, text: &[u8]) -> bool {
+        if !matches!(self.shape, Shape::General) {
+            return self.shape.is_match(text);
+        }
         match &self.engine {
             Engine::Fast(re) => re.is_match(text),
             // A backtracking error (limit reached) is a failed match.
@@ -176,6 +190,56 @@ mod tests {
 
     fn m(p: &str, t: &[u8]) -> bool {
         Regex::new(p, false).unwrap().is_match(t)
+    }
+
+    #[test]
+    fn shapes_answer_as_the_engine_does() {
+        let patterns = [
+            ".*",
+            "^.*$",
+            ".",
+            ".+",
+            "^.",
+            ".$",
+            "^(.+)$",
+            "",
+            "^$",
+            r"^index\.php$",
+            "^wp-",
+            r"\.php$",
+            "adm",
+            r"^\.$",
+            "(x)",
+            "^(a)(b)$",
+        ];
+        let subjects: [&[u8]; 11] = [
+            b"",
+            b"\n",
+            b"index.php",
+            b"index.php\n",
+            b"xindex.php",
+            b"wp-admin/",
+            b"a.php",
+            b"ab",
+            b"admin",
+            b".",
+            b"x",
+        ];
+        for p in patterns {
+            for ci in [false, true] {
+                let re = Regex::new(p, ci).unwrap();
+                let Engine::Fast(engine) = &re.engine else {
+                    panic!("{p} is regular")
+                };
+                for s in subjects {
+                    assert_eq!(re.is_match(s), engine.is_match(s), "{p} ci={ci} on {s:?}");
+                }
+            }
+        }
+        assert!(!matches!(
+            Regex::new(".*", false).unwrap().shape,
+            Shape::General
+        ));
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! hooks, as Apache decides it in `hook_fixup` and `hook_uri2file`.
 
 use super::parse::{cflag, flag, Cond, CondKind, Rule};
-use super::vars::{self, Current, Fact, Host, Qmark, Scope, Template, VaryNote};
+use super::variable::Var;
+use super::vars::{self, Current, EnvSpec, Fact, Host, Qmark, Scope, Template, VaryNote};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The parts of the request the rules change.
@@ -77,14 +79,15 @@ enum RuleRc {
     StatusSet(String),
 }
 
-/// Captures of one regex match: the subject and the spans.
+/// Captures of one regex match: the subject (lent by the rule loop, or
+/// the expanded test string of a condition) and the spans.
 #[derive(Default)]
-struct Backrefs {
-    source: Vec<u8>,
+struct Backrefs<'a> {
+    source: Cow<'a, [u8]>,
     spans: Vec<Option<(usize, usize)>>,
 }
 
-impl Backrefs {
+impl Backrefs<'_> {
     fn get(&self, n: usize) -> Option<&[u8]> {
         match self.spans.get(n) {
             Some(Some((s, e))) if e > s => Some(&self.source[*s..*e]),
@@ -101,15 +104,15 @@ struct Eval<'a> {
     args: Option<&'a str>,
     subject: &'a str,
     perdir: Option<PerDir<'a>>,
-    rule_refs: Option<Backrefs>,
-    cond_refs: Option<Backrefs>,
+    rule_refs: Option<Backrefs<'a>>,
+    cond_refs: Option<Backrefs<'a>>,
     vary: VaryNote,
     /// Headers `expr` conditions read (added to Vary whatever the rule does).
     expr_vary: Vec<String>,
 }
 
 impl Scope for Eval<'_> {
-    fn variable(&mut self, name: &str) -> String {
+    fn variable(&mut self, var: &Var) -> Cow<'_, str> {
         let cur = Current {
             filename: self.filename,
             path_info: self.path_info,
@@ -117,7 +120,7 @@ impl Scope for Eval<'_> {
             subject: Some(self.subject),
             perdir: self.perdir.map(|p| (p.directory, p.base)),
         };
-        vars::lookup(name, &cur, self.host, &mut self.vary)
+        super::variable::lookup(var, &cur, self.host, &mut self.vary)
     }
     fn backref(&self, rule: bool, n: usize) -> Option<&[u8]> {
         let refs = if rule {
@@ -132,7 +135,20 @@ impl Scope for Eval<'_> {
     }
 }
 
-impl Eval<'_> {
+impl<'a> Eval<'a> {
+    /// A variable whose value the rule loop holds (file name, path info,
+    /// query string), lent without copying.
+    fn lent(&self, var: &Var) -> Option<&'a str> {
+        let cur = Current {
+            filename: self.filename,
+            path_info: self.path_info,
+            args: self.args,
+            subject: Some(self.subject),
+            perdir: None,
+        };
+        super::variable::lent(var, &cur)
+    }
+
     fn expand(&mut self, t: &Template, escape: Option<&Rule>, q: Option<&mut Qmark>) -> String {
         vars::expand(t, self, escape, q)
     }
@@ -304,37 +320,41 @@ fn strcasecmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 /// Apply one condition (Apache's `apply_rewrite_cond`).
 fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
     // An `expr` condition has no test string to expand.
-    let input = if c.kind == CondKind::Expr {
-        String::new()
+    let expanded;
+    let input: &str = if c.kind == CondKind::Expr {
+        ""
+    } else if let Some(v) = c.input.single_var().and_then(|v| ev.lent(v)) {
+        v
     } else {
-        ev.expand(&c.input, None, None)
+        expanded = ev.expand(&c.input, None, None);
+        &expanded
     };
     let nocase = c.flags & cflag::NOCASE != 0;
     let ord = |cmp: std::cmp::Ordering| cmp as i32;
     let rc = match c.kind {
         CondKind::FileExists => ev
             .host
-            .stat(&input)
+            .stat(input)
             .is_some_and(|f| f.kind == crate::fs::Kind::File),
         CondKind::FileSize => ev
             .host
-            .stat(&input)
+            .stat(input)
             .is_some_and(|f| f.kind == crate::fs::Kind::File && f.size > 0),
         CondKind::FileLink => ev
             .host
-            .lstat(&input)
+            .lstat(input)
             .is_some_and(|f| f.kind == crate::fs::Kind::Symlink),
         CondKind::FileDir => ev
             .host
-            .stat(&input)
+            .stat(input)
             .is_some_and(|f| f.kind == crate::fs::Kind::Dir),
-        CondKind::FileXbit => ev.host.stat(&input).is_some_and(|f| f.mode & 0o111 != 0),
+        CondKind::FileXbit => ev.host.stat(input).is_some_and(|f| f.mode & 0o111 != 0),
         CondKind::LookupUrl => {
-            !input.is_empty() && ev.host.subreq_ok() && ev.host.subreq_uri_status(&input) < 400
+            !input.is_empty() && ev.host.subreq_ok() && ev.host.subreq_uri_status(input) < 400
         }
         CondKind::LookupFile => {
             !input.is_empty() && ev.host.subreq_ok() && {
-                let (status, exists) = ev.host.subreq_file(&input);
+                let (status, exists) = ev.host.subreq_file(input);
                 status < 300 && exists
             }
         }
@@ -363,11 +383,11 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
                 input == c.operand
             }
         }
-        CondKind::IntGe => super::parse::atoi(&input) >= super::parse::atoi(&c.operand),
-        CondKind::IntGt => super::parse::atoi(&input) > super::parse::atoi(&c.operand),
-        CondKind::IntLe => super::parse::atoi(&input) <= super::parse::atoi(&c.operand),
-        CondKind::IntLt => super::parse::atoi(&input) < super::parse::atoi(&c.operand),
-        CondKind::IntEq => super::parse::atoi(&input) == super::parse::atoi(&c.operand),
+        CondKind::IntGe => super::parse::atoi(input) >= super::parse::atoi(&c.operand),
+        CondKind::IntGt => super::parse::atoi(input) > super::parse::atoi(&c.operand),
+        CondKind::IntLe => super::parse::atoi(input) <= super::parse::atoi(&c.operand),
+        CondKind::IntLt => super::parse::atoi(input) < super::parse::atoi(&c.operand),
+        CondKind::IntEq => super::parse::atoi(input) == super::parse::atoi(&c.operand),
         CondKind::Expr => {
             let e = c.expr.as_ref().expect("expr conditions are compiled");
             let cur = Current {
@@ -393,7 +413,7 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
             if rc && c.flags & cflag::NOTMATCH == 0 {
                 if let Some(src) = out.captures.source {
                     ev.cond_refs = Some(Backrefs {
-                        source: src,
+                        source: Cow::Owned(src),
                         spans: out.captures.spans,
                     });
                 } else {
@@ -408,7 +428,7 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
                 Some(spans) => {
                     if c.flags & cflag::NOTMATCH == 0 {
                         ev.cond_refs = Some(Backrefs {
-                            source: input.clone().into_bytes(),
+                            source: Cow::Owned(input.as_bytes().to_vec()),
                             spans,
                         });
                     }
@@ -435,15 +455,17 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
     rc
 }
 
-/// Apply one rule (Apache's `apply_rewrite_rule`).
+/// Apply one rule (Apache's `apply_rewrite_rule`). The subject, the
+/// captures and what the conditions read are lent from `st` until the
+/// rule's result replaces the file name.
 fn apply_rule(
     rule: &Rule,
     perdir: Option<PerDir<'_>>,
     st: &mut State,
     host: &mut dyn Host,
 ) -> RuleRc {
-    let mut subject: &str = &st.filename;
     let joined;
+    let mut subject: &str = &st.filename;
     if let Some(pd) = perdir {
         if !st.path_info.is_empty() {
             joined = format!("{}{}", st.filename, st.path_info);
@@ -474,23 +496,19 @@ fn apply_rule(
     if !matched {
         return RuleRc::NoMatch;
     }
-    let subject = subject.to_string();
     let rule_refs = match caps {
-        Some(spans) if !negate => Some(Backrefs {
-            source: subject.clone().into_bytes(),
+        Some(spans) if !negate && rule.needs_captures => Some(Backrefs {
+            source: Cow::Borrowed(subject.as_bytes()),
             spans,
         }),
         _ => None,
     };
-    let filename = st.filename.clone();
-    let path_info = st.path_info.clone();
-    let args = st.args.clone();
     let mut ev = Eval {
         host: &mut *host,
-        filename: &filename,
-        path_info: &path_info,
-        args: args.as_deref(),
-        subject: &subject,
+        filename: &st.filename,
+        path_info: &st.path_info,
+        args: st.args.as_deref(),
+        subject,
         perdir,
         rule_refs,
         cond_refs: None,
@@ -550,12 +568,20 @@ fn apply_rule(
     }
 
     for e in &rule.env {
-        let spec = ev.expand(e, None, None);
-        if let Some(name) = spec.strip_prefix('!') {
-            ev.host.unset_env(name);
-        } else {
-            let (name, value) = spec.split_once(':').unwrap_or((&spec, ""));
-            ev.host.set_env(name, value);
+        match e {
+            EnvSpec::Set { name, value } => {
+                let value = ev.expand(value, None, None);
+                ev.host.set_env(name, &value);
+            }
+            EnvSpec::Expanded(t) => {
+                let spec = ev.expand(t, None, None);
+                if let Some(name) = spec.strip_prefix('!') {
+                    ev.host.unset_env(name);
+                } else {
+                    let (name, value) = spec.split_once(':').unwrap_or((&spec, ""));
+                    ev.host.set_env(name, value);
+                }
+            }
         }
     }
     for c in &rule.cookies {
@@ -564,13 +590,17 @@ fn apply_rule(
     }
 
     if rule.flags & flag::NOSUB != 0 {
-        force_type_handler(rule, &mut ev, st);
+        force_type_handler(rule, &mut ev, &mut st.forced_type, &mut st.forced_handler);
         if rule.flags & flag::STATUS != 0 {
             st.status = rule.status;
         }
         return RuleRc::NoSub;
     }
     drop(ev);
+    // `[T=]`/`[H=]` are expanded after the substitution took effect, with
+    // the subject the rule matched.
+    let forces = rule.forced_type.is_some() || rule.forced_handler.is_some();
+    let kept_subject = forces.then(|| subject.to_string());
 
     let mut prefix_added = false;
     if !newuri.starts_with('/') && absolute_uri(&newuri).is_none() {
@@ -609,37 +639,41 @@ fn apply_rule(
             st.filename.drain(..trimmed - 1);
         }
     }
-    let filename = st.filename.clone();
-    let path_info = st.path_info.clone();
-    let args = st.args.clone();
-    let mut ev = Eval {
-        host,
-        filename: &filename,
-        path_info: &path_info,
-        args: args.as_deref(),
-        subject: &subject,
-        perdir,
-        rule_refs: None,
-        cond_refs: None,
-        vary: VaryNote::default(),
-        expr_vary: Vec::new(),
-    };
-    force_type_handler(rule, &mut ev, st);
+    if let Some(subject) = kept_subject {
+        let mut ev = Eval {
+            host,
+            filename: &st.filename,
+            path_info: &st.path_info,
+            args: st.args.as_deref(),
+            subject: &subject,
+            perdir,
+            rule_refs: None,
+            cond_refs: None,
+            vary: VaryNote::default(),
+            expr_vary: Vec::new(),
+        };
+        force_type_handler(rule, &mut ev, &mut st.forced_type, &mut st.forced_handler);
+    }
     RuleRc::Match
 }
 
 /// Remember `[T=]`/`[H=]` (expanded, lower-cased) for the end of fixups.
-fn force_type_handler(rule: &Rule, ev: &mut Eval<'_>, st: &mut State) {
+fn force_type_handler(
+    rule: &Rule,
+    ev: &mut Eval<'_>,
+    forced_type: &mut Option<String>,
+    forced_handler: &mut Option<String>,
+) {
     if let Some(t) = &rule.forced_type {
         let v = ev.expand(t, Some(rule), None);
         if !v.is_empty() {
-            st.forced_type = Some(v.to_ascii_lowercase());
+            *forced_type = Some(v.to_ascii_lowercase());
         }
     }
     if let Some(h) = &rule.forced_handler {
         let v = ev.expand(h, Some(rule), None);
         if !v.is_empty() {
-            st.forced_handler = Some(v.to_ascii_lowercase());
+            *forced_handler = Some(v.to_ascii_lowercase());
         }
     }
 }

@@ -499,8 +499,6 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             ctx.path_info
         ));
     }
-    let ofilename = ctx.filename.clone();
-    let oargs = ctx.args.clone();
     let mut st = State {
         filename: ctx.filename.clone(),
         path_info: ctx.path_info.clone(),
@@ -519,7 +517,10 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         Outcome::Changed { noescape } => noescape,
         Outcome::Status { .. } => false,
     };
-    ctx.path_info = st.path_info.clone();
+    // The rules read the request but never change it: its file name and
+    // query are still the ones they started from.
+    let oargs = ctx.args.clone();
+    ctx.path_info = std::mem::take(&mut st.path_info);
     let skip_absolute = absolute_uri(&st.filename).map(|(n, _)| n);
     let will_escape = skip_absolute.is_some() && !noescape;
     settle_query_and_status(ctx, &st.args, res.outcome, will_escape, "AH10411")?;
@@ -551,7 +552,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     if !filename.starts_with('/') {
         return Err(400);
     }
-    if filename == ofilename {
+    if filename == ctx.filename {
         if super::trace::enabled() {
             super::trace::line(format!(
                 "  initial URL equal rewritten URL: {filename} [IGNORING REWRITE]"

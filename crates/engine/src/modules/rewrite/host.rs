@@ -162,32 +162,15 @@ impl Host for HostCtx<'_, '_> {
         self.ctx.headers_in.get_joined(name).map(|v| lossy(&v))
     }
     fn env(&self, name: &str) -> Option<String> {
-        self.ctx
-            .env
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.to_string())
+        self.ctx.env.get(name).map(str::to_string)
     }
+    // The environment is an APR table: names compare without case, and
+    // setting keeps the spelling of a name already there.
     fn set_env(&mut self, name: &str, value: &str) {
-        let existing = self
-            .ctx
-            .env
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(n, _)| n.to_string());
-        self.ctx.env.set(existing.as_deref().unwrap_or(name), value);
+        self.ctx.env.set(name, value);
     }
     fn unset_env(&mut self, name: &str) {
-        let names: Vec<String> = self
-            .ctx
-            .env
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(n, _)| n.to_string())
-            .collect();
-        for n in names {
-            self.ctx.env.unset(&n);
-        }
+        self.ctx.env.unset(name);
     }
     fn fact(&mut self, f: Fact) -> Option<String> {
         let ctx = &*self.ctx;
@@ -242,6 +225,14 @@ impl Host for HostCtx<'_, '_> {
     fn stat(&mut self, path: &str) -> Option<crate::fs::FileInfo> {
         if path.is_empty() {
             return None;
+        }
+        // The directory walk stat'ed the request's file name, links
+        // followed (`r->finfo`); the front-controller test
+        // (`%{REQUEST_FILENAME} !-f`) asks about exactly that name.
+        if let Some(seen) = self.ctx.finfo {
+            if path == self.ctx.filename {
+                return Some(seen);
+            }
         }
         crate::fs::stat(Path::new(path)).ok()
     }

@@ -33,6 +33,7 @@ pub mod maps;
 pub mod parse;
 pub mod simulate;
 pub mod trace;
+pub mod variable;
 pub mod vars;
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! substitution, condition test string and flag value into a
 //! [`Template`], so that nothing on the request path re-reads the text.
 
-use super::vars::Template;
+use super::vars::{EnvSpec, Template};
 use crate::regex_engine::Regex;
 use htaccel_conf::Origin;
 
@@ -121,7 +121,7 @@ pub struct Rule {
     pub status: u16,
     pub forced_type: Option<Template>,
     pub forced_handler: Option<Template>,
-    pub env: Vec<Template>,
+    pub env: Vec<EnvSpec>,
     pub cookies: Vec<Template>,
     pub skip: i32,
     pub max_rounds: i32,
@@ -460,7 +460,7 @@ pub fn parse_rule(line: &str, origin: &Origin, conds: Vec<Cond>) -> Result<Rule,
     rule.needs_captures = rule.subst.uses_rule_refs()
         || rule.forced_type.as_ref().is_some_and(Template::uses_rule_refs)
         || rule.forced_handler.as_ref().is_some_and(Template::uses_rule_refs)
-        || rule.env.iter().any(Template::uses_rule_refs)
+        || rule.env.iter().any(EnvSpec::uses_rule_refs)
         || rule.cookies.iter().any(Template::uses_rule_refs)
         // An expression condition is conservatively assumed to look.
         || rule
@@ -521,7 +521,7 @@ fn rule_flag(rule: &mut Rule, key: &str, val: &str) -> Result<(), String> {
                 rule.flags |= flag::DISCARDPATHINFO;
             }
         }
-        'e' if bare || is("nv") => rule.env.push(Template::parse(val)),
+        'e' if bare || is("nv") => rule.env.push(EnvSpec::parse(val)),
         'e' if is("nd") => rule.flags |= flag::END,
         'f' if bare || is("orbidden") => {
             rule.flags |= flag::STATUS | flag::NOSUB;

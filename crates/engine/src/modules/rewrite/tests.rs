@@ -266,8 +266,8 @@ struct Refs {
     rule: Vec<u8>,
 }
 impl vars::Scope for Refs {
-    fn variable(&mut self, name: &str) -> String {
-        format!("<{name}>")
+    fn variable(&mut self, var: &super::variable::Var) -> std::borrow::Cow<'_, str> {
+        format!("<{}>", var.text).into()
     }
     fn backref(&self, rule: bool, n: usize) -> Option<&[u8]> {
         if rule && n == 1 {

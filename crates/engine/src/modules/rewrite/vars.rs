@@ -13,6 +13,8 @@
 //! run over a fake request in tests.
 
 use super::parse::{flag, Rule};
+use super::variable::Var;
+use std::borrow::Cow;
 
 /// A pre-parsed expansion source.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,7 +30,7 @@ enum Piece {
     /// nor an unsafe `?`.
     Esc(String),
     /// `%{NAME}`.
-    Var(String),
+    Var(Var),
     /// `${map:key|default}`.
     Map {
         name: String,
@@ -123,7 +125,7 @@ impl Template {
                     };
                     if c == b'%' {
                         flush(&mut lit, &mut t);
-                        t.pieces.push(Piece::Var(text[i + 2..end].to_string()));
+                        t.pieces.push(Piece::Var(Var::parse(&text[i + 2..end])));
                         i = end + 1;
                         continue;
                     }
@@ -169,11 +171,61 @@ impl Template {
         t
     }
 
+    /// The variable, when the text is one `%{NAME}` and nothing else.
+    pub fn single_var(&self) -> Option<&Var> {
+        match self.pieces.as_slice() {
+            [Piece::Var(v)] => Some(v),
+            _ => None,
+        }
+    }
+
     /// Whether expanding needs anything beyond the text itself.
     pub fn is_literal(&self) -> bool {
         self.pieces
             .iter()
             .all(|p| matches!(p, Piece::Lit(_) | Piece::Esc(_)))
+    }
+}
+
+/// An `[E=…]` value. Apache expands the whole text and then splits it at
+/// the first `:` (a leading `!` unsets instead). When the text starts with
+/// a literal name and colon, as almost every real `[E=NAME:…]` does,
+/// expansion cannot move that colon, so the split is made once here and
+/// only the value is expanded per request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EnvSpec {
+    /// `NAME:value` with a literal name.
+    Set { name: String, value: Template },
+    /// Anything else: expanded, then split.
+    Expanded(Template),
+}
+
+impl EnvSpec {
+    pub fn parse(text: &str) -> EnvSpec {
+        let t = Template::parse(text);
+        if let Some(Piece::Lit(first)) = t.pieces.first() {
+            if let (false, Some(colon)) = (first.starts_with('!'), first.find(':')) {
+                let name = first[..colon].to_string();
+                let rest = &first[colon + 1..];
+                let mut pieces = Vec::with_capacity(t.pieces.len());
+                if !rest.is_empty() {
+                    pieces.push(Piece::Lit(rest.to_string()));
+                }
+                pieces.extend(t.pieces[1..].iter().cloned());
+                return EnvSpec::Set {
+                    name,
+                    value: Template { pieces },
+                };
+            }
+        }
+        EnvSpec::Expanded(t)
+    }
+
+    pub fn uses_rule_refs(&self) -> bool {
+        match self {
+            EnvSpec::Set { value, .. } => value.uses_rule_refs(),
+            EnvSpec::Expanded(t) => t.uses_rule_refs(),
+        }
     }
 }
 
@@ -213,8 +265,8 @@ impl Qmark {
 
 /// What expansion can see of the rule being applied.
 pub trait Scope {
-    /// `%{NAME}`, the name as written between the braces.
-    fn variable(&mut self, name: &str) -> String;
+    /// The value of `%{NAME}`.
+    fn variable(&mut self, var: &Var) -> Cow<'_, str>;
     /// Capture `n` of the rule pattern (`rule`) or of the last matched
     /// condition; `None` when unset or empty.
     fn backref(&self, rule: bool, n: usize) -> Option<&[u8]>;
@@ -238,6 +290,15 @@ pub fn expand(
         }
         return s.clone();
     }
+    if let [Piece::Var(var)] = t.pieces.as_slice() {
+        let v = scope.variable(var);
+        if let Some(q) = qmark {
+            if v.contains('?') {
+                q.see(true);
+            }
+        }
+        return v.into_owned();
+    }
     let mut out: Vec<u8> = Vec::new();
     for piece in &t.pieces {
         let produced: Vec<u8> = match piece {
@@ -254,7 +315,16 @@ pub fn expand(
                 out.extend_from_slice(s.as_bytes());
                 continue;
             }
-            Piece::Var(name) => scope.variable(name).into_bytes(),
+            Piece::Var(var) => {
+                let v = scope.variable(var);
+                if let Some(q) = qmark.as_deref_mut() {
+                    if v.contains('?') {
+                        q.see(true);
+                    }
+                }
+                out.extend_from_slice(v.as_bytes());
+                continue;
+            }
             Piece::Map { name, key, default } => {
                 let k = expand(key, scope, escape, None);
                 match scope.map(name, &k) {
@@ -462,119 +532,9 @@ pub struct Current<'a> {
     pub perdir: Option<(&'a str, Option<&'a str>)>,
 }
 
-/// Apache's `lookup_variable`: `%{NAME}` for the request. Unknown names are
-/// the empty string.
+/// Apache's `lookup_variable`: `%{NAME}` for the request, the name given
+/// as text (look-ahead sub-requests and tests; rules resolve their names
+/// when compiled, see [`Var`]). Unknown names are the empty string.
 pub fn lookup(var: &str, cur: &Current<'_>, host: &mut dyn Host, vary: &mut VaryNote) -> String {
-    let b = var.as_bytes();
-    if b.len() < 4 {
-        return String::new();
-    }
-    let header = |host: &mut dyn Host, vary: &mut VaryNote, name: &str| -> String {
-        match host.header(name) {
-            Some(v) => {
-                vary.note(name);
-                v
-            }
-            None => String::new(),
-        }
-    };
-    if b[3] == b':' {
-        let rest = &var[4..];
-        if !rest.is_empty() && var[..3].eq_ignore_ascii_case("ENV") {
-            return host
-                .env(rest)
-                .or_else(|| std::env::var(rest).ok())
-                .unwrap_or_default();
-        }
-        // `SSL:` variables: htaccel has no TLS yet, and Apache without
-        // mod_ssl answers empty too.
-        return String::new();
-    }
-    if b.len() > 4 && b[4] == b':' {
-        let rest = &var[5..];
-        if rest.is_empty() {
-            return String::new();
-        }
-        let prefix = &var[..4];
-        if prefix.eq_ignore_ascii_case("HTTP") {
-            return header(host, vary, rest);
-        }
-        let la_u = prefix.eq_ignore_ascii_case("LA-U");
-        let la_f = prefix.eq_ignore_ascii_case("LA-F");
-        if (la_u || la_f) && host.subreq_ok() {
-            if let Some(subject) = cur.subject {
-                let (path, file) = match cur.perdir {
-                    Some((dir, base)) if la_u => {
-                        if subject.starts_with('/') {
-                            (subject.to_string(), false)
-                        } else {
-                            (format!("{}{subject}", base.unwrap_or(dir)), false)
-                        }
-                    }
-                    None if la_u => (subject.to_string(), false),
-                    Some(_) if subject.starts_with('/') => (subject.to_string(), false),
-                    Some((dir, _)) => (format!("{dir}{subject}"), true),
-                    None => (subject.to_string(), true),
-                };
-                return host.lookahead(&path, file, rest);
-            }
-        }
-        return String::new();
-    }
-    let upper = var.to_ascii_uppercase();
-    let fact = |host: &mut dyn Host, f: Fact| host.fact(f).unwrap_or_default();
-    let time = |host: &mut dyn Host| local_time(host.now());
-    match upper.as_str() {
-        "TIME" => {
-            let t = time(host);
-            format!(
-                "{:04}{:02}{:02}{:02}{:02}{:02}",
-                t.year, t.mon, t.mday, t.hour, t.min, t.sec
-            )
-        }
-        "IPV6" => fact(host, Fact::Ipv6),
-        "HTTPS" => fact(host, Fact::Https),
-        "TIME_DAY" => format!("{:02}", time(host).mday),
-        "TIME_SEC" => format!("{:02}", time(host).sec),
-        "TIME_MIN" => format!("{:02}", time(host).min),
-        "TIME_MON" => format!("{:02}", time(host).mon),
-        "TIME_WDAY" => format!("{}", time(host).wday),
-        "TIME_YEAR" => format!("{:04}", time(host).year),
-        "TIME_HOUR" => format!("{:02}", time(host).hour),
-        "IS_SUBREQ" => fact(host, Fact::IsSubreq),
-        "PATH_INFO" => cur.path_info.to_string(),
-        "AUTH_TYPE" => fact(host, Fact::AuthType),
-        "HTTP_HOST" => header(host, vary, "Host"),
-        "SERVER_NAME" => fact(host, Fact::ServerName),
-        "REMOTE_ADDR" => fact(host, Fact::RemoteAddr),
-        "SERVER_ADDR" => fact(host, Fact::ServerAddr),
-        "HTTP_ACCEPT" => header(host, vary, "Accept"),
-        "THE_REQUEST" => fact(host, Fact::TheRequest),
-        "API_VERSION" => API_VERSION.to_string(),
-        "HTTP_COOKIE" => header(host, vary, "Cookie"),
-        "SERVER_PORT" => fact(host, Fact::ServerPort),
-        "REMOTE_HOST" => fact(host, Fact::RemoteHost),
-        "REMOTE_PORT" => fact(host, Fact::RemotePort),
-        "REMOTE_USER" => fact(host, Fact::RemoteUser),
-        "SCRIPT_USER" => fact(host, Fact::ScriptUser),
-        "REQUEST_URI" => fact(host, Fact::RequestUri),
-        "SCRIPT_GROUP" => fact(host, Fact::ScriptGroup),
-        "REMOTE_IDENT" => fact(host, Fact::RemoteIdent),
-        "HTTP_REFERER" => header(host, vary, "Referer"),
-        "QUERY_STRING" => cur.args.unwrap_or("").to_string(),
-        "SERVER_ADMIN" => fact(host, Fact::ServerAdmin),
-        "DOCUMENT_ROOT" => fact(host, Fact::DocumentRoot),
-        "HTTP_FORWARDED" => header(host, vary, "Forwarded"),
-        "CONTEXT_PREFIX" => fact(host, Fact::ContextPrefix),
-        "REQUEST_METHOD" => fact(host, Fact::RequestMethod),
-        "REQUEST_SCHEME" => fact(host, Fact::RequestScheme),
-        "HTTP_USER_AGENT" => header(host, vary, "User-Agent"),
-        "SCRIPT_FILENAME" | "REQUEST_FILENAME" => cur.filename.to_string(),
-        "SERVER_PROTOCOL" => fact(host, Fact::ServerProtocol),
-        "SERVER_SOFTWARE" => fact(host, Fact::ServerSoftware),
-        "CONN_REMOTE_ADDR" => fact(host, Fact::ConnRemoteAddr),
-        "HTTP_PROXY_CONNECTION" => header(host, vary, "Proxy-Connection"),
-        "CONTEXT_DOCUMENT_ROOT" => fact(host, Fact::ContextDocumentRoot),
-        _ => String::new(),
-    }
+    super::variable::lookup(&Var::parse(var), cur, host, vary).into_owned()
 }
