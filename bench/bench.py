@@ -35,16 +35,6 @@ import wordpress_bench  # noqa: E402
 # Benchmarks that need parts not built yet; listed, never measured.
 PENDING = [
     {
-        "name": "WordPress (PHP-FPM over FastCGI) on nginx with hand-translated rules; group W measures htaccel vs Apache",
-        "servers": "htaccel vs nginx",
-        "needs": "an nginx translation of the WordPress .htaccess in front of group W's pool",
-    },
-    {
-        "name": "WordPress with the 12 KB realistic .htaccess (IP block list)",
-        "servers": "htaccel vs Apache",
-        "needs": "a PHP-FPM + WordPress site set up by bench/ (FastCGI backend)",
-    },
-    {
         "name": "Flask application reached through its .htaccess front controller (RewriteRule [P]); group F measures it behind ProxyPass",
         "servers": "htaccel vs Apache",
         "needs": "a Flask application server set up by bench/ (FastCGI or HTTP proxy backend)",

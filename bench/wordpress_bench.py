@@ -10,6 +10,14 @@ up once for the group. Two pages are measured:
 - `post`: `/2024/01/hello-htaccel/`, a pretty permalink: the `.htaccess`
   rules send it to index.php (not a file, not a directory).
 
+Beside the goal, each page is also measured
+- on nginx, with the WordPress rules translated by hand the usual way
+  (`try_files $uri $uri/ /index.php?$args`, `.php` to the same pool): what
+  a site gives up its `.htaccess` for;
+- with the 12 KB "realistic" `.htaccess` of group A (the WordPress block
+  and 536 `Deny from` lines; none matches the client) on Apache and
+  htaccel: the rules every request of a protected WordPress site runs.
+
 The PHP-FPM pool is fixed for every point: pm = static with 4 children,
 opcache on (`wordpress.sh fpm-args`), no php.ini. The pool and MariaDB run on
 CPU 1 with wrk; the web server is pinned to CPU 0 like every pinned point, so
@@ -80,15 +88,39 @@ catch_workers_output = yes
 """
 
 
+# nginx in front of the same pool: the WordPress `.htaccess` as nginx users
+# write it by hand (replaces the static-file location of servers.NGINX).
+NGINX_LOCATIONS = """\
+        index index.php index.html;
+        location / {{ try_files $uri $uri/ /index.php?$args; }}
+        location ~ \\.php$ {{
+            include /etc/nginx/fastcgi_params;
+            fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;
+            fastcgi_pass unix:{sock};
+        }}
+"""
+
+# The variant with the block list: the site's `.htaccess` becomes group A's
+# realistic file (same WordPress block, 536 `Deny from` lines after it).
+BLOCKLIST = "blocklist"
+
+
 class Point(scenarios.Scenario):
-    def __init__(self, page, server):
-        super().__init__("W", f"wp-{page}", server, "wordpress", PAGES[page])
+    def __init__(self, page, server, variant=""):
+        name = f"wp-{page}" + (f"-{variant}" if variant else "")
+        super().__init__("W", name, server, "wordpress", PAGES[page])
         self.page = page
+        self.variant = variant
 
 
 def scenarios_list():
-    """The group's points: each page on Apache, then on htaccel."""
-    return [Point(page, server) for page in PAGES for server in ("apache", "htaccel")]
+    """The group's points: each page on Apache, then on htaccel (goal (c));
+    then on nginx, and with the block list on Apache and htaccel."""
+    out = [Point(page, server) for page in PAGES for server in ("apache", "htaccel")]
+    if os.path.exists(servers.BINARIES["nginx"]):
+        out += [Point(page, "nginx") for page in PAGES]
+    out += [Point(page, server, BLOCKLIST) for page in PAGES for server in ("apache", "htaccel")]
+    return out
 
 
 def _script(*args):
@@ -258,6 +290,7 @@ def run_point(s, base, settings, log):
         "allow_override": s.override, "pinned": s.pinned, "tree": s.tree, "page": s.page,
         "connections": CONNECTIONS,
         "backend": f"PHP-FPM pm=static {CHILDREN} children, opcache on, and MariaDB, on CPU {BACKEND_CPU}",
+        "variant": s.variant,
     }  # fmt: skip
     try:
         backend = site(base)
@@ -267,8 +300,23 @@ def run_point(s, base, settings, log):
     rundir = tempfile.mkdtemp(prefix="run-", dir=base)
     port = servers.free_port()
     cmd = servers.write_config(s.server, rundir, backend.docroot, port, s.override, s.pinned)
-    with open(cmd[2], "a") as f:  # [binary, "-f", path, ...] for both
-        f.write(EXTRA.format(sock=backend.sock))
+    conf = cmd[2]  # [binary, "-f" or "-c", path, ...]
+    if s.server == "nginx":
+        with open(conf) as f:
+            text = f.read()
+        text = text.replace("        location / { }\n", NGINX_LOCATIONS.format(sock=backend.sock))
+        with open(conf, "w") as f:
+            f.write(text)
+    else:
+        with open(conf, "a") as f:
+            f.write(EXTRA.format(sock=backend.sock))
+    htaccess = os.path.join(backend.docroot, ".htaccess")
+    with open(htaccess, "rb") as f:
+        original = f.read()
+    if s.variant == BLOCKLIST:
+        with open(htaccess, "wb") as f:
+            f.write(scenarios.CONTENTS["realistic12k"]())
+        point["htaccess_bytes"] = os.path.getsize(htaccess)
     server = servers.Server(s.server, cmd, rundir, port, s.pinned)
     try:
         try:
@@ -301,3 +349,6 @@ def run_point(s, base, settings, log):
     finally:
         server.stop()
         shutil.rmtree(rundir, ignore_errors=True)
+        if s.variant == BLOCKLIST:
+            with open(htaccess, "wb") as f:
+                f.write(original)

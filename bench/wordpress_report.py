@@ -108,4 +108,49 @@ def goal_c(res):
     o.append("|" + "|".join("---" for _ in header) + "|")
     o += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     o.append("")
+    o += _beside(idx)
+    return o
+
+
+# The points beside the goal: (scenario suffix, server, how the rules are given).
+BESIDE = (
+    ("", "apache", "Apache, the WordPress `.htaccess`"),
+    ("", "htaccel", "htaccel, the WordPress `.htaccess`"),
+    ("", "nginx", "nginx, the rules translated by hand (`try_files`)"),
+    ("-blocklist", "apache", "Apache, WordPress block + 536 `Deny from` lines (12 KB)"),
+    ("-blocklist", "htaccel", "htaccel, WordPress block + 536 `Deny from` lines (12 KB)"),
+)
+
+
+def _beside(idx):
+    """Each page on every server and rule set group W measured."""
+    rows = []
+    for page, label in PAGES:
+        for suffix, server, how in BESIDE:
+            p = idx.get((f"wp-{page}{suffix}", server))
+            if p is None:
+                continue
+            if not _ok(p):
+                rows.append([label, how, f"not measured: {p.get('status')} {(p.get('error') or '')[:100]}",
+                             "–", "–", "–"])  # fmt: skip
+                continue
+            rows.append([
+                label, how,
+                _fmt(p.get("rps_median"), 1) + (" ⚠" if _noisy(p) else ""),
+                _fmt(p.get("cpu_us_per_req_median"), 1),
+                _fmt(p.get("backend_cpu_us_per_req_median")),
+                _fmt(p.get("p99_ms_median"), 1),
+            ])  # fmt: skip
+    if not rows:
+        return []
+    o = [
+        "Beside the goal, the same pages and pool on nginx with the rules translated by hand, and "
+        "with the 12 KB block-list `.htaccess` of group A on Apache and htaccel (the server on "
+        "CPU 0, the backend and wrk on CPU 1, as above):\n"
+    ]
+    header = ["page", "server and rules", "req/s", "server µs/req", "backend µs/req", "p99 ms"]
+    o.append("| " + " | ".join(header) + " |")
+    o.append("|" + "|".join("---" for _ in header) + "|")
+    o += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    o.append("")
     return o
