@@ -33,13 +33,7 @@ import visibility  # noqa: E402
 import wordpress_bench  # noqa: E402
 
 # Benchmarks that need parts not built yet; listed, never measured.
-PENDING = [
-    {
-        "name": "Flask application reached through its .htaccess front controller (RewriteRule [P]); group F measures it behind ProxyPass",
-        "servers": "htaccel vs Apache",
-        "needs": "a Flask application server set up by bench/ (FastCGI or HTTP proxy backend)",
-    },
-]
+PENDING = []
 
 
 def loadavg():

@@ -11,7 +11,11 @@ configuration text:
 - `xsendfile`: the application answers `X-Sendfile` and no body, the server
   sends the file (`/app/xs/dxr.html`);
 - `static`: the server sends the file itself (`/files/dxr.html`), the
-  application idle.
+  application idle;
+- `rewrite`: the application sends the bytes as in `app`, reached through
+  a front controller in a `.htaccess` (`RewriteRule ^(.*)$
+  http://127.0.0.1:PORT/$1 [P]` in `/front/`) instead of `ProxyPass`: how
+  sites without access to the main configuration reach their application.
 
 The server is pinned to CPU 0 like every pinned point. The application
 (`tests/difftest/flaskapp.py` under gunicorn, Debian's python3-flask and
@@ -36,6 +40,7 @@ MODES = {
     "app": "/app/bytes/dxr.html",
     "xsendfile": "/app/xs/dxr.html",
     "static": "/files/dxr.html",
+    "rewrite": "/front/bytes/dxr.html",
 }
 FILE_BYTES = 7 * 1024
 APP_CPU = "1"
@@ -54,6 +59,12 @@ ProxyPass /app/ http://127.0.0.1:{app_port}/
     XSendFile On
 </Location>
 XSendFilePath "{files}"
+"""
+
+# The front controller of the `rewrite` mode (`/front/.htaccess`).
+FRONT = """\
+RewriteEngine On
+RewriteRule ^(.*)$ http://127.0.0.1:{app_port}/$1 [P]
 """
 
 
@@ -212,6 +223,12 @@ def run_point(s, base, settings, log):
         os.chmod(docroot, 0o755)
         # The static copy is the application's own file (same bytes, same name).
         os.symlink(application.files, os.path.join(docroot, "files"))
+    front = os.path.join(docroot, "front")
+    os.makedirs(front, exist_ok=True)
+    os.chmod(front, 0o755)
+    with open(os.path.join(front, ".htaccess"), "w") as f:
+        f.write(FRONT.format(app_port=application.port))
+    os.chmod(os.path.join(front, ".htaccess"), 0o644)
     rundir = tempfile.mkdtemp(prefix="run-", dir=base)
     port = servers.free_port()
     cmd = servers.write_config(s.server, rundir, docroot, port, s.override, s.pinned)

@@ -12,6 +12,7 @@ MODES = (
     ("app", "the application sends the bytes"),
     ("xsendfile", "the application answers X-Sendfile, the server sends the file"),
     ("static", "the server sends the file directly"),
+    ("rewrite", "the application sends the bytes, reached through a `.htaccess` `RewriteRule … [P]`"),
 )
 COLORS = {"apache": "#b03a2e", "htaccel": "#1f6f8b"}
 NOISY_PCT = 15.0
@@ -82,10 +83,11 @@ def section(res, rel):
     any_p = next(iter(idx.values()))
     o = ["## F: a Flask application behind the server (DXR comparison)\n"]
     o.append(
-        "The same 7 KB HTML file, three ways — "
+        "The same 7 KB HTML file, four ways — "
         + "; ".join(f"**{m}**: {d} (`{_path(idx, m)}`)" for m, d in MODES)
         + ". htaccel and Apache (mpm_event, mod_proxy_http, mod_xsendfile) read the same "
-        "configuration (`ProxyPass /app/`, `XSendFile On`, `XSendFilePath`); the server is pinned "
+        "configuration (`ProxyPass /app/`, `XSendFile On`, `XSendFilePath`; `/front/.htaccess` for "
+        "**rewrite**); the server is pinned "
         f"to CPU 0 as in the other pinned points. The application: {any_p.get('app')} (Debian's "
         "python3-flask and python3-gunicorn, `tests/difftest/flaskapp.py`), sharing CPU 1 with "
         "wrk (`wrk -t1 -cN`, N below); it is started once for the group and kept between points. "

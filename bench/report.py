@@ -492,10 +492,11 @@ def report(res, rel):
         o.append("Not run.")
     o.append("")
 
-    o.append("## Pending (not measured yet — no numbers on purpose)\n")
-    for p in res.get("pending", []):
-        o.append(f"- {p['name']} — {p['servers']}. Needs: {p['needs']}.")
-    o.append("")
+    if res.get("pending"):
+        o.append("## Pending (not measured yet — no numbers on purpose)\n")
+        for p in res["pending"]:
+            o.append(f"- {p['name']} — {p['servers']}. Needs: {p['needs']}.")
+        o.append("")
     return "\n".join(o)
 
 
