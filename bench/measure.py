@@ -56,7 +56,8 @@ def wrk(server, url, seconds, connections=50, headers=()):
     """Run wrk once (with `headers`, "Name: value" each); return its figures
     plus server and machine CPU use."""
     pids = server.pids()
-    cpu0 = servers.cpu_seconds(pids)
+    user0, sys0 = servers.cpu_split(pids)
+    cpu0 = user0 + sys0
     busy0 = _cpu_busy()
     t0 = time.monotonic()
     cmd = [
@@ -69,7 +70,8 @@ def wrk(server, url, seconds, connections=50, headers=()):
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
     busy1 = _cpu_busy()
-    cpu1 = servers.cpu_seconds(server.pids())
+    user1, sys1 = servers.cpu_split(server.pids())
+    cpu1 = user1 + sys1
     r = parse_wrk(out)
     r["wrk_exit"] = proc.returncode
     server_cpu = cpu1 - cpu0
@@ -78,6 +80,11 @@ def wrk(server, url, seconds, connections=50, headers=()):
     r["server_cpu_pct"] = round(100 * server_cpu / wall, 1)
     r["wrk_cpu_pct"] = round(100 * wrk_cpu / wall, 1)
     r["cpu_us_per_req"] = round(1e6 * server_cpu / r["requests"], 3) if r["requests"] else None
+    # Split: the server's own code (user) and the kernel's work for it
+    # (system: socket reads and writes, TCP, epoll).
+    if r["requests"]:
+        r["user_us_per_req"] = round(1e6 * (user1 - user0) / r["requests"], 3)
+        r["sys_us_per_req"] = round(1e6 * (sys1 - sys0) / r["requests"], 3)
     # What every CPU was busy with, minus the server and wrk: other tenants.
     tck = servers.CLK_TCK
     machine = sum((busy1[c][0] - busy0[c][0]) for c in busy1 if c in busy0) / tck
@@ -122,6 +129,8 @@ def summarise(runs):
         "rps_max": round(max(rps), 1) if rps else 0.0,
         "spread_pct": round(100 * (max(rps) - min(rps)) / median, 1) if median and len(rps) > 1 else None,
         "cpu_us_per_req_median": round(statistics.median(cpu), 3) if cpu else None,
+        "user_us_per_req_median": med("user_us_per_req"),
+        "sys_us_per_req_median": med("sys_us_per_req"),
         "p50_ms_median": med("p50_ms"),
         "p99_ms_median": med("p99_ms"),
         "server_cpu_pct_median": med("server_cpu_pct"),

@@ -253,6 +253,26 @@ def goal_b(points):
     return out
 
 
+def cpu_split(idx):
+    """Where each server's CPU per static request goes: its own code (user)
+    and the kernel's work for it (system: socket reads and writes, TCP on
+    loopback, epoll)."""
+    rows = []
+    for server in ("htaccel", "h2o", "nginx", "lighttpd", "caddy", "apache"):
+        p = idx.get(("D", "static", server, True))
+        if p and p.get("user_us_per_req_median") is not None:
+            rows.append([server, fmt(p.get("user_us_per_req_median"), 2), fmt(p.get("sys_us_per_req_median"), 2),
+                         fmt(p.get("cpu_us_per_req_median"), 2), fmt(rps(p))])  # fmt: skip
+    if not rows:
+        return []
+    return [
+        "Server CPU per static request split into user time (the server's own code) and system "
+        "time (the kernel's socket, TCP and epoll work for it), medians of group D:\n",
+        table(rows, ["server", "user µs/req", "system µs/req", "total µs/req", "req/s"]),
+        "",
+    ]
+
+
 def headlines(res):
     """One line per finding, every figure read from the results."""
     idx = index(res["points"])
@@ -414,6 +434,7 @@ def report(res, rel):
         ["peer", "peer req/s", "peer µs/req", "htaccel req/s", "htaccel µs/req", "htaccel run wrk-bound", "verdict"],
     ))  # fmt: skip
     o.append("")
+    o.extend(cpu_split(idx))
     o.extend(wordpress_report.goal_c(res))
 
     o.append("## Charts\n")

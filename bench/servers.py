@@ -333,9 +333,10 @@ def process_tree(root):
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pids):
-    """utime + stime (all threads) of the given processes, in seconds."""
-    total = 0
+def cpu_split(pids):
+    """(utime, stime) (all threads) of the given processes, in seconds: the
+    server's own code and the kernel's work for it."""
+    user = system = 0
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -343,8 +344,14 @@ def cpu_seconds(pids):
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / CLK_TCK
+        user += int(fields[11])
+        system += int(fields[12])
+    return user / CLK_TCK, system / CLK_TCK
+
+
+def cpu_seconds(pids):
+    """utime + stime (all threads) of the given processes, in seconds."""
+    return sum(cpu_split(pids))
 
 
 def rss_kib(pids):
