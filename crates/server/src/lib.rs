@@ -63,6 +63,8 @@ mod body;
 mod chars;
 mod conn;
 mod fastcgi;
+#[doc(hidden)]
+pub mod fuzzing;
 mod head;
 mod listener;
 mod proxy_http;

@@ -1,0 +1,13 @@
+//! Fuzzes what a client sends: the request head (request line, header
+//! fields, the checks made once it is complete) and a chunked request body
+//! with trailers. No input may panic; `-timeout=` bounds each one.
+
+#![no_main]
+
+use htaccel_server::fuzzing;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    fuzzing::request_head(data);
+    fuzzing::chunked_body(data);
+});
