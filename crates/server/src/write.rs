@@ -40,8 +40,9 @@
 //! larger file parts go through `sendfile(2)`, waiting for writability on
 //! `EAGAIN`.
 
-use crate::chars::{is_ctrl, is_token};
+use crate::chars::is_ctrl;
 use bytes::Bytes;
+use htaccel_engine::header_table;
 use htaccel_engine::http::status;
 use std::fs::File;
 use std::io::{self, IoSlice};
@@ -243,7 +244,7 @@ fn own_headers(out: &mut Vec<u8>, f: &Framing, merged_connection: bool) {
 fn header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
-    if value.iter().any(|&c| is_ctrl(c)) {
+    if header_table::has_ctl(value) {
         // Only obs-folds pass `headers_valid`: each CR LF and the blanks
         // after it become one space, as Apache's header filter writes them.
         let mut i = 0;
@@ -273,17 +274,22 @@ pub(crate) fn headers_valid(headers: &[(String, String)]) -> bool {
     headers.iter().all(|(n, v)| {
         let v = v.as_bytes();
         !n.is_empty()
-            && n.bytes().all(is_token)
-            && v.iter().enumerate().all(|(i, &c)| {
-                !is_ctrl(c)
-                    || (c == b'\r'
-                        && v.get(i + 1) == Some(&b'\n')
-                        && matches!(v.get(i + 2), Some(b' ' | b'\t')))
-                    || (c == b'\n'
-                        && i > 0
-                        && v[i - 1] == b'\r'
-                        && matches!(v.get(i + 1), Some(b' ' | b'\t')))
-            })
+            && header_table::is_token(n.as_bytes())
+            && (!header_table::has_ctl(v) || folds_only(v))
+    })
+}
+
+/// A value whose only control bytes are obs-folds (CR LF and a blank).
+fn folds_only(v: &[u8]) -> bool {
+    v.iter().enumerate().all(|(i, &c)| {
+        !is_ctrl(c)
+            || (c == b'\r'
+                && v.get(i + 1) == Some(&b'\n')
+                && matches!(v.get(i + 2), Some(b' ' | b'\t')))
+            || (c == b'\n'
+                && i > 0
+                && v[i - 1] == b'\r'
+                && matches!(v.get(i + 1), Some(b' ' | b'\t')))
     })
 }
 
