@@ -91,12 +91,13 @@ pub type Status = u16;
 /// The request headers with repeated fields joined, as Apache keeps them;
 /// a plain copy when no name repeats (the usual request).
 fn joined_request_headers(headers: &crate::http::Headers) -> crate::http::Headers {
-    let names: Vec<&str> = headers.iter().map(|(n, _)| n).collect();
-    let repeats = names.len() > 24
-        || names
-            .iter()
-            .enumerate()
-            .any(|(i, a)| names[i + 1..].iter().any(|b| a.eq_ignore_ascii_case(b)));
+    let repeats = headers.len() > 24
+        || headers.iter().enumerate().any(|(i, (a, _))| {
+            headers
+                .iter()
+                .skip(i + 1)
+                .any(|(b, _)| a.eq_ignore_ascii_case(b))
+        });
     if repeats {
         crate::header_table::Table::from_request(headers).into_request()
     } else {

@@ -29,6 +29,7 @@ use crate::Limits;
 use bytes::Bytes;
 use htaccel_engine::http::{BodyFraming, Headers, Request, Version};
 use memchr::memchr;
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
 
@@ -437,22 +438,38 @@ impl HeadParser {
         let method = text(&buf[self.method.clone()]);
         let target = text(&buf[self.uri.clone()]);
         let protocol = &buf[self.protocol.clone()];
-        let mut request_line = String::with_capacity(self.line.len());
-        request_line.push_str(&method);
-        if !target.is_empty() {
-            request_line.push(' ');
-            request_line.push_str(&target);
-        }
-        if !protocol.is_empty() {
-            request_line.push(' ');
-            request_line.push_str(&text(protocol));
-        }
+        // The tokens joined by single spaces; usually the line itself.
+        let exact = self.line.start == self.method.start
+            && self.line.end == self.protocol.end
+            && self.method.end + 1 == self.uri.start
+            && self.uri.end + 1 == self.protocol.start
+            && !target.is_empty()
+            && !protocol.is_empty();
+        let request_line = if exact {
+            text(&buf[self.line.clone()])
+        } else {
+            let mut l = String::with_capacity(self.line.len());
+            l.push_str(&method);
+            if !target.is_empty() {
+                l.push(' ');
+                l.push_str(&target);
+            }
+            if !protocol.is_empty() {
+                l.push(' ');
+                l.push_str(&text(protocol));
+            }
+            l
+        };
         let mut headers = Headers::new();
         for f in &self.fields {
             match f {
                 Field::Span { name, value } => {
                     // Token bytes only: always ASCII.
-                    let n = std::str::from_utf8(&buf[name.clone()]).unwrap_or_default();
+                    let n = &buf[name.clone()];
+                    let n = match common_name(n) {
+                        Some(n) => Cow::Borrowed(n),
+                        None => Cow::Owned(String::from_utf8_lossy(n).into_owned()),
+                    };
                     headers.push(n, head.slice(value.clone()));
                 }
                 Field::Owned { name, value } => headers.push(name.clone(), value.clone()),
@@ -603,6 +620,44 @@ impl HeadParser {
         }
         Ok((expect_100, close))
     }
+}
+
+/// Request header names common enough to be kept as static strings when
+/// sent with exactly this spelling (the usual one): the request's header
+/// list then allocates no name.
+const COMMON_NAMES: &[&str] = &[
+    "Host",
+    "User-Agent",
+    "Accept",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Connection",
+    "Cookie",
+    "Referer",
+    "Cache-Control",
+    "Pragma",
+    "If-Modified-Since",
+    "If-None-Match",
+    "Range",
+    "If-Range",
+    "Content-Length",
+    "Content-Type",
+    "Authorization",
+    "Origin",
+    "Upgrade-Insecure-Requests",
+    "X-Forwarded-For",
+    "host",
+    "user-agent",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "connection",
+    "cookie",
+    "referer",
+];
+
+fn common_name(name: &[u8]) -> Option<&'static str> {
+    COMMON_NAMES.iter().find(|n| n.as_bytes() == name).copied()
 }
 
 /// Where the fields the protocol layer reads itself are, found in one pass
