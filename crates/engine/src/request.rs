@@ -300,14 +300,16 @@ impl<'a> Ctx<'a> {
             Some(i) => &self.filename[i + 1..],
             None => &self.filename[..],
         };
-        let sections = self.conf.core.files.clone();
-        let mut conf = self.conf.clone();
-        for sec in sections.iter() {
+        let mut merged: Option<Arc<DirConf>> = None;
+        for sec in self.conf.core.files.iter() {
             if sec.matcher.matches(basename.as_bytes()) {
-                conf = Arc::new(DirConf::merge(&conf, &sec.conf));
+                let base = merged.as_ref().unwrap_or(&self.conf);
+                merged = Some(Arc::new(DirConf::merge(base, &sec.conf)));
             }
         }
-        self.conf = conf;
+        if let Some(conf) = merged {
+            self.conf = conf;
+        }
     }
 
     /// `<Location>`/`<LocationMatch>` against the URI.

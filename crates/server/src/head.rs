@@ -492,8 +492,7 @@ impl HeadParser {
             secure,
         };
         match self.check(buf, &mut req) {
-            Ok((expect_100, close)) => {
-                let conn = Known::find(&req.headers).get(&req.headers, Known::CONNECTION);
+            Ok((expect_100, close, conn)) => {
                 let conn = conn.as_deref().unwrap_or_default();
                 Ok(Checked {
                     client_close: find_token(conn, b"close"),
@@ -542,10 +541,18 @@ impl HeadParser {
 
     /// The checks of `ap_read_request` and `ap_check_request_header` once the
     /// fields are in: framing, host name, `Expect`, scheme. Returns whether
-    /// `100-continue` is expected and whether the connection must close.
-    fn check(&self, buf: &[u8], req: &mut Request) -> Result<(bool, bool), HeadError> {
+    /// `100-continue` is expected, whether the connection must close, and
+    /// the client's `Connection` value.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        &self,
+        buf: &[u8],
+        req: &mut Request,
+    ) -> Result<(bool, bool, Option<Bytes>), HeadError> {
         let fail = |status: u16| Err(HeadError::new(status));
         let known = Known::find(&req.headers);
+        // Read before the edits below move fields around.
+        let connection = known.get(&req.headers, Known::CONNECTION);
         let mut close = false;
         if self.proto_num != 9 {
             if let Some(cl) = known.get(&req.headers, Known::CONTENT_LENGTH) {
@@ -618,7 +625,7 @@ impl HeadParser {
         if !self.host.scheme_ok {
             return fail(400);
         }
-        Ok((expect_100, close))
+        Ok((expect_100, close, connection))
     }
 }
 
