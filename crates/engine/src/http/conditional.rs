@@ -465,7 +465,7 @@ mod tests {
     fn check_with(method: &str, hs: &[(&str, &str)], v: &Validators<'_>) -> Option<u16> {
         let mut h = Headers::new();
         for (n, val) in hs {
-            h.push(*n, val.to_string());
+            h.push(n.to_string(), val.to_string());
         }
         meets_conditions(method, 200, &h, v).status()
     }

@@ -321,7 +321,7 @@ mod tests {
     fn hs(list: &[(&str, &str)]) -> Headers {
         let mut h = Headers::new();
         for (n, v) in list {
-            h.push(*n, v.to_string());
+            h.push(n.to_string(), v.to_string());
         }
         h
     }
