@@ -49,8 +49,9 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
             return Decision::Respond(resp);
         }
     };
-    let uri = String::from_utf8_lossy(&parsed.path).into_owned();
-    let mut ctx = Ctx::new(engine, site, req, uri, parsed.query().map(str::to_string));
+    let uri = String::from_utf8(parsed.path)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     if req.target == "*" {
         // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
         if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {

@@ -1097,7 +1097,7 @@ mod tests {
     fn request(method: &str, target: &str, headers: &[(&str, &[u8])]) -> Request {
         let mut h = Headers::new();
         for (n, v) in headers {
-            h.push(*n, v.to_vec());
+            h.push(n.to_string(), v.to_vec());
         }
         Request {
             method: method.into(),

@@ -91,12 +91,13 @@ pub type Status = u16;
 /// The request headers with repeated fields joined, as Apache keeps them;
 /// a plain copy when no name repeats (the usual request).
 fn joined_request_headers(headers: &crate::http::Headers) -> crate::http::Headers {
-    let names: Vec<&str> = headers.iter().map(|(n, _)| n).collect();
-    let repeats = names.len() > 24
-        || names
-            .iter()
-            .enumerate()
-            .any(|(i, a)| names[i + 1..].iter().any(|b| a.eq_ignore_ascii_case(b)));
+    let repeats = headers.len() > 24
+        || headers.iter().enumerate().any(|(i, (a, _))| {
+            headers
+                .iter()
+                .skip(i + 1)
+                .any(|(b, _)| a.eq_ignore_ascii_case(b))
+        });
     if repeats {
         crate::header_table::Table::from_request(headers).into_request()
     } else {
@@ -299,14 +300,16 @@ impl<'a> Ctx<'a> {
             Some(i) => &self.filename[i + 1..],
             None => &self.filename[..],
         };
-        let sections = self.conf.core.files.clone();
-        let mut conf = self.conf.clone();
-        for sec in sections.iter() {
+        let mut merged: Option<Arc<DirConf>> = None;
+        for sec in self.conf.core.files.iter() {
             if sec.matcher.matches(basename.as_bytes()) {
-                conf = Arc::new(DirConf::merge(&conf, &sec.conf));
+                let base = merged.as_ref().unwrap_or(&self.conf);
+                merged = Some(Arc::new(DirConf::merge(base, &sec.conf)));
             }
         }
-        self.conf = conf;
+        if let Some(conf) = merged {
+            self.conf = conf;
+        }
     }
 
     /// `<Location>`/`<LocationMatch>` against the URI.

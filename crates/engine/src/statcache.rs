@@ -121,10 +121,11 @@ impl StatCache {
         *self.write() = Clock::default();
     }
 
-    fn get(&self, path: &str, follow: bool, now: Instant) -> Option<Answer> {
+    fn get(&self, path: &str, follow: bool) -> Option<Answer> {
         let c = self.read();
         let slot = c.slots[*c.index[follow as usize].get(path)?].as_ref()?;
-        if slot.expires.is_some_and(|e| now >= e) {
+        // Only a polled entry expires: the clock is read for it alone.
+        if slot.expires.is_some_and(|e| Instant::now() >= e) {
             return None;
         }
         slot.referenced.store(true, Ordering::Relaxed);
@@ -263,6 +264,19 @@ fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
     m.map(|m| FileInfo::from_meta(&m))
 }
 
+/// Whether an absolute path has no `//`, `/./` or `/../` (the cache keys
+/// only paths in this form), found in one pass.
+fn is_clean(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().all(|(i, &c)| {
+        c != b'/'
+            || !matches!(
+                &b[i + 1..],
+                [b'/', ..] | [b'.', b'/', ..] | [b'.', b'.', b'/', ..]
+            )
+    })
+}
+
 /// `stat` (`follow`) or `lstat` of `path`, from the cache when it can vouch
 /// for the answer.
 pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> {
@@ -272,9 +286,7 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
     };
     if cache.capacity() == 0
         || (!watch.is_watching() && watch.check_interval().is_zero())
-        || s.contains("/./")
-        || s.contains("//")
-        || s.contains("/../")
+        || !is_clean(s)
     {
         return uncached(path, follow);
     }
@@ -289,10 +301,10 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
             }
         });
     }
-    let now = Instant::now();
-    if let Some(a) = cache.get(s, follow, now) {
+    if let Some(a) = cache.get(s, follow) {
         return a.result();
     }
+    let now = Instant::now();
     let fill = watch.begin_fill();
     let expires = match watch.ensure_ancestors(s) {
         Mode::Watched => None,
@@ -341,6 +353,17 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clean_paths_as_the_substring_tests_found_them() {
+        for p in [
+            "/", "/a", "/a/b", "/a/b/", "/a/.b", "/a/..b", "/a/b.", "/a/.", "/a/..", "/a/b..",
+            "//", "/a//b", "/./a", "/a/./b", "/a/../b", "/../", "/a/b//",
+        ] {
+            let old = !(p.contains("/./") || p.contains("//") || p.contains("/../"));
+            assert_eq!(is_clean(p), old, "{p}");
+        }
+    }
     use crate::watch::Settings;
     use std::time::Duration;
 

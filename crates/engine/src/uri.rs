@@ -521,12 +521,18 @@ fn default_port(scheme: Option<&str>) -> u16 {
 /// does with Apache's default flags (`..` may not climb above the root,
 /// slashes merged unless `MergeSlashes Off`).
 pub fn normalize(target: &ParsedTarget, opts: &NormalizeOptions) -> Result<RequestUri, UriError> {
+    normalize_owned(target.clone(), opts)
+}
+
+/// [`normalize`] for a target the caller no longer needs: its parts move
+/// into the result instead of being copied (the path of every request).
+fn normalize_owned(target: ParsedTarget, opts: &NormalizeOptions) -> Result<RequestUri, UriError> {
     let Some(raw) = &target.path else {
         // No path in the target: r->uri is "/" or "*" and is not touched.
         return Ok(RequestUri {
-            target: target.clone(),
             path: target.uri.clone().into_bytes(),
             encoded_path: target.uri.clone(),
+            target,
         });
     };
     let flags = NormalizeFlags {
@@ -545,8 +551,6 @@ pub fn normalize(target: &ParsedTarget, opts: &NormalizeOptions) -> Result<Reque
             in_request_line: false,
         });
     }
-    // Only ASCII was decoded and only ASCII removed: still UTF-8.
-    let encoded_path = String::from_utf8(buf.clone()).expect("normalisation keeps UTF-8");
 
     let mode = UnescapeMode {
         keep_unreserved: true,
@@ -554,8 +558,10 @@ pub fn normalize(target: &ParsedTarget, opts: &NormalizeOptions) -> Result<Reque
         keep_slashes: opts.encoded_slashes == EncodedSlashes::NoDecode,
         ..UnescapeMode::default()
     };
-    let mut path = match unescape_with(&buf, &mode) {
-        Ok(p) => p.into_owned(),
+    let decoded = match unescape_with(&buf, &mode) {
+        // Nothing to decode: the path is the buffer (copied below).
+        Ok(Cow::Borrowed(_)) => None,
+        Ok(Cow::Owned(p)) => Some(p),
         Err(e) => {
             let logged = opts.encoded_slashes == EncodedSlashes::Off;
             return Err(UriError {
@@ -577,6 +583,9 @@ pub fn normalize(target: &ParsedTarget, opts: &NormalizeOptions) -> Result<Reque
             });
         }
     };
+    // Only ASCII was decoded and only ASCII removed: still UTF-8.
+    let encoded_path = String::from_utf8(buf).expect("normalisation keeps UTF-8");
+    let mut path = decoded.unwrap_or_else(|| encoded_path.as_bytes().to_vec());
     if opts.encoded_slashes == EncodedSlashes::On {
         // Decoded slashes may have made new "//", "/./" or "/../": Apache
         // normalises again and ignores the verdict.
@@ -589,7 +598,7 @@ pub fn normalize(target: &ParsedTarget, opts: &NormalizeOptions) -> Result<Reque
         );
     }
     Ok(RequestUri {
-        target: target.clone(),
+        target,
         path,
         encoded_path,
     })
@@ -605,7 +614,7 @@ pub fn request_uri(method: &str, target: &str, secure: bool) -> Result<RequestUr
             secure,
         },
     )?;
-    normalize(&parsed, &NormalizeOptions::default())
+    normalize_owned(parsed, &NormalizeOptions::default())
 }
 
 /// The flags of Apache's `ap_normalize_path`.

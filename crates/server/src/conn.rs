@@ -34,7 +34,7 @@ use crate::body::{BodyError, BodyReader};
 use crate::chars::{find_token, is_chunked};
 use crate::head::{Checked, HeadError, HeadParser, Parse};
 use crate::shutdown::Stop;
-use crate::write::{headers_valid, status_has_no_body, write_head, Framing, Output};
+use crate::write::{check_headers, headers_valid, status_has_no_body, write_head, Framing, Output};
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
 use htaccel_engine::http::backend::Decision;
@@ -710,8 +710,8 @@ impl Conn {
         ex: &Exchange<'_>,
         resp: &Response,
     ) -> std::io::Result<bool> {
-        if headers_valid(&resp.headers) {
-            return self.respond_checked(shared, ex, resp);
+        if let Some(folded) = check_headers(&resp.headers) {
+            return self.respond_checked(shared, ex, resp, folded);
         }
         // Apache's header filter refuses to send a header that could split
         // the response, and answers 500 instead.
@@ -736,7 +736,7 @@ impl Conn {
         if !headers_valid(&err.headers) {
             err = Response::new(500);
         }
-        self.respond_checked(shared, ex, &err)
+        self.respond_checked(shared, ex, &err, true)
     }
 
     fn respond_checked(
@@ -744,6 +744,7 @@ impl Conn {
         shared: &Shared,
         ex: &Exchange<'_>,
         resp: &Response,
+        folded: bool,
     ) -> std::io::Result<bool> {
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
@@ -793,6 +794,7 @@ impl Conn {
             keep_alive: None,
             connection: None,
             status_line: resp.status_line.clone(),
+            folded,
         };
         if keep {
             self.keepalives += 1;

@@ -29,6 +29,7 @@ use crate::Limits;
 use bytes::Bytes;
 use htaccel_engine::http::{BodyFraming, Headers, Request, Version};
 use memchr::memchr;
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
 
@@ -437,22 +438,38 @@ impl HeadParser {
         let method = text(&buf[self.method.clone()]);
         let target = text(&buf[self.uri.clone()]);
         let protocol = &buf[self.protocol.clone()];
-        let mut request_line = String::with_capacity(self.line.len());
-        request_line.push_str(&method);
-        if !target.is_empty() {
-            request_line.push(' ');
-            request_line.push_str(&target);
-        }
-        if !protocol.is_empty() {
-            request_line.push(' ');
-            request_line.push_str(&text(protocol));
-        }
+        // The tokens joined by single spaces; usually the line itself.
+        let exact = self.line.start == self.method.start
+            && self.line.end == self.protocol.end
+            && self.method.end + 1 == self.uri.start
+            && self.uri.end + 1 == self.protocol.start
+            && !target.is_empty()
+            && !protocol.is_empty();
+        let request_line = if exact {
+            text(&buf[self.line.clone()])
+        } else {
+            let mut l = String::with_capacity(self.line.len());
+            l.push_str(&method);
+            if !target.is_empty() {
+                l.push(' ');
+                l.push_str(&target);
+            }
+            if !protocol.is_empty() {
+                l.push(' ');
+                l.push_str(&text(protocol));
+            }
+            l
+        };
         let mut headers = Headers::new();
         for f in &self.fields {
             match f {
                 Field::Span { name, value } => {
                     // Token bytes only: always ASCII.
-                    let n = std::str::from_utf8(&buf[name.clone()]).unwrap_or_default();
+                    let n = &buf[name.clone()];
+                    let n = match common_name(n) {
+                        Some(n) => Cow::Borrowed(n),
+                        None => Cow::Owned(String::from_utf8_lossy(n).into_owned()),
+                    };
                     headers.push(n, head.slice(value.clone()));
                 }
                 Field::Owned { name, value } => headers.push(name.clone(), value.clone()),
@@ -475,8 +492,7 @@ impl HeadParser {
             secure,
         };
         match self.check(buf, &mut req) {
-            Ok((expect_100, close)) => {
-                let conn = Known::find(&req.headers).get(&req.headers, Known::CONNECTION);
+            Ok((expect_100, close, conn)) => {
                 let conn = conn.as_deref().unwrap_or_default();
                 Ok(Checked {
                     client_close: find_token(conn, b"close"),
@@ -525,10 +541,18 @@ impl HeadParser {
 
     /// The checks of `ap_read_request` and `ap_check_request_header` once the
     /// fields are in: framing, host name, `Expect`, scheme. Returns whether
-    /// `100-continue` is expected and whether the connection must close.
-    fn check(&self, buf: &[u8], req: &mut Request) -> Result<(bool, bool), HeadError> {
+    /// `100-continue` is expected, whether the connection must close, and
+    /// the client's `Connection` value.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        &self,
+        buf: &[u8],
+        req: &mut Request,
+    ) -> Result<(bool, bool, Option<Bytes>), HeadError> {
         let fail = |status: u16| Err(HeadError::new(status));
         let known = Known::find(&req.headers);
+        // Read before the edits below move fields around.
+        let connection = known.get(&req.headers, Known::CONNECTION);
         let mut close = false;
         if self.proto_num != 9 {
             if let Some(cl) = known.get(&req.headers, Known::CONTENT_LENGTH) {
@@ -601,8 +625,46 @@ impl HeadParser {
         if !self.host.scheme_ok {
             return fail(400);
         }
-        Ok((expect_100, close))
+        Ok((expect_100, close, connection))
     }
+}
+
+/// Request header names common enough to be kept as static strings when
+/// sent with exactly this spelling (the usual one): the request's header
+/// list then allocates no name.
+const COMMON_NAMES: &[&str] = &[
+    "Host",
+    "User-Agent",
+    "Accept",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Connection",
+    "Cookie",
+    "Referer",
+    "Cache-Control",
+    "Pragma",
+    "If-Modified-Since",
+    "If-None-Match",
+    "Range",
+    "If-Range",
+    "Content-Length",
+    "Content-Type",
+    "Authorization",
+    "Origin",
+    "Upgrade-Insecure-Requests",
+    "X-Forwarded-For",
+    "host",
+    "user-agent",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "connection",
+    "cookie",
+    "referer",
+];
+
+fn common_name(name: &[u8]) -> Option<&'static str> {
+    COMMON_NAMES.iter().find(|n| n.as_bytes() == name).copied()
 }
 
 /// Where the fields the protocol layer reads itself are, found in one pass

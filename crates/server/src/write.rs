@@ -40,8 +40,9 @@
 //! larger file parts go through `sendfile(2)`, waiting for writability on
 //! `EAGAIN`.
 
-use crate::chars::{is_ctrl, is_token};
+use crate::chars::is_ctrl;
 use bytes::Bytes;
+use htaccel_engine::header_table;
 use htaccel_engine::http::status;
 use std::fs::File;
 use std::io::{self, IoSlice};
@@ -117,6 +118,9 @@ pub(crate) struct Framing {
     /// A handler's own status line (`404 Gone fishing`), kept as Apache
     /// keeps `r->status_line`.
     pub status_line: Option<String>,
+    /// Some header value holds an obs-fold (as [`check_headers`] found):
+    /// values are scanned for folds to unfold only then.
+    pub folded: bool,
 }
 
 /// Append one piece of a streamed body, as a chunk when `chunked`.
@@ -199,7 +203,7 @@ pub(crate) fn write_head(
             out.extend_from_slice(b"\r\n");
             continue;
         }
-        header(out, name, value.as_bytes());
+        header(out, name, value.as_bytes(), f.folded);
         if name.eq_ignore_ascii_case("Connection") && !merged_connection {
             // `apr_table_mergen` appends to the existing value in place.
             if let Some(tok) = f.connection {
@@ -233,17 +237,17 @@ fn own_headers(out: &mut Vec<u8>, f: &Framing, merged_connection: bool) {
         out.extend_from_slice(b"\r\n");
     }
     if let (Some(tok), false) = (f.connection, merged_connection) {
-        header(out, "Connection", tok.as_bytes());
+        header(out, "Connection", tok.as_bytes(), false);
     }
     if f.chunked {
         out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
     }
 }
 
-fn header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+fn header(out: &mut Vec<u8>, name: &str, value: &[u8], folded: bool) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
-    if value.iter().any(|&c| is_ctrl(c)) {
+    if folded && header_table::has_ctl(value) {
         // Only obs-folds pass `headers_valid`: each CR LF and the blanks
         // after it become one space, as Apache's header filter writes them.
         let mut i = 0;
@@ -270,20 +274,39 @@ fn header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 /// hold no control bytes except HT and obs-folds (CR LF followed by a
 /// blank). A response that fails is replaced by a 500.
 pub(crate) fn headers_valid(headers: &[(String, String)]) -> bool {
-    headers.iter().all(|(n, v)| {
+    check_headers(headers).is_some()
+}
+
+/// [`headers_valid`], telling also whether a value holds an obs-fold
+/// (`Some(true)`): only then must the writer look for folds to unfold.
+pub(crate) fn check_headers(headers: &[(String, String)]) -> Option<bool> {
+    let mut folded = false;
+    for (n, v) in headers {
         let v = v.as_bytes();
-        !n.is_empty()
-            && n.bytes().all(is_token)
-            && v.iter().enumerate().all(|(i, &c)| {
-                !is_ctrl(c)
-                    || (c == b'\r'
-                        && v.get(i + 1) == Some(&b'\n')
-                        && matches!(v.get(i + 2), Some(b' ' | b'\t')))
-                    || (c == b'\n'
-                        && i > 0
-                        && v[i - 1] == b'\r'
-                        && matches!(v.get(i + 1), Some(b' ' | b'\t')))
-            })
+        if n.is_empty() || !header_table::is_token(n.as_bytes()) {
+            return None;
+        }
+        if header_table::has_ctl(v) {
+            if !folds_only(v) {
+                return None;
+            }
+            folded = true;
+        }
+    }
+    Some(folded)
+}
+
+/// A value whose only control bytes are obs-folds (CR LF and a blank).
+fn folds_only(v: &[u8]) -> bool {
+    v.iter().enumerate().all(|(i, &c)| {
+        !is_ctrl(c)
+            || (c == b'\r'
+                && v.get(i + 1) == Some(&b'\n')
+                && matches!(v.get(i + 2), Some(b' ' | b'\t')))
+            || (c == b'\n'
+                && i > 0
+                && v[i - 1] == b'\r'
+                && matches!(v.get(i + 1), Some(b' ' | b'\t')))
     })
 }
 
@@ -531,6 +554,7 @@ mod tests {
             keep_alive: None,
             connection: None,
             status_line: None,
+            folded: true,
         }
     }
 

@@ -30,7 +30,9 @@
 //! `HEAD,GET,POST,OPTIONS,TRACE`); `TRACE` is always last. htaccel uses one
 //! fixed order; compare the value as a set.
 
-use super::conditional::{meets_conditions, strip_for_304, Clock, Validators, Verdict};
+use super::conditional::{
+    has_preconditions, meets_conditions, strip_for_304, Clock, Validators, Verdict,
+};
 use super::date::fmt_http_date;
 use super::digest::md5_base64_of_file;
 use super::etag::{file_etag, FileStamp};
@@ -198,12 +200,16 @@ pub fn serve(req: &FileRequest<'_>) -> Result<Response, Refusal> {
         request_time: req.request_time_us.div_euclid(1_000_000),
         now: req.now_us.div_euclid(1_000_000),
     };
-    let verdict = meets_conditions(
-        req.method,
-        200,
-        req.headers,
-        &Validators::from_response(&resp, clock),
-    );
+    let verdict = if has_preconditions(req.headers) {
+        meets_conditions(
+            req.method,
+            200,
+            req.headers,
+            &Validators::from_response(&resp, clock),
+        )
+    } else {
+        Verdict::Proceed
+    };
     match verdict {
         Verdict::NotModified => {
             resp.status = 304;
@@ -321,7 +327,7 @@ mod tests {
     fn hs(list: &[(&str, &str)]) -> Headers {
         let mut h = Headers::new();
         for (n, v) in list {
-            h.push(*n, v.to_string());
+            h.push(n.to_string(), v.to_string());
         }
         h
     }

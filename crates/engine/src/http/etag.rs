@@ -136,7 +136,7 @@ fn push_hex(out: &mut String, value: u64) {
             break;
         }
     }
-    out.extend(buf[i..].iter().map(|&b| char::from(b)));
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("hex digits are ASCII"));
 }
 
 /// The `FileETag Digest` tag: `"<base64 SHA-1 of the first len bytes>"`.

@@ -22,6 +22,7 @@ pub mod status;
 pub mod vary;
 
 use bytes::Bytes;
+use std::borrow::Cow;
 use std::fs::File;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -44,16 +45,19 @@ impl Version {
 
 /// Request headers in arrival order. Names compare case-insensitively;
 /// values are raw bytes (Apache does not require them to be UTF-8).
+/// A name is borrowed when it is a `&'static str` (the server passes the
+/// common names that way), so that reading and copying the usual request's
+/// headers allocates no name.
 #[derive(Clone, Debug, Default)]
 pub struct Headers {
-    entries: Vec<(String, Bytes)>,
+    entries: Vec<(Cow<'static, str>, Bytes)>,
 }
 
 impl Headers {
     pub fn new() -> Self {
         Self::default()
     }
-    pub fn push(&mut self, name: impl Into<String>, value: impl Into<Bytes>) {
+    pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Bytes>) {
         self.entries.push((name.into(), value.into()));
     }
     /// The first value of `name`.
@@ -113,11 +117,11 @@ impl Headers {
                 }
             }
         } else {
-            self.entries.push((name.to_string(), value));
+            self.entries.push((Cow::Owned(name.to_string()), value));
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Bytes)> {
-        self.entries.iter().map(|(n, v)| (n.as_str(), v))
+        self.entries.iter().map(|(n, v)| (n.as_ref(), v))
     }
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -220,26 +220,23 @@ pub static CORE_MODULE: Module = Module {
 // ---------------------------------------------------------------------------
 // Requests
 
-/// mod_mime's `AddOutputFilter` names for the file's extensions, in order.
-fn mime_filters(ctx: &Ctx<'_>) -> Vec<String> {
+/// mod_mime's `AddOutputFilter` names for the file's extensions, in
+/// order, handed to `each` (no list is built: most files name none).
+fn for_each_mime_filter(ctx: &Ctx<'_>, mut each: impl FnMut(&str)) {
+    let extensions = &ctx.conf.mime.extensions;
+    if extensions.is_empty() {
+        return;
+    }
     let basename = ctx.filename.rsplit('/').next().unwrap_or("");
-    let mut out = Vec::new();
     for ext in basename.split('.').skip(1).filter(|e| !e.is_empty()) {
-        if let Some(f) = ctx
-            .conf
-            .mime
-            .extensions
-            .get(&ext.to_ascii_lowercase())
-            .and_then(|e| e.output_filters.as_ref())
+        if let Some(f) =
+            crate::modules::mime::ext_get(extensions, ext).and_then(|e| e.output_filters.as_ref())
         {
-            out.extend(
-                f.split(';')
-                    .take_while(|n| !n.is_empty())
-                    .map(str::to_string),
-            );
+            f.split(';')
+                .take_while(|n| !n.is_empty())
+                .for_each(&mut each);
         }
     }
-    out
 }
 
 /// How `DEFLATE` is attached to a request.
@@ -254,20 +251,18 @@ struct Attached {
 fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
     let f = &ctx.conf.filter;
     let mut a = Attached::default();
-    let mime = mime_filters(ctx);
-    let set = f.set_output.iter().flatten();
     // Asked only when a filter is named (most requests name none).
     let mut loaded = None;
-    for (name, from_mime) in mime
-        .iter()
-        .map(|n| (n, true))
-        .chain(set.map(|n| (n, false)))
-    {
+    let mut refused = None;
+    let mut consider = |name: &str, from_mime: bool| {
+        if refused.is_some() {
+            return;
+        }
         let loaded = *loaded.get_or_insert_with(|| ctx.site.env.is_loaded("deflate_module"));
         match lookup(name, loaded) {
             Known::Deflate => a.direct = true,
             Known::Unsupported if from_mime => {
-                return Err(format!(
+                refused = Some(format!(
                     "AddOutputFilter {name}: the {name} filter is not supported by htaccel yet"
                 ))
             }
@@ -282,6 +277,13 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
                 }
             }
         }
+    };
+    for_each_mime_filter(ctx, |n| consider(n, true));
+    for n in f.set_output.iter().flatten() {
+        consider(n, false);
+    }
+    if let Some(msg) = refused {
+        return Err(msg);
     }
     for fname in f.chain.iter().flatten() {
         if let Some(d) = f.declared.iter().find(|d| &d.fname == fname) {

@@ -138,11 +138,10 @@ impl Drop for Server {
 pub fn get(port: u16, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    // One write: a request split over several segments may be read in
+    // pieces, and the syscall tests find each request by its first read.
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).expect("read response");
     let text = String::from_utf8_lossy(&raw).into_owned();
