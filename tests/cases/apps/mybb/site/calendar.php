@@ -1,0 +1,1 @@
+<?php // calendar.php
