@@ -31,4 +31,5 @@ pub mod statcache;
 pub mod tree;
 pub mod uri;
 pub mod walk;
+pub mod walk_memo;
 pub mod watch;

@@ -21,6 +21,7 @@ use crate::watch::{Fill, Mode, Watch};
 // Paths from requests are the keys: a seeded hash, much cheaper than
 // SipHash on long paths, still unpredictable to clients.
 use foldhash::HashMap;
+use std::cell::Cell;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -119,14 +120,18 @@ impl StatCache {
 
     pub fn clear(&self) {
         *self.write() = Clock::default();
+        crate::watch::note_change();
     }
 
     fn get(&self, path: &str, follow: bool) -> Option<Answer> {
         let c = self.read();
         let slot = c.slots[*c.index[follow as usize].get(path)?].as_ref()?;
         // Only a polled entry expires: the clock is read for it alone.
-        if slot.expires.is_some_and(|e| Instant::now() >= e) {
-            return None;
+        if let Some(e) = slot.expires {
+            if Instant::now() >= e {
+                return None;
+            }
+            note_unwatched();
         }
         slot.referenced.store(true, Ordering::Relaxed);
         Some(slot.answer)
@@ -178,6 +183,7 @@ impl StatCache {
                 }
             }
         }
+        crate::watch::note_change();
     }
 }
 
@@ -255,7 +261,25 @@ impl Clock {
     }
 }
 
+thread_local! {
+    /// Set when this thread was given an answer that no watch vouches for
+    /// (read from the disk uncached, or a polled entry).
+    static UNWATCHED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_unwatched() {
+    UNWATCHED.with(|u| u.set(true));
+}
+
+/// Whether any answer given to this thread since the last call came
+/// without a watch vouching for it; clears the mark. Results built from
+/// such answers hold only as long as their time allows.
+pub fn take_unwatched() -> bool {
+    UNWATCHED.with(|u| u.replace(false))
+}
+
 fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
+    note_unwatched();
     let m = if follow {
         std::fs::metadata(path)
     } else {
@@ -316,6 +340,7 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
             if interval.is_zero() {
                 return uncached(path, follow);
             }
+            note_unwatched();
             Some(now + interval)
         }
     };
@@ -341,6 +366,7 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
             Err(e)
         }
         Err(e) => {
+            note_unwatched();
             if follow {
                 uncached(path, true)
             } else {

@@ -114,6 +114,8 @@ impl Subscriber for Inner {
             Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
             Invalidation::All => levels.clear(),
         }
+        drop(levels);
+        crate::watch::note_change();
     }
 }
 
@@ -121,6 +123,8 @@ impl Subscriber for Inner {
 pub struct ConfigTree {
     inner: Arc<Inner>,
     subscribed: OnceLock<()>,
+    /// Unique in the process: names this tree in per-thread memos.
+    id: u64,
 }
 
 impl Default for ConfigTree {
@@ -145,7 +149,16 @@ impl ConfigTree {
                 epoch: Instant::now(),
             }),
             subscribed: OnceLock::new(),
+            id: {
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
         }
+    }
+
+    /// This tree's number, unique in the process (never reused).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     pub fn root(&self, site: &Site) -> Arc<Level> {

@@ -13,6 +13,7 @@ use crate::fs::{self, Kind};
 use crate::modules::core::options::{OPT_SYM_LINKS, OPT_SYM_OWNER};
 use crate::site::Site;
 use crate::tree::{Level, LevelError};
+use crate::walk_memo;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ pub enum WalkError {
 }
 
 /// What the walk found.
+#[derive(Clone)]
 pub struct Walked {
     /// `r->filename`: the deepest existing path (file, or directory with
     /// the trailing slash the request had).
@@ -64,6 +66,26 @@ pub fn clean_path(path: &str) -> String {
 /// Walk `filename` (absolute, normalised; a trailing slash kept if the
 /// request had one) through the site's levels.
 pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> {
+    // Read before the walk: see `walk_memo` for why this order is safe.
+    let stamp = crate::watch::changes();
+    let tree = site.tree.id();
+    if let Some(w) = walk_memo::get(tree, filename, stamp) {
+        return Ok(w);
+    }
+    crate::statcache::take_unwatched();
+    let mut all_watched = true;
+    let walked = walk(site, filename, &mut all_watched);
+    if let Ok(w) = &walked {
+        if !crate::statcache::take_unwatched() && all_watched {
+            walk_memo::put(tree, filename, stamp, w);
+        }
+    }
+    walked
+}
+
+/// The walk itself; `all_watched` is cleared when a level on the way is
+/// revalidated by time rather than kept true by the watcher.
+fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, WalkError> {
     let trailing_slash = filename.ends_with('/') && filename.len() > 1;
     let comps: Vec<&str> = filename.split('/').filter(|c| !c.is_empty()).collect();
     let full = fs::stat(Path::new(filename)).ok();
@@ -76,6 +98,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
     let mut finfo = None;
     let mut path_info = String::new();
     loop {
+        *all_watched &= level.is_watched();
         if let Some(err) = &level.error {
             return Err(match err {
                 LevelError::Config => WalkError::Config,

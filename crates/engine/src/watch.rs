@@ -234,6 +234,22 @@ impl Drop for Fill<'_> {
     }
 }
 
+/// Bumped after every invalidation of any cached fact (metadata answers,
+/// config-tree levels), once the invalidation is complete. A result
+/// derived from watched caches while this number stayed the same is as
+/// true as the caches: see [`crate::walk_memo`].
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+/// The current value of the change counter.
+pub fn changes() -> u64 {
+    CHANGES.load(Ordering::SeqCst)
+}
+
+/// Record that a cached fact was just dropped (call after dropping it).
+pub fn note_change() {
+    CHANGES.fetch_add(1, Ordering::SeqCst);
+}
+
 /// The process's watcher (the metadata cache behind `fs::stat` is one per
 /// process, so the watcher that keeps it true is too).
 pub fn global() -> &'static Arc<Watch> {

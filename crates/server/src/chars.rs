@@ -103,6 +103,65 @@ pub(crate) fn token_len(s: &[u8]) -> usize {
     s.iter().position(|&c| !is_token(c)).unwrap_or(s.len())
 }
 
+// Eight bytes at a time ("SWAR"): a word flags a chunk that may hold a
+// byte of interest, which is then looked at byte by byte; clean chunks, the
+// usual case, cost a few operations for eight bytes.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero iff some byte of `w` is below `n` (`n` at most 128).
+#[inline]
+fn any_below(w: u64, n: u8) -> u64 {
+    w.wrapping_sub(ONES * n as u64) & !w & HIGHS
+}
+
+/// Non-zero iff some byte of `w` equals `b`.
+#[inline]
+fn any_equal(w: u64, b: u8) -> u64 {
+    let x = w ^ (ONES * b as u64);
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+#[inline]
+fn word(s: &[u8], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&s[i..i + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// Length of the run of visible or obs-text bytes at the start of `s`
+/// (what [`is_vchar_obs`] accepts: neither a control, SP, nor DEL).
+#[inline]
+pub(crate) fn vchar_obs_len(s: &[u8]) -> usize {
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let w = word(s, i);
+        if any_below(w, 0x21) | any_equal(w, 0x7f) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i + s[i..]
+        .iter()
+        .position(|&c| !is_vchar_obs(c))
+        .unwrap_or(s.len() - i)
+}
+
+/// Whether `s` holds a byte [`is_ctrl`] refuses.
+#[inline]
+pub(crate) fn has_ctrl(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let w = word(s, i);
+        // Below 0x20 includes HT, which is allowed: look closer then.
+        if any_below(w, 0x20) | any_equal(w, 0x7f) != 0 && s[i..i + 8].iter().any(|&c| is_ctrl(c)) {
+            return true;
+        }
+        i += 8;
+    }
+    s[i..].iter().any(|&c| is_ctrl(c))
+}
+
 /// Whether `list` holds `tok` as one of its tokens, as Apache's
 /// `ap_find_token` answers: tokens are runs of tchar, compared without case,
 /// and a token that is a *prefix* of `tok` also counts (`Connection: clo`
@@ -126,6 +185,26 @@ pub(crate) fn find_token(list: &[u8], tok: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// [`find_token`] for `close` and for `keep-alive` (a `Connection` value),
+/// in one pass over the list.
+pub(crate) fn close_and_keep_alive(list: &[u8]) -> (bool, bool) {
+    let (mut close, mut keep) = (false, false);
+    let mut i = 0;
+    while i < list.len() {
+        while i < list.len() && !is_token(list[i]) {
+            i += 1;
+        }
+        let start = i;
+        i += token_len(&list[i..]);
+        let word = &list[start..i];
+        if !word.is_empty() {
+            close |= word.len() <= 5 && word.eq_ignore_ascii_case(&b"close"[..word.len()]);
+            keep |= word.len() <= 10 && word.eq_ignore_ascii_case(&b"keep-alive"[..word.len()]);
+        }
+    }
+    (close, keep)
 }
 
 /// `ap_is_chunked`: whether the (joined) `Transfer-Encoding` value ends in the
@@ -178,6 +257,47 @@ mod tests {
         assert!(!find_token(b"closed", b"close"));
         assert!(!find_token(b"", b"close"));
         assert!(!find_token(b" , ;", b"close"));
+    }
+
+    #[test]
+    fn word_scans_agree_with_the_byte_classes() {
+        // Every byte value at every position of inputs longer than a word.
+        for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 24] {
+            for pos in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[pos] = b;
+                    let run = s.iter().position(|&c| !is_vchar_obs(c)).unwrap_or(len);
+                    assert_eq!(vchar_obs_len(&s), run, "len {len} pos {pos} byte {b}");
+                    assert_eq!(has_ctrl(&s), is_ctrl(b), "len {len} pos {pos} byte {b}");
+                }
+            }
+            let s = vec![0x80u8; len];
+            assert_eq!(vchar_obs_len(&s), len);
+            assert!(!has_ctrl(&s));
+        }
+    }
+
+    #[test]
+    fn connection_tokens_in_one_pass() {
+        for v in [
+            &b"c"[..],
+            b"Foo, CLOSE",
+            b"keep",
+            b"closed",
+            b"",
+            b" , ;",
+            b"Keep-Alive",
+            b"keep-alive, close",
+            b"keep-alived",
+            b"k,c",
+        ] {
+            assert_eq!(
+                close_and_keep_alive(v),
+                (find_token(v, b"close"), find_token(v, b"keep-alive")),
+                "{v:?}"
+            );
+        }
     }
 
     #[test]

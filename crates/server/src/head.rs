@@ -23,12 +23,13 @@
 //! The observed answers of Apache 2.4.71 to malformed heads are the table in
 //! the tests at the bottom of this file.
 
-use crate::chars::{find_token, is_chunked, is_ctrl, is_space, is_vchar_obs, token_len};
+use crate::chars::{
+    close_and_keep_alive, has_ctrl, is_chunked, is_space, token_len, vchar_obs_len,
+};
 use crate::target::{check_target, fix_uri_host, host_header_ok, Host, TargetHost};
 use crate::Limits;
 use bytes::Bytes;
 use htaccel_engine::http::{BodyFraming, Headers, Request, Version};
-use memchr::memchr;
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -460,7 +461,7 @@ impl HeadParser {
             }
             l
         };
-        let mut headers = Headers::new();
+        let mut headers = Headers::with_capacity(self.fields.len());
         for f in &self.fields {
             match f {
                 Field::Span { name, value } => {
@@ -494,9 +495,10 @@ impl HeadParser {
         match self.check(buf, &mut req) {
             Ok((expect_100, close, conn)) => {
                 let conn = conn.as_deref().unwrap_or_default();
+                let (client_close, client_keep_alive) = close_and_keep_alive(conn);
                 Ok(Checked {
-                    client_close: find_token(conn, b"close"),
-                    client_keep_alive: find_token(conn, b"keep-alive"),
+                    client_close,
+                    client_keep_alive,
                     http09: self.proto_num == 9,
                     proto_num: self.proto_num,
                     expect_100,
@@ -664,7 +666,11 @@ const COMMON_NAMES: &[&str] = &[
 ];
 
 fn common_name(name: &[u8]) -> Option<&'static str> {
-    COMMON_NAMES.iter().find(|n| n.as_bytes() == name).copied()
+    // Compared inline: only names of the same length, no `memcmp` call.
+    COMMON_NAMES
+        .iter()
+        .find(|n| n.len() == name.len() && n.bytes().zip(name).all(|(a, &b)| a == b))
+        .copied()
 }
 
 /// Where the fields the protocol layer reads itself are, found in one pass
@@ -786,7 +792,7 @@ fn split_field(line: &[u8]) -> Option<(usize, Range<usize>)> {
     while v < line.len() && matches!(line[v], b' ' | b'\t') {
         v += 1;
     }
-    if line[v..].iter().any(|&c| is_ctrl(c)) {
+    if has_ctrl(&line[v..]) {
         return None;
     }
     Some((n, v..line.len()))
@@ -802,9 +808,10 @@ enum Line {
 
 /// Read one CRLF-terminated line starting at `start`, with a buffer of `n`
 /// bytes as Apache's `ap_rgetline` has (see the module docs).
+#[inline]
 fn next_line(buf: &[u8], start: usize, scan: &mut usize, n: usize) -> Line {
     let from = (*scan).max(start);
-    match memchr(b'\n', &buf[from..]) {
+    match memchr::memchr(b'\n', &buf[from..]) {
         None => {
             *scan = buf.len();
             // More than `n` bytes and still no LF: the line cannot fit.
@@ -897,8 +904,8 @@ fn tokenize(l: &[u8]) -> Tokens {
         bad = true;
     }
     let mut ue = u;
-    while ue < u_end_limit && is_vchar_obs(l[ue]) {
-        ue += 1;
+    if ue < u_end_limit {
+        ue += vchar_obs_len(&l[ue..u_end_limit]);
     }
     let mut have_ue = true;
     if ue == u || (ue < u_end_limit && !is_space(l[ue])) {
@@ -934,8 +941,8 @@ fn tokenize(l: &[u8]) -> Tokens {
     }
     let p_end_limit = if p == ue { ue } else { n };
     let mut pe = p.min(p_end_limit);
-    while pe < p_end_limit && is_vchar_obs(l[pe]) {
-        pe += 1;
+    if pe < p_end_limit {
+        pe += vchar_obs_len(&l[pe..p_end_limit]);
     }
     if pe < p_end_limit {
         // Something after the protocol: a control byte or whitespace.

@@ -57,6 +57,12 @@ impl Headers {
     pub fn new() -> Self {
         Self::default()
     }
+    /// Room for `n` fields before the list grows.
+    pub fn with_capacity(n: usize) -> Self {
+        Headers {
+            entries: Vec::with_capacity(n),
+        }
+    }
     pub fn push(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Bytes>) {
         self.entries.push((name.into(), value.into()));
     }

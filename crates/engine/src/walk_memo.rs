@@ -1,0 +1,117 @@
+//! Recent directory-walk results, kept per worker thread, so that a path
+//! requested again while nothing changed costs one map lookup instead of a
+//! walk (a config-tree and a metadata-cache lookup per level).
+//!
+//! A walk is a pure function of the site and the caches it reads: the
+//! metadata cache ([`crate::statcache`]) and the compiled-config tree
+//! ([`crate::tree`]). Both are kept true by the watcher, and every time
+//! anything is dropped from either, the process-wide change counter
+//! ([`crate::watch::changes`]) moves, after the drop is complete. A result
+//! is stamped with the counter as read before its walk began, and is used
+//! only while the counter still has that value. So:
+//!
+//! * an event applied (by this request's `Watch::sync` or by any other
+//!   thread) after the stamp was read moves the counter, and the result is
+//!   not used again;
+//! * an event applied before the stamp was read had already dropped what
+//!   it made untrue, so the walk read fresh facts.
+//!
+//! Facts that no watch vouches for (directories that cannot be watched,
+//! `AccessFileCheckInterval` polling, symlink targets, no watching at all)
+//! are true only for a while, and the counter does not move when their time
+//! runs out: a walk that used any of them is not kept. Failed walks are not
+//! kept either (they are rare and their answers log).
+
+use crate::walk::Walked;
+use foldhash::HashMap;
+use std::cell::RefCell;
+
+/// Results one worker thread keeps at most.
+pub const ENTRIES_PER_THREAD: usize = 256;
+
+struct Entry {
+    tree: u64,
+    stamp: u64,
+    walked: Walked,
+}
+
+thread_local! {
+    static MEMO: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+}
+
+/// The walk of `filename` in the site whose tree is `tree`, if one was
+/// kept and the change counter still reads `stamp`.
+pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
+    MEMO.with(|m| {
+        let m = m.borrow();
+        let e = m.get(filename)?;
+        (e.tree == tree && e.stamp == stamp).then(|| e.walked.clone())
+    })
+}
+
+/// Keep a walk computed from caches that stayed true since `stamp`.
+pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= ENTRIES_PER_THREAD && !m.contains_key(filename) {
+            // Entries of an older stamp are of no use; else any entry.
+            let before = m.len();
+            m.retain(|_, e| e.stamp == stamp);
+            if m.len() == before {
+                if let Some(k) = m.keys().next().cloned() {
+                    m.remove(&k);
+                }
+            }
+        }
+        m.insert(
+            filename.to_string(),
+            Entry {
+                tree,
+                stamp,
+                walked: walked.clone(),
+            },
+        );
+    });
+}
+
+/// Forget every kept walk of this thread (tests).
+pub fn clear() {
+    MEMO.with(|m| m.borrow_mut().clear());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn walked(name: &str) -> Walked {
+        Walked {
+            filename: name.to_string(),
+            path_info: String::new(),
+            finfo: None,
+            conf: Arc::new(crate::dirconf::DirConf::default()),
+        }
+    }
+
+    #[test]
+    fn a_kept_walk_is_used_only_under_its_stamp_and_tree() {
+        clear();
+        put(1, "/a", 7, &walked("/a"));
+        assert_eq!(get(1, "/a", 7).map(|w| w.filename), Some("/a".into()));
+        assert!(get(1, "/a", 8).is_none(), "used after a change");
+        assert!(get(2, "/a", 7).is_none(), "used for another site");
+        assert!(get(1, "/b", 7).is_none());
+    }
+
+    #[test]
+    fn stays_bounded() {
+        clear();
+        for i in 0..ENTRIES_PER_THREAD + 10 {
+            put(1, &format!("/f{i}"), 3, &walked("/f"));
+        }
+        MEMO.with(|m| assert_eq!(m.borrow().len(), ENTRIES_PER_THREAD));
+        // A new stamp sweeps the old entries out first.
+        put(1, "/new", 4, &walked("/new"));
+        MEMO.with(|m| assert_eq!(m.borrow().len(), 1));
+    }
+}
