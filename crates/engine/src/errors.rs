@@ -26,6 +26,11 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
                 ..Default::default()
             };
             let mut r = error_page::custom_text_response(status, &text, &ectx);
+            // `ap_send_error_response` sets `Allow` on a 405 or 501 before
+            // it looks for a text `ErrorDocument`.
+            if let Some(allow) = ctx.allow {
+                r.add_header("Allow", allow);
+            }
             // Apache's error responses drop `headers_out` but the Location.
             for (n, v) in &ctx.headers_out {
                 if n.eq_ignore_ascii_case("Location") {
@@ -116,8 +121,12 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             redirected.log_reason();
             ctx.err_headers_out = std::mem::take(&mut redirected.err_headers_out);
             // Apache names the redirected request's own status, which it
-            // inherits from the original error, whatever failed in it.
-            canned(ctx, status, None, Some(status))
+            // inherits from the original error, whatever failed in it; the
+            // page is written while the method is still the redirect's GET.
+            let method = std::mem::replace(&mut ctx.method, "GET".into());
+            let r = canned(ctx, status, None, Some(status));
+            ctx.method = method;
+            r
         }
     }
 }
@@ -140,6 +149,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         additional_error: additional,
         head: ctx.req.method == "HEAD",
         allow: ctx.allow,
+        expect: ctx.headers_in.get_str("Expect"),
         ..Default::default()
     };
     // Apache's error responses drop `headers_out` (`ap_send_error_response`
@@ -181,8 +191,31 @@ pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
     resp
 }
 
-/// An error the connection layer found before any request existed.
+/// An error the connection layer found while reading a request, or before
+/// any request existed.
+///
+/// With the request as far as it was read, the answer goes through the
+/// error path of every request (`ap_read_request` dies through `ap_die`):
+/// the server's own configuration applies — `ErrorDocument` (text, remote
+/// URL, local page reached by a `GET` redirect), `Header always` — from the
+/// connection's default server, the one its address selects before any
+/// `Host` is looked at. Only a 417 comes after the virtual host was chosen
+/// from `Host` (`ap_check_request_header` tests `Expect` last).
 pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Response {
+    if let Some(req) = e.request {
+        let site = if e.status == 417 {
+            engine.site_for(req)
+        } else {
+            engine.select_site(req, None)
+        };
+        let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
+        let mut ctx = Ctx::new(engine, site, req, uri, None);
+        ctx.error_note = e.note.map(str::to_string);
+        let mut resp = error_response(&mut ctx, e.status);
+        crate::filters::output(&mut ctx, &mut resp, true);
+        resp.close = true;
+        return resp;
+    }
     let ectx = ErrorContext {
         method: e.method.unwrap_or("GET"),
         note: e.note,
@@ -194,4 +227,99 @@ pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Re
     let mut r = error_page::error_response(e.status, &ectx);
     r.close = true;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::protocol_error;
+    use crate::engine::{load, Engine};
+    use crate::http::{AccessEntry, Headers, Log, ProtocolError, Request, Version};
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
+    struct Quiet;
+    impl Log for Quiet {
+        fn access(&self, _: &AccessEntry<'_>) {}
+        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, _: &str) {}
+    }
+
+    fn engine(text: &str) -> Engine {
+        let text = format!(
+            "LoadModule mime_module m.so\nLoadModule headers_module m.so\nTypesConfig /dev/null\n{text}"
+        );
+        let nodes =
+            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
+                .unwrap();
+        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
+        Engine::new(&loaded, Arc::new(Quiet)).unwrap()
+    }
+
+    fn request(host: &str) -> Request {
+        let mut headers = Headers::new();
+        headers.push("Host", host.to_string());
+        Request {
+            method: "GET".into(),
+            target: "/".into(),
+            version: Version::Http11,
+            request_line: "GET / HTTP/1.1".into(),
+            headers,
+            framing: Default::default(),
+            remote: "127.0.0.1:4000".parse().unwrap(),
+            local: "127.0.0.1:80".parse().unwrap(),
+            secure: false,
+        }
+    }
+
+    fn body(r: &crate::http::Response) -> String {
+        String::from_utf8(r.body.to_vec().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn server_configuration_applies_to_a_failed_request() {
+        let e = engine("Header always set X-A 1\nErrorDocument 400 \"custom\"\n");
+        let req = request("localhost");
+        let r = protocol_error(
+            &e,
+            &ProtocolError {
+                status: 400,
+                request: Some(&req),
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.status, 400);
+        assert_eq!(r.header("X-A"), Some("1"));
+        assert_eq!(body(&r), "custom");
+        assert!(r.close);
+        // Without a request (nothing read), the built-in page.
+        let r = protocol_error(
+            &e,
+            &ProtocolError {
+                status: 400,
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.header("X-A"), None);
+        assert!(body(&r).contains("<h1>Bad Request</h1>"));
+    }
+
+    #[test]
+    fn the_default_host_answers_but_a_417_is_for_the_named_one() {
+        let e = engine(
+            "<VirtualHost *:80>\nServerName first.example\nErrorDocument 400 \"first\"\nErrorDocument 417 \"first\"\n</VirtualHost>\n\
+             <VirtualHost *:80>\nServerName second.example\nErrorDocument 400 \"second\"\nErrorDocument 417 \"second\"\n</VirtualHost>\n",
+        );
+        let req = request("second.example");
+        let answer = |status| {
+            body(&protocol_error(
+                &e,
+                &ProtocolError {
+                    status,
+                    request: Some(&req),
+                    ..Default::default()
+                },
+            ))
+        };
+        assert_eq!(answer(400), "first");
+        assert_eq!(answer(417), "second");
+    }
 }

@@ -287,6 +287,22 @@ struct Conn {
     local: Rc<Local>,
 }
 
+/// The request of a head whose request line could not be used: only the
+/// connection is known (Apache's request method there is not shown).
+fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request {
+    Request {
+        method: if head { "HEAD" } else { "GET" }.into(),
+        target: String::new(),
+        version: htaccel_engine::http::Version::Http11,
+        request_line: String::new(),
+        headers: Default::default(),
+        framing: BodyFraming::None,
+        remote,
+        local,
+        secure: false,
+    }
+}
+
 /// What reading a head gave.
 enum Next {
     Head(usize, SystemTime, Instant),
@@ -327,10 +343,16 @@ impl Conn {
                         started,
                         open_body: false,
                     };
+                    // The error path needs a request: the one read so
+                    // far, or (request line unusable) just the connection.
+                    let failed = partial.clone().unwrap_or_else(|| {
+                        unread_request(e.head_only, self.remote, self.local_addr)
+                    });
                     let resp = shared.handler.protocol_error(&ProtocolError {
                         status: e.status,
                         note: e.note,
                         head: e.head_only,
+                        request: Some(&failed),
                         ..Default::default()
                     });
                     if self.respond(shared, &ex, &resp).is_err() {
@@ -557,6 +579,7 @@ impl Conn {
                     method: Some(&req.method),
                     expect: expect.as_deref(),
                     head: e.head_only,
+                    request: Some(&req),
                 });
                 resp.close = false;
                 self.respond(shared, &ex, &resp).ok()?;

@@ -49,7 +49,10 @@
 //!   is sent raw and the connection closed.
 //! * [`Handler::protocol_error`] gets the error notes Apache shows: for 400
 //!   from the header limits the notes listed in `src/head.rs`; for 417 the
-//!   client's `Expect` value (Apache's page quotes it).
+//!   client's `Expect` value (Apache's page quotes it); for a head refused
+//!   while being read, the request as far as it was read (at least the
+//!   connection's addresses), so that the engine answers through its error
+//!   path with the server's configuration, as Apache does.
 //! * [`Response::disposal`] tells when an unread request body is discarded:
 //!   before the response (content handlers) or after it (early errors).
 //!

@@ -361,6 +361,12 @@ pub struct ProtocolError<'a> {
     pub expect: Option<&'a str>,
     /// The request was `HEAD`: headers only.
     pub head: bool,
+    /// The request as far as it was read, when it failed while being read
+    /// (malformed request line or header fields): at least the connection's
+    /// addresses. With it the answer goes through the error path with the
+    /// server's configuration, as Apache's `ap_read_request` dies with the
+    /// connection's default server and its `lookup_defaults`.
+    pub request: Option<&'a Request>,
 }
 
 /// Sink for the access log and the error log.
