@@ -121,9 +121,20 @@ impl Server {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// GET `path`: (status, body).
+    /// GET `path`: (status, body). A failure shows the server's error log.
     pub fn get(&self, path: &str) -> (u16, String) {
-        get(self.port, path)
+        match std::panic::catch_unwind(|| get(self.port, path)) {
+            Ok(answer) => answer,
+            Err(e) => panic!(
+                "GET {path} on port {}: {}\nserver error log:\n{}",
+                self.port,
+                e.downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| e.downcast_ref::<&str>().copied())
+                    .unwrap_or("?"),
+                self.error_log()
+            ),
+        }
     }
 }
 
