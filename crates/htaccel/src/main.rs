@@ -12,6 +12,7 @@
 //! * `htaccel explain DOCROOT URL [--header 'Name: value']` — answer one
 //!   request and trace each rewrite rule, condition and internal redirect.
 
+mod allocator;
 mod check;
 mod cli;
 mod explain;
@@ -19,12 +20,8 @@ mod logs;
 mod privileges;
 mod run;
 
-/// A request allocates and frees a few dozen small objects (header lists,
-/// paths, the request context); glibc's allocator spent about a third of
-/// a static request's instructions on them, mimalloc's thread-local free
-/// lists a fraction of that.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Mimalloc = allocator::Mimalloc;
 
 fn main() {
     // glibc re-reads /etc/localtime on every localtime_r() while TZ is
