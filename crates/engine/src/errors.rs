@@ -34,7 +34,7 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
             // Apache's error responses drop `headers_out` but the Location.
             for (n, v) in &ctx.headers_out {
                 if n.eq_ignore_ascii_case("Location") {
-                    r.add_header(n, v.clone());
+                    r.add_header(n.clone(), v.clone());
                 }
             }
             r
@@ -101,7 +101,11 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             // run, the original request's do not.
             crate::filters::output(&mut redirected, &mut r, false);
             ctx.output_done = true;
-            let mut headers = ctx.headers_out.clone();
+            let mut headers: Vec<_> = ctx
+                .headers_out
+                .iter()
+                .map(|(n, v)| (n.clone().into(), v.clone()))
+                .collect();
             headers.append(&mut r.headers);
             r.headers = headers;
             r

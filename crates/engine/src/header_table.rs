@@ -15,6 +15,7 @@
 
 use crate::http::{Headers, Response};
 use crate::request::Ctx;
+use std::borrow::Cow;
 
 /// A list of headers with APR-table semantics. Values are bytes: request
 /// headers need not be UTF-8.
@@ -180,7 +181,7 @@ impl Output {
                 std::mem::take(&mut ctx.headers_out),
             )
         };
-        out.extend(headers);
+        out.extend(headers.into_iter().map(|(n, v)| (n.into_owned(), v)));
         let handler_type = if error {
             None
         } else {
@@ -212,8 +213,12 @@ impl Output {
     /// Put the tables back into `resp`: the error table first, then the
     /// normal one, then the content type.
     pub fn finish(self, ctx: &Ctx<'_>, resp: &mut Response) {
-        let mut headers: Vec<(String, String)> = self.err.into_strings().collect();
-        headers.extend(self.out.into_strings());
+        let mut headers: Vec<(Cow<'static, str>, String)> = self
+            .err
+            .into_strings()
+            .chain(self.out.into_strings())
+            .map(|(n, v)| (n.into(), v))
+            .collect();
         let header_only = matches!(self.status, 204 | 304);
         let content_type = if header_only {
             None
@@ -224,7 +229,7 @@ impl Output {
         };
         if let Some(t) = content_type {
             headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Content-Type"));
-            headers.push(("Content-Type".to_string(), t));
+            headers.push(("Content-Type".into(), t));
         }
         resp.headers = headers;
     }
@@ -248,8 +253,9 @@ pub fn make_content_type(ctx: &Ctx<'_>, t: &str) -> String {
 /// names must be tokens, values must hold no control characters but tabs;
 /// a folded line (CRLF and blanks) becomes one space. The error is the
 /// error-log message.
-pub fn check(headers: &mut [(String, String)]) -> Result<(), String> {
+pub fn check<N: AsRef<str>>(headers: &mut [(N, String)]) -> Result<(), String> {
     for (name, value) in headers.iter_mut() {
+        let name = name.as_ref();
         if name.is_empty() {
             return Err("AH02428: Empty response header name, aborting request".into());
         }
@@ -410,9 +416,9 @@ mod tests {
         let mut ok = vec![("X-A".to_string(), "a\tb\r\n  c".to_string())];
         assert!(check(&mut ok).is_ok());
         assert_eq!(ok[0].1, "a\tb c");
-        assert!(check(&mut [("X".into(), "a\nb".into())]).is_err());
-        assert!(check(&mut [("".into(), "a".into())]).is_err());
-        assert!(check(&mut [("X A".into(), "a".into())]).is_err());
+        assert!(check(&mut [("X", "a\nb".to_string())]).is_err());
+        assert!(check(&mut [("", "a".to_string())]).is_err());
+        assert!(check(&mut [("X A", "a".to_string())]).is_err());
     }
 
     #[test]

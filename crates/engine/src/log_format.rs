@@ -19,6 +19,7 @@
 //! as Apache's do in the C locale.
 
 use crate::http::{AccessEntry, Request};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -652,7 +653,7 @@ fn lookup(table: &[(String, String)], name: &str, out: &mut Vec<u8>) -> bool {
 
 /// `%{Name}o`: the first value; `Set-Cookie` joined with ", ";
 /// `Content-Type` without its parameters.
-fn header_out(name: &str, headers: &[(String, String)], out: &mut Vec<u8>) -> bool {
+fn header_out(name: &str, headers: &[(Cow<'static, str>, String)], out: &mut Vec<u8>) -> bool {
     let mut values = headers
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -1116,7 +1117,7 @@ mod tests {
         req: Option<&'a Request>,
         status: u16,
         bytes_sent: u64,
-        response_headers: &'a [(String, String)],
+        response_headers: &'a [(Cow<'static, str>, String)],
     ) -> AccessEntry<'a> {
         AccessEntry {
             request: req,
@@ -1158,14 +1159,14 @@ mod tests {
         )
     }
 
-    fn response_headers() -> Vec<(String, String)> {
+    fn response_headers() -> Vec<(Cow<'static, str>, String)> {
         [
             ("Content-Type", "text/plain"),
             ("Set-Cookie", "a=1"),
             ("Set-Cookie", "b=2"),
         ]
         .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .map(|(n, v)| (Cow::Borrowed(*n), v.to_string()))
         .collect()
     }
 
@@ -1229,7 +1230,7 @@ mod tests {
     fn missing_values_and_conditions() {
         let req = request("GET", "/nonexist", &[("X-A", b"v")]);
         let headers = vec![(
-            "Content-Type".to_string(),
+            "Content-Type".into(),
             "text/html; charset=iso-8859-1".into(),
         )];
         let e = entry(Some(&req), 404, 236, &headers);

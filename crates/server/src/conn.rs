@@ -42,6 +42,7 @@ use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
     Response,
 };
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
@@ -891,7 +892,7 @@ impl Conn {
         request: Option<&Request>,
         status: u16,
         bytes_sent: u64,
-        headers: &[(String, String)],
+        headers: &[(Cow<'static, str>, String)],
         received: SystemTime,
         started: Instant,
     ) {

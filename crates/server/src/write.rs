@@ -44,6 +44,7 @@ use crate::chars::is_ctrl;
 use bytes::Bytes;
 use htaccel_engine::header_table;
 use htaccel_engine::http::status;
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, IoSlice};
 use std::ops::Range;
@@ -141,7 +142,7 @@ pub(crate) fn push_body_piece(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
 pub(crate) fn write_head(
     out: &mut Vec<u8>,
     status: u16,
-    headers: &[(String, String)],
+    headers: &[(Cow<'static, str>, String)],
     server: &str,
     now: SystemTime,
     f: &Framing,
@@ -273,13 +274,13 @@ fn header(out: &mut Vec<u8>, name: &str, value: &[u8], folded: bool) {
 /// (`check_headers` in the HTTP header filter): names are tokens, values
 /// hold no control bytes except HT and obs-folds (CR LF followed by a
 /// blank). A response that fails is replaced by a 500.
-pub(crate) fn headers_valid(headers: &[(String, String)]) -> bool {
+pub(crate) fn headers_valid(headers: &[(Cow<'static, str>, String)]) -> bool {
     check_headers(headers).is_some()
 }
 
 /// [`headers_valid`], telling also whether a value holds an obs-fold
 /// (`Some(true)`): only then must the writer look for folds to unfold.
-pub(crate) fn check_headers(headers: &[(String, String)]) -> Option<bool> {
+pub(crate) fn check_headers(headers: &[(Cow<'static, str>, String)]) -> Option<bool> {
     let mut folded = false;
     for (n, v) in headers {
         let v = v.as_bytes();
@@ -532,9 +533,9 @@ mod tests {
     use super::*;
 
     fn head(status: u16, headers: &[(&str, &str)], f: &Framing) -> String {
-        let headers: Vec<(String, String)> = headers
+        let headers: Vec<(Cow<'static, str>, String)> = headers
             .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .map(|(a, b)| (a.to_string().into(), b.to_string()))
             .collect();
         let mut out = Vec::new();
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
@@ -650,7 +651,7 @@ mod tests {
 
     #[test]
     fn header_checks() {
-        let h = |n: &str, v: &str| vec![(n.to_string(), v.to_string())];
+        let h = |n: &str, v: &str| vec![(Cow::Owned(n.to_string()), v.to_string())];
         assert!(headers_valid(&h("X-A", "b\tc \u{e9}")));
         assert!(headers_valid(&h("X-A", "b\r\n  c")));
         assert!(!headers_valid(&h("X-A", "b\r\nSet-Cookie: x")));

@@ -474,7 +474,7 @@ mod tests {
         assert_eq!(
             r.headers,
             [(
-                "Content-Type".to_string(),
+                "Content-Type".into(),
                 "text/html;charset=ISO-8859-1".to_string()
             )]
         );

@@ -769,7 +769,7 @@ mod tests {
         }
         r.body = crate::http::Body::bytes(&b"hello"[..]);
         strip_for_304(&mut r);
-        let names: Vec<&str> = r.headers.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = r.headers.iter().map(|(n, _)| n.as_ref()).collect();
         assert_eq!(names, ["Last-Modified", "ETag", "Accept-Ranges"]);
         assert!(r.body.is_empty());
     }

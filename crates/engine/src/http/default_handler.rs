@@ -320,7 +320,7 @@ mod tests {
     fn headers(r: &Response) -> Vec<(&str, &str)> {
         r.headers
             .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .map(|(n, v)| (n.as_ref(), v.as_str()))
             .collect()
     }
 

@@ -460,11 +460,11 @@ mod tests {
             r.headers,
             [
                 (
-                    "Location".to_string(),
+                    "Location".into(),
                     "http://example.com/t?a=1&b=<x>".to_string()
                 ),
                 (
-                    "Content-Type".to_string(),
+                    "Content-Type".into(),
                     "text/html; charset=iso-8859-1".to_string()
                 )
             ]
@@ -514,10 +514,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(
-            r.headers,
-            [("Location".to_string(), "http://x/".to_string())]
-        );
+        assert_eq!(r.headers, [("Location".into(), "http://x/".to_string())]);
         assert!(r.body.is_empty());
         // Location is only for redirects and 201.
         let r = error_response(

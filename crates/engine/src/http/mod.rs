@@ -262,8 +262,9 @@ pub enum BodyDisposal {
 #[derive(Clone, Debug)]
 pub struct Response {
     pub status: u16,
-    /// Response headers in the order they are sent.
-    pub headers: Vec<(String, String)>,
+    /// Response headers in the order they are sent; the names the engine
+    /// writes itself are static strings (no allocation per header).
+    pub headers: Vec<(Cow<'static, str>, String)>,
     pub body: Body,
     /// Close the connection after this response (Apache does after errors
     /// that leave the request stream in an unknown state, e.g. 400, 408, 413).
@@ -315,13 +316,14 @@ impl Response {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
-    pub fn set_header(&mut self, name: &str, value: impl Into<String>) {
+    pub fn set_header(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<String>) {
+        let name = name.into();
         let value = value.into();
-        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        self.headers.push((name.to_string(), value));
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+        self.headers.push((name, value));
     }
-    pub fn add_header(&mut self, name: &str, value: impl Into<String>) {
-        self.headers.push((name.to_string(), value.into()));
+    pub fn add_header(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<String>) {
+        self.headers.push((name.into(), value.into()));
     }
     pub fn remove_header(&mut self, name: &str) {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
@@ -385,7 +387,7 @@ pub struct AccessEntry<'a> {
     pub status: u16,
     /// Body bytes sent (`%b`/`%B`).
     pub bytes_sent: u64,
-    pub response_headers: &'a [(String, String)],
+    pub response_headers: &'a [(Cow<'static, str>, String)],
     /// When the request's first byte arrived.
     pub received: std::time::SystemTime,
     pub duration: std::time::Duration,

@@ -261,7 +261,7 @@ fn set_in_place(resp: &mut Response, name: &str, value: String) {
                 }
             }
         }
-        None => resp.headers.push((name.to_string(), value)),
+        None => resp.headers.push((name.to_string().into(), value)),
     }
 }
 
@@ -345,7 +345,7 @@ pub fn byterange_filter(
             .position(|(n, _)| n.eq_ignore_ascii_case("Content-Type"));
         let value = format!("bytes {first}-{last}/{clength}");
         match at {
-            Some(i) => resp.headers.insert(i, ("Content-Range".to_string(), value)),
+            Some(i) => resp.headers.insert(i, ("Content-Range".into(), value)),
             None => resp.add_header("Content-Range", value),
         }
         parts
@@ -510,7 +510,7 @@ mod tests {
         let hs: Vec<(&str, &str)> = r
             .headers
             .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .map(|(n, v)| (n.as_ref(), v.as_str()))
             .collect();
         assert_eq!(
             hs,

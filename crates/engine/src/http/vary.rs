@@ -8,11 +8,11 @@
 
 /// Rewrite the `Vary` fields of `headers` in place: one field, where the
 /// first one was, holding the distinct names.
-pub fn fixup_vary(headers: &mut Vec<(String, String)>) {
+pub fn fixup_vary<N: AsRef<str>>(headers: &mut Vec<(N, String)>) {
     let mut names: Vec<&str> = Vec::new();
     let mut first = None;
     for (i, (n, v)) in headers.iter().enumerate() {
-        if !n.eq_ignore_ascii_case("Vary") {
+        if !n.as_ref().eq_ignore_ascii_case("Vary") {
             continue;
         }
         first.get_or_insert(i);
@@ -35,7 +35,7 @@ pub fn fixup_vary(headers: &mut Vec<(String, String)>) {
     headers[first].1 = joined;
     let mut i = 0;
     headers.retain(|(n, _)| {
-        let keep = i <= first || !n.eq_ignore_ascii_case("Vary");
+        let keep = i <= first || !n.as_ref().eq_ignore_ascii_case("Vary");
         i += 1;
         keep
     });

@@ -414,7 +414,7 @@ fn merge_header(resp: &mut Response, name: &str, value: &str) {
             v.push_str(", ");
             v.push_str(value);
         }
-        None => resp.add_header(name, value),
+        None => resp.add_header(name.to_string(), value),
     }
 }
 

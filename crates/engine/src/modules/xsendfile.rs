@@ -134,11 +134,10 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
     let Some(file) = file.filter(|f| !f.is_empty()) else {
         return Outcome::None;
     };
-    for table in [&mut resp.headers, &mut ctx.err_headers_out] {
-        table.retain(|(n, _)| {
-            !n.eq_ignore_ascii_case("Content-Length") && !n.eq_ignore_ascii_case("Content-Encoding")
-        });
-    }
+    remove(&mut resp.headers, "Content-Length");
+    remove(&mut resp.headers, "Content-Encoding");
+    remove(&mut ctx.err_headers_out, "Content-Length");
+    remove(&mut ctx.err_headers_out, "Content-Encoding");
     let Some(path) = resolve(ctx, &file) else {
         ctx.reason = Some((
             "error".into(),
@@ -293,27 +292,34 @@ fn clean(p: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-fn header<'t>(table: &'t [(String, String)], name: &str) -> Option<&'t str> {
+fn header<'t, N: AsRef<str>>(table: &'t [(N, String)], name: &str) -> Option<&'t str> {
     table
         .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
         .map(|(_, v)| v.as_str())
 }
 
-fn take(table: &mut Vec<(String, String)>, name: &str) -> Option<String> {
+fn take<N: AsRef<str>>(table: &mut Vec<(N, String)>, name: &str) -> Option<String> {
     let v = header(table, name).map(str::to_string);
     remove(table, name);
     v
 }
 
-fn remove(table: &mut Vec<(String, String)>, name: &str) {
-    table.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+fn remove<N: AsRef<str>>(table: &mut Vec<(N, String)>, name: &str) {
+    table.retain(|(n, _)| !n.as_ref().eq_ignore_ascii_case(name));
 }
 
-fn set(table: &mut Vec<(String, String)>, name: &str, value: String) {
-    match table.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+fn set<N: AsRef<str> + From<&'static str>>(
+    table: &mut Vec<(N, String)>,
+    name: &'static str,
+    value: String,
+) {
+    match table
+        .iter_mut()
+        .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
+    {
         Some(slot) => slot.1 = value,
-        None => table.push((name.to_string(), value)),
+        None => table.push((name.into(), value)),
     }
 }
 

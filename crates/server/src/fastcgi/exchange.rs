@@ -12,6 +12,7 @@ use htaccel_engine::http::backend::{
     BackendCall, BackendError, BackendHead, BackendRequest, COLLECT_MAX,
 };
 use htaccel_engine::http::{BodyFraming, ProtocolError, Request, Response};
+use std::borrow::Cow;
 use tokio::time::Instant;
 
 /// The one request id used per connection (no multiplexing, as PHP-FPM).
@@ -548,7 +549,7 @@ impl Conn {
         ex: &Exchange<'_>,
         status: u16,
         sent: u64,
-        headers: &[(String, String)],
+        headers: &[(Cow<'static, str>, String)],
     ) {
         self.log(
             shared,

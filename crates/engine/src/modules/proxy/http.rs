@@ -403,7 +403,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         } else {
             value.to_string()
         };
-        resp.headers.push((name.to_string(), value));
+        resp.headers.push((name.to_string().into(), value));
     }
     if let Some(t) = &content_type {
         ctx.content_type = Some(t.clone());

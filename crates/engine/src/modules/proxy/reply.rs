@@ -112,7 +112,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         ctx.err_headers_out.extend(cookies);
     }
     let mut resp = Response::new(status);
-    resp.headers = normal;
+    resp.headers = normal.into_iter().map(|(n, v)| (n.into(), v)).collect();
     // The script's own status text is kept (Apache's r->status_line).
     resp.status_line = status_text;
     if let Some(t) = &content_type {
