@@ -5,7 +5,8 @@ Environment: BENCH_QUICK=1 (1 run of 2 s per point instead of 3 of 5 s),
 BENCH_RUNS, BENCH_SECONDS, BENCH_WARMUP to override; BENCH_NOISY_PCT and
 BENCH_NOISY_RETRIES (repeat a run while other work used more than that
 share of the server's core; default 15 %, 2 retries, 1 in quick mode);
-HTACCEL_BIN.
+HTACCEL_BIN. Group W (WordPress) measures the servers of a scenario
+interleaved, in max(BENCH_RUNS, 5) rounds (bench/wordpress_bench.py).
 """
 
 import argparse
@@ -89,6 +90,31 @@ def last_error_line(rundir):
     if not lines:
         return "(empty error log)"
     return re.sub(r"^(\[[^\]]*\] )+", "", lines[-1])[:400]
+
+
+def batches(todo):
+    """The points in run order, as lists measured together: the points of
+    group W that share a scenario (one page and `.htaccess`, several
+    servers) form one list, at the place of its first point, and are
+    measured interleaved (bench/wordpress_bench.py); every other point is
+    a list of its own."""
+    out, sets = [], {}
+    for s in todo:
+        if s.group != "W":
+            out.append([s])
+        elif s.name in sets:
+            sets[s.name].append(s)
+        else:
+            sets[s.name] = [s]
+            out.append(sets[s.name])
+    return out
+
+
+def run_batch(batch, base, settings, log):
+    """The points of one list of batches(), in its order."""
+    if batch[0].group == "W":
+        return wordpress_bench.run_points(batch, base, settings, log)
+    return [run_point(s, base, settings, log) for s in batch]
 
 
 def run_point(s, base, settings, log):
@@ -268,14 +294,14 @@ def main():
         scenarios.write_trees(os.path.join(base, "trees"))
         points = []
         todo = [s for s in scenarios.scenarios(peers) if not args.only or args.only in s.id]
-        for i, s in enumerate(todo, 1):
-            p = run_point(s, base, settings, log)
-            points.append(p)
-            extra = p.get("error", "")[:160] if p["status"] == "failed" else ""
-            log(
-                f"{i}/{len(todo)} {s.id}: {p['status']} {p.get('rps_median', '-')} req/s "
-                f"{p.get('cpu_us_per_req_median', '-')} us/req {extra}"
-            )
+        for batch in batches(todo):
+            for s, p in zip(batch, run_batch(batch, base, settings, log)):
+                points.append(p)
+                extra = p.get("error", "")[:160] if p["status"] == "failed" else ""
+                log(
+                    f"{len(points)}/{len(todo)} {s.id}: {p['status']} {p.get('rps_median', '-')} req/s "
+                    f"{p.get('cpu_us_per_req_median', '-')} us/req {extra}"
+                )
         results["points"] = points
         if not args.skip_extra and not args.only:
             results["visibility"] = run_visibility(base, settings, log)

@@ -25,6 +25,20 @@ its own CPU per request is measured apart from PHP's (reported beside it).
 Both servers read the same configuration text: the common one of bench/
 plus `.php` files to the pool (the FilesMatch SetHandler of the differential
 cases) and `DirectoryIndex index.php`.
+
+The servers of one scenario set (the same page and `.htaccess`: Apache,
+htaccel and nginx; or Apache and htaccel with the block list) are measured
+interleaved, not one after the other: PHP-FPM and MariaDB set the rate, and
+their own CPU per page drifts by tens of percent from one run to the next
+(54.7k, 60.6k and 72.6k µs in three consecutive runs of one Apache point),
+so back-to-back runs would mostly compare that drift. Every server of the
+set runs at once (each on its own port); in each round every server gets
+one run, in alternating order (ABC, CBA, ABC, …), so a drift falls on all
+alike. A full run has max(BENCH_RUNS, 5) rounds (quick mode: BENCH_RUNS, 1
+by default). Beside each server's medians, a point other than Apache's
+carries the median over rounds of its req/s ÷ Apache's in the same round
+(`paired_ratio_median`, from `paired_ratios`), and the same for the
+backend's CPU per page (`paired_backend_cpu_ratio_median`).
 """
 
 import atexit
@@ -32,6 +46,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -49,6 +64,8 @@ PAGES = {
 # this long, or it holds too few requests to tell the servers apart (/proc
 # counts CPU time in 10 ms ticks).
 MIN_SECONDS = 10
+# Rounds per scenario set in a full run (see the module's docstring).
+ROUNDS = 5
 # Enough connections to keep all 4 children busy.
 CONNECTIONS = 8
 CHILDREN = 4
@@ -283,20 +300,18 @@ def _quiet(server, backend, url, settings):
     return best
 
 
-def run_point(s, base, settings, log):
-    """Like bench.run_point, for a point of group W."""
-    point = {
-        "id": s.id, "group": s.group, "scenario": s.name, "server": s.server, "path": s.path,
-        "allow_override": s.override, "pinned": s.pinned, "tree": s.tree, "page": s.page,
-        "connections": CONNECTIONS,
-        "backend": f"PHP-FPM pm=static {CHILDREN} children, opcache on, and MariaDB, on CPU {BACKEND_CPU}",
-        "variant": s.variant,
-    }  # fmt: skip
-    try:
-        backend = site(base)
-    except (RuntimeError, OSError) as e:
-        point |= {"status": "failed", "error": str(e)[-1500:]}
-        return point
+def rounds(settings):
+    """Rounds of a scenario set: at least ROUNDS in a full run, the suite's
+    run count in quick mode."""
+    if settings["mode"] == "quick":
+        return settings["runs"]
+    return max(settings["runs"], ROUNDS)
+
+
+def _start(s, backend, base):
+    """Start the server of point `s` on its own port and rundir, in front of
+    the pool; check that it serves the page. Returns (server, rundir, url);
+    raises RuntimeError or OSError (with the server stopped) if not."""
     rundir = tempfile.mkdtemp(prefix="run-", dir=base)
     port = servers.free_port()
     cmd = servers.write_config(s.server, rundir, backend.docroot, port, s.override, s.pinned)
@@ -310,45 +325,126 @@ def run_point(s, base, settings, log):
     else:
         with open(conf, "a") as f:
             f.write(EXTRA.format(sock=backend.sock))
+    server = servers.Server(s.server, cmd, rundir, port, s.pinned)
+    try:
+        server.wait_ready("/wp-includes/css/dashicons.min.css")
+        status, answer = _get(port, s.path)
+        if status != 200 or MARK not in answer:
+            raise RuntimeError(
+                f"answered {status} without the post's title; error log: {server.output()[-400:]}; "
+                f"backend: {backend.backend_log()[-400:]}"
+            )
+    except BaseException:
+        server.stop()
+        shutil.rmtree(rundir, ignore_errors=True)
+        raise
+    return server, rundir, f"http://127.0.0.1:{port}{s.path}"
+
+
+def _median(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _paired(runs, reference, key):
+    """Per round, this server's `key` divided by the reference's in the same
+    round (None where either is missing)."""
+    return [
+        round(r[key] / a[key], 4) if r.get(key) is not None and a.get(key) else None
+        for r, a in zip(runs, reference)
+    ]
+
+
+def run_point(s, base, settings, log):
+    """Like bench.run_point, for a point of group W measured alone."""
+    return run_points([s], base, settings, log)[0]
+
+
+def run_points(scens, base, settings, log):
+    """Measure the points of one scenario set (the same page and `.htaccess`
+    on each server) interleaved: every server runs at once, each round
+    loads each server once, in alternating order. Returns one point per
+    scenario, in the order given, with the keys of bench.run_point's."""
+    variant = scens[0].variant
+    assert all(s.name == scens[0].name for s in scens), "one scenario set at a time"
+    pool = f"PHP-FPM pm=static {CHILDREN} children, opcache on, and MariaDB, on CPU {BACKEND_CPU}"
+    points = [
+        {
+            "id": s.id, "group": s.group, "scenario": s.name, "server": s.server, "path": s.path,
+            "allow_override": s.override, "pinned": s.pinned, "tree": s.tree, "page": s.page,
+            "connections": CONNECTIONS, "backend": pool, "variant": s.variant,
+        }  # fmt: skip
+        for s in scens
+    ]
+    try:
+        backend = site(base)
+    except (RuntimeError, OSError) as e:
+        for point in points:
+            point |= {"status": "failed", "error": str(e)[-1500:]}
+        return points
+    # The block list replaces the site's `.htaccess` for the whole set: every
+    # server reads the same file, restored afterwards.
     htaccess = os.path.join(backend.docroot, ".htaccess")
     with open(htaccess, "rb") as f:
         original = f.read()
-    if s.variant == BLOCKLIST:
+    if variant == BLOCKLIST:
         with open(htaccess, "wb") as f:
             f.write(scenarios.CONTENTS["realistic12k"]())
-        point["htaccess_bytes"] = os.path.getsize(htaccess)
-    server = servers.Server(s.server, cmd, rundir, port, s.pinned)
+    running = []  # (point, server, rundir, url) of the servers that serve the page
     try:
-        try:
-            server.wait_ready("/wp-includes/css/dashicons.min.css")
-            status, answer = _get(port, s.path)
-        except (RuntimeError, OSError) as e:
-            point |= {"status": "failed", "error": str(e)[-1500:]}
-            return point
-        point["http_status"] = status
-        if status != 200 or MARK not in answer:
-            point |= {
-                "status": "failed",
-                "error": f"answered {status} without the post's title; error log: {server.output()[-400:]}; "
-                f"backend: {backend.backend_log()[-400:]}",
-            }
-            return point
-        url = f"http://127.0.0.1:{port}{s.path}"
+        for s, point in zip(scens, points):
+            if variant == BLOCKLIST:
+                point["htaccess_bytes"] = os.path.getsize(htaccess)
+            # One at a time: servers.free_port gives the lowest port not yet bound.
+            try:
+                server, rundir, url = _start(s, backend, base)
+            except (RuntimeError, OSError) as e:
+                point |= {"status": "failed", "error": str(e)[-1500:]}
+                continue
+            point["http_status"] = 200
+            running.append((point, server, rundir, url))
         if settings["warmup"]:
-            measure.wrk(server, url, settings["warmup"], connections=CONNECTIONS, headers=HOST)
+            for _, server, _, url in running:
+                measure.wrk(server, url, settings["warmup"], connections=CONNECTIONS, headers=HOST)
         long = dict(settings, seconds=max(MIN_SECONDS, 3 * settings["seconds"]))
-        runs = [_quiet(server, backend, url, long) for _ in range(settings["runs"])]
-        point["seconds"] = long["seconds"]
-        point["runs"] = runs
-        point.update(measure.summarise(runs))
-        point["other_on_cpu1_pct_max"] = max((r.get("other_on_cpu1_pct", 0) for r in runs), default=None)
-        backend = sorted(r["backend_cpu_us_per_req"] for r in runs if r["backend_cpu_us_per_req"] is not None)
-        point["backend_cpu_us_per_req_median"] = backend[len(backend) // 2] if backend else None
-        point["status"] = "ok" if point["non2xx_total"] == 0 else "errors"
-        return point
+        n = rounds(settings)
+        runs = {id(point): [] for point, *_ in running}
+        for k in range(n):
+            order = running if k % 2 == 0 else running[::-1]
+            for point, server, _, url in order:
+                r = _quiet(server, backend, url, long)
+                r["round"] = k
+                runs[id(point)].append(r)
+            if len(running) > 1:
+                log(
+                    f"W/{scens[0].name} round {k + 1}/{n}: "
+                    + ", ".join(f"{p['server']} {runs[id(p)][-1]['rps']}" for p, *_ in order)
+                    + " req/s"
+                )
+        reference = next((runs[id(p)] for p, *_ in running if p["server"] == "apache"), None)
+        for point, *_ in running:
+            own = runs[id(point)]
+            point["seconds"] = long["seconds"]
+            point["rounds"] = n
+            point["interleaved_with"] = [p["server"] for p, *_ in running if p is not point]
+            point["runs"] = own
+            point.update(measure.summarise(own))
+            point["other_on_cpu1_pct_max"] = max((r.get("other_on_cpu1_pct", 0) for r in own), default=None)
+            backend_us = sorted(r["backend_cpu_us_per_req"] for r in own if r["backend_cpu_us_per_req"])
+            point["backend_cpu_us_per_req_median"] = backend_us[len(backend_us) // 2] if backend_us else None
+            if reference is not None and point["server"] != "apache":
+                point["paired_ratios"] = _paired(own, reference, "rps")
+                m = _median(point["paired_ratios"])
+                point["paired_ratio_median"] = round(m, 4) if m is not None else None
+                point["paired_backend_cpu_ratios"] = _paired(own, reference, "backend_cpu_us_per_req")
+                m = _median(point["paired_backend_cpu_ratios"])
+                point["paired_backend_cpu_ratio_median"] = round(m, 4) if m is not None else None
+            point["status"] = "ok" if point["non2xx_total"] == 0 else "errors"
+        return points
     finally:
-        server.stop()
-        shutil.rmtree(rundir, ignore_errors=True)
-        if s.variant == BLOCKLIST:
+        for _, server, rundir, _ in running:
+            server.stop()
+            shutil.rmtree(rundir, ignore_errors=True)
+        if variant == BLOCKLIST:
             with open(htaccess, "wb") as f:
                 f.write(original)

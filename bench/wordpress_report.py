@@ -5,7 +5,10 @@ The goal: in front of the same PHP-FPM pool, htaccel serves each WordPress
 page (the home page and a pretty permalink) at least as fast as Apache with
 mod_proxy_fcgi: req/s ≥ RATIO × Apache's, the tolerance of goal (a). PHP
 does nearly all the work, so the server's own CPU per request is given
-beside it: there the two servers differ most.
+beside it: there the two servers differ most. The servers are measured in
+interleaved rounds (bench/wordpress_bench.py); the verdict takes the
+median of each round's ratio (`paired_ratio_median`) where the point has
+it, else the ratio of the two medians (results of older runs).
 """
 
 RATIO = 0.97
@@ -36,13 +39,38 @@ def _fmt(v, nd=0):
     return "–" if v is None else f"{v:,.{nd}f}"
 
 
+def _of_medians(a, h):
+    """htaccel's median req/s ÷ Apache's."""
+    if _ok(a) and _ok(h):
+        return h["rps_median"] / a["rps_median"]
+    return None
+
+
+def _interleaving(idx):
+    """The sentence on how the servers were measured against each other."""
+    n = sorted({p["rounds"] for p in idx.values() if p.get("rounds")})
+    if not n:  # results from before the interleaving: one server's runs after the other's
+        return "Each server's runs came one after the other's; the ratio is that of the medians."
+    rounds = "/".join(str(v) for v in n) + (" round" if n == [1] else " rounds")
+    return (
+        f"The servers run side by side and are loaded in {rounds} of "
+        "one run each, in alternating order (Apache, htaccel, nginx; then the reverse), so a drift "
+        "of the backend falls on every server alike; the paired ratio is the median of each "
+        "round's ratio (htaccel ÷ Apache), and the verdict uses it."
+    )
+
+
 def _verdict(a, h):
-    """(verdict, req/s ratio, CPU-per-request ratio Apache ÷ htaccel)."""
+    """(verdict, req/s ratio, CPU-per-request ratio Apache ÷ htaccel). The
+    req/s ratio is the paired one (median of the rounds' ratios) when the
+    points were measured interleaved, else the ratio of the medians."""
     if not (_ok(a) and _ok(h)):
         bad = [p for p in (a, h) if not _ok(p)]
         why = "; ".join(f"{p['server']}: {p.get('status')} {(p.get('error') or '')[:100]}" for p in bad if p)
         return f"not measured ({why or 'point missing'})", None, None
-    ratio = h["rps_median"] / a["rps_median"]
+    ratio = h.get("paired_ratio_median")
+    if ratio is None:
+        ratio = _of_medians(a, h)
     ca, ch = a.get("cpu_us_per_req_median"), h.get("cpu_us_per_req_median")
     cpu = ca / ch if ca and ch else None
     if ratio >= RATIO:
@@ -71,10 +99,11 @@ def goal_c(res):
             f"{label} `{(a or h).get('path', '')}`",
             _fmt(a.get("rps_median"), 1) + (" ⚠" if _noisy(a) else ""),
             _fmt(h.get("rps_median"), 1) + (" ⚠" if _noisy(h) else ""),
-            _fmt(ratio, 3),
+            _fmt(h.get("paired_ratio_median"), 3) + "; " + _fmt(_of_medians(a, h), 3),
             _fmt(a.get("cpu_us_per_req_median"), 1), _fmt(h.get("cpu_us_per_req_median"), 1),
             _fmt(cpu, 2),
-            _fmt(a.get("backend_cpu_us_per_req_median")) + " / " + _fmt(h.get("backend_cpu_us_per_req_median")),
+            f"{_fmt(a.get('backend_cpu_us_per_req_median'))} / {_fmt(h.get('backend_cpu_us_per_req_median'))}"
+            f" ({_fmt(h.get('paired_backend_cpu_ratio_median'), 3)})",
             _fmt(a.get("p99_ms_median"), 1) + " / " + _fmt(h.get("p99_ms_median"), 1),
             _other(a) + " · " + _other(h),
             v,
@@ -98,11 +127,11 @@ def goal_c(res):
         "backend's (PHP-FPM and MariaDB) is its own column. PHP sets the rate, so other work on "
         "CPU 1 (busy time minus backend and wrk) makes a point as noisy as other work on CPU 0; ⚠: "
         f"more than {NOISY_PCT:.0f} % on either during the point. In the group's row of the point "
-        "table below, *other work, both CPUs* includes the backend.\n"
+        "table below, *other work, both CPUs* includes the backend. " + _interleaving(idx) + "\n"
     )
-    header = ["page", "Apache req/s", "htaccel req/s", "req/s ratio", "Apache server µs/req",
-              "htaccel server µs/req", "server CPU ratio (Apache ÷ htaccel)",
-              "backend µs/req (Apache / htaccel)", "p99 ms (Apache / htaccel)",
+    header = ["page", "Apache req/s", "htaccel req/s", "req/s ratio (paired median; of medians)",
+              "Apache server µs/req", "htaccel server µs/req", "server CPU ratio (Apache ÷ htaccel)",
+              "backend µs/req, Apache / htaccel (paired ratio htaccel ÷ Apache)", "p99 ms (Apache / htaccel)",
               "other work % CPU 0 / CPU 1 (Apache · htaccel)", "verdict"]  # fmt: skip
     o.append("| " + " | ".join(header) + " |")
     o.append("|" + "|".join("---" for _ in header) + "|")
