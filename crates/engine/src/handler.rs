@@ -197,7 +197,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     } else {
         None
     };
-    if file.is_none() && matches!(ctx.method.as_str(), "GET" | "HEAD" | "POST") {
+    if file.is_none() && matches!(&*ctx.method, "GET" | "HEAD" | "POST") {
         ctx.reason = Some((
             "info".into(),
             format!(

@@ -15,6 +15,7 @@ use crate::modules::dir::Slash;
 use crate::modules::mime;
 use crate::site::Site;
 use crate::walk::{self, WalkError};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A request as the phases see and change it (Apache's `request_rec`).
@@ -22,7 +23,7 @@ pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub site: &'a Site,
     pub req: &'a Request,
-    pub method: String,
+    pub method: Cow<'a, str>,
     /// Decoded, normalised URI path (`r->uri`).
     pub uri: String,
     /// Query string as sent (`r->args`).
@@ -54,7 +55,7 @@ pub struct Ctx<'a> {
     pub env: crate::env::Env,
     /// Request headers as modules see and change them (`r->headers_in`:
     /// repeated fields joined, `RequestHeader` edits).
-    pub headers_in: crate::http::Headers,
+    pub headers_in: Cow<'a, crate::http::Headers>,
     /// Headers sent on every response, errors included (`r->err_headers_out`,
     /// `Header always`).
     pub err_headers_out: Vec<(String, String)>,
@@ -90,7 +91,7 @@ pub type Status = u16;
 
 /// The request headers with repeated fields joined, as Apache keeps them;
 /// a plain copy when no name repeats (the usual request).
-fn joined_request_headers(headers: &crate::http::Headers) -> crate::http::Headers {
+fn joined_request_headers(headers: &crate::http::Headers) -> Cow<'_, crate::http::Headers> {
     let repeats = headers.len() > 24
         || headers.iter().enumerate().any(|(i, (a, _))| {
             headers
@@ -99,9 +100,10 @@ fn joined_request_headers(headers: &crate::http::Headers) -> crate::http::Header
                 .any(|(b, _)| a.eq_ignore_ascii_case(b))
         });
     if repeats {
-        crate::header_table::Table::from_request(headers).into_request()
+        Cow::Owned(crate::header_table::Table::from_request(headers).into_request())
     } else {
-        headers.clone()
+        // Read as they came until a module changes them.
+        Cow::Borrowed(headers)
     }
 }
 
@@ -117,7 +119,7 @@ impl<'a> Ctx<'a> {
             engine,
             site,
             req,
-            method: req.method.clone(),
+            method: Cow::Borrowed(&req.method),
             uri,
             args,
             filename: String::new(),
@@ -200,7 +202,7 @@ impl<'a> Ctx<'a> {
             return (sub, Err(500));
         }
         sub.method = if self.method == "HEAD" {
-            "GET".to_string()
+            Cow::Borrowed("GET")
         } else {
             self.method.clone()
         };
@@ -296,7 +298,7 @@ impl<'a> Ctx<'a> {
     /// `<Files>`/`<FilesMatch>` from every level, in accumulated order,
     /// against the basename of the walked filename.
     fn file_walk(&mut self) {
-        let basename = match self.filename.rfind('/') {
+        let basename = match memchr::memrchr(b'/', self.filename.as_bytes()) {
             Some(i) => &self.filename[i + 1..],
             None => &self.filename[..],
         };
@@ -340,8 +342,11 @@ impl<'a> Ctx<'a> {
         {
             self.content_type = Some("httpd/unix-directory".into());
         } else {
-            let basename = self.filename.rsplit('/').next().unwrap_or("");
-            let info = mime::resolve(basename.as_bytes(), &self.conf.mime, &self.engine.types);
+            let basename = match memchr::memrchr(b'/', self.filename.as_bytes()) {
+                Some(i) => &self.filename[i + 1..],
+                None => &self.filename[..],
+            };
+            let info = mime::resolve(basename, &self.conf.mime, &self.engine.types);
             self.content_type = info.content_type.map(|t| match info.charset {
                 Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
                 _ => t,

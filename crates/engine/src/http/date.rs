@@ -172,42 +172,39 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// `apr_rfc822_date`: "Sun, 06 Nov 1994 08:49:37 GMT" for any time,
 /// including before 1970.
 pub fn fmt_http_date(secs: i64) -> String {
-    const WDAY: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MON: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    const WDAY: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
+    const MON: [&[u8; 3]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
     ];
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    // Built by hand: this runs for every Last-Modified and Date, and the
-    // formatting machinery costs ten times as much.
-    let mut out = String::with_capacity(29);
-    out.push_str(WDAY[days.rem_euclid(7) as usize]);
-    out.push_str(", ");
-    push_two_digits(&mut out, i64::from(d));
-    out.push(' ');
-    out.push_str(MON[m as usize - 1]);
-    out.push(' ');
-    if (0..10_000).contains(&y) {
-        push_two_digits(&mut out, y / 100);
-        push_two_digits(&mut out, y % 100);
-    } else {
-        out.push_str(&format!("{y:04}"));
+    if !(0..10_000).contains(&y) {
+        let (wd, mon) = (WDAY[days.rem_euclid(7) as usize], MON[m as usize - 1]);
+        return format!(
+            "{}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
+            String::from_utf8_lossy(wd),
+            String::from_utf8_lossy(mon),
+            rem / 3600,
+            rem / 60 % 60,
+            rem % 60
+        );
     }
-    out.push(' ');
-    push_two_digits(&mut out, rem / 3600);
-    out.push(':');
-    push_two_digits(&mut out, rem / 60 % 60);
-    out.push(':');
-    push_two_digits(&mut out, rem % 60);
-    out.push_str(" GMT");
-    out
-}
-
-/// `n` (0..=99) as two decimal digits.
-fn push_two_digits(out: &mut String, n: i64) {
-    out.push(char::from(b'0' + (n / 10) as u8));
-    out.push(char::from(b'0' + (n % 10) as u8));
+    // Built by hand into a fixed buffer: this runs for every Last-Modified
+    // and Date, and the formatting machinery costs ten times as much.
+    let two = |n: i64| [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+    let mut out = *b"Thu, 01 Jan 1970 00:00:00 GMT";
+    out[0..3].copy_from_slice(WDAY[days.rem_euclid(7) as usize]);
+    out[5..7].copy_from_slice(&two(i64::from(d)));
+    out[8..11].copy_from_slice(MON[m as usize - 1]);
+    out[12..14].copy_from_slice(&two(y / 100));
+    out[14..16].copy_from_slice(&two(y % 100));
+    out[17..19].copy_from_slice(&two(rem / 3600));
+    out[20..22].copy_from_slice(&two(rem / 60 % 60));
+    out[23..25].copy_from_slice(&two(rem % 60));
+    // Every byte written is ASCII.
+    String::from_utf8(out.to_vec()).expect("ASCII date")
 }
 
 #[cfg(test)]

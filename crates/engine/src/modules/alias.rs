@@ -687,7 +687,8 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         let found = location_style(&loc);
         return answer(ctx, found, loc.status, allow_relative).map(|()| false);
     }
-    let server = ctx.site.alias.clone();
+    let site = ctx.site;
+    let server = &site.alias;
     match try_list(&server.redirects, &ctx.uri, true) {
         Ok(Some(hit)) => {
             return answer(ctx, hit.found, hit.entry.status, allow_relative).map(|()| false)

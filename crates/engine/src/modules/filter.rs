@@ -306,8 +306,8 @@ pub fn insert(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         }
     };
     if (a.direct || !a.by_type.is_empty()) && ctx.headers_in.contains("Range") {
-        ctx.range_deferred = Some(ctx.headers_in.clone());
-        ctx.headers_in.remove("Range");
+        ctx.range_deferred = Some(ctx.headers_in.clone().into_owned());
+        ctx.headers_in.to_mut().remove("Range");
     }
     Ok(())
 }

@@ -151,11 +151,10 @@ pub fn ext_get<'m, V, S: std::hash::BuildHasher>(
 }
 
 /// mod_mime's `find_ct` for a basename.
-pub fn resolve(basename: &[u8], conf: &MimeDir, table: &TypesTable) -> MimeInfo {
+pub fn resolve(basename: &str, conf: &MimeDir, table: &TypesTable) -> MimeInfo {
     let mut info = MimeInfo::default();
     let (mut content_type, mut charset, mut handler) = (None, None, None);
-    let name = String::from_utf8_lossy(basename);
-    let mut parts = name.split('.');
+    let mut parts = basename.split('.');
     parts.next(); // the part before the first dot is never an extension
     for ext in parts {
         if ext.is_empty() {
@@ -411,12 +410,12 @@ mod tests {
                 ..Default::default()
             },
         );
-        let i = resolve(b"t.cgi.txt", &conf, &table);
+        let i = resolve("t.cgi.txt", &conf, &table);
         assert_eq!(i.content_type.as_deref(), Some("text/plain"));
         assert_eq!(i.handler.as_deref(), Some("cgi-script"));
-        assert_eq!(resolve(b".htaccess", &conf, &table).content_type, None);
+        assert_eq!(resolve(".htaccess", &conf, &table).content_type, None);
         assert_eq!(
-            resolve(b"a.TXT", &conf, &table).content_type.as_deref(),
+            resolve("a.TXT", &conf, &table).content_type.as_deref(),
             Some("text/plain")
         );
     }

@@ -143,15 +143,18 @@ pub fn post_read_request(ctx: &mut Ctx<'_>) {
         return;
     };
     match remote {
-        Some(_) => ctx.headers_in.set(header, value[..rest_end].to_string()),
-        None => ctx.headers_in.remove(header),
+        Some(_) => ctx
+            .headers_in
+            .to_mut()
+            .set(header, value[..rest_end].to_string()),
+        None => ctx.headers_in.to_mut().remove(header),
     }
     if !proxy_ips.is_empty() {
         let list = proxy_ips.join(", ");
         ctx.notes
             .push(("remoteip-proxy-ip-list".into(), list.clone()));
         if let Some(h) = &conf.proxies_header {
-            ctx.headers_in.set(h, list);
+            ctx.headers_in.to_mut().set(h, list);
         }
     }
     ctx.useragent_ip = addr;

@@ -246,7 +246,7 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
             resp.body = Body::file(Arc::new(f), 0, stamp.size);
             ctx.finfo = Some(crate::fs::FileInfo::from_meta(&meta));
             // Byte ranges are cut after the output filters, as for a file.
-            ctx.range_deferred = Some(ctx.headers_in.clone());
+            ctx.range_deferred = Some(ctx.headers_in.clone().into_owned());
         }
     }
     Outcome::File

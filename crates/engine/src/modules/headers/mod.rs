@@ -36,6 +36,7 @@ use crate::request::Ctx;
 use edit::{Target, Work};
 use format::{Value, Vars};
 use htaccel_conf::getword_conf;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The module's per-directory slot: the three edit lists.
@@ -287,7 +288,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) {
     };
     work.run(&conf.headers.input, &Vars::new(ctx, None), false);
     ctx.notes = std::mem::take(&mut work.notes);
-    ctx.headers_in = std::mem::take(&mut work.input).into_request();
+    ctx.headers_in = Cow::Owned(std::mem::take(&mut work.input).into_request());
     if !work.vary.is_empty() {
         work.out = Table::from_strings(std::mem::take(&mut ctx.headers_out));
         add_vary(&mut work);
@@ -323,7 +324,7 @@ pub fn early(ctx: &mut Ctx<'_>) {
     }
     add_vary(&mut work);
     ctx.notes = work.notes;
-    ctx.headers_in = work.input.into_request();
+    ctx.headers_in = Cow::Owned(work.input.into_request());
     ctx.err_headers_out = work.err.into_strings().collect();
     ctx.headers_out = work.out.into_strings().collect();
 }

@@ -145,7 +145,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
     // ap_add_cgi_vars
     e.set("GATEWAY_INTERFACE", "CGI/1.1");
     e.set("SERVER_PROTOCOL", req.version.as_str());
-    e.set("REQUEST_METHOD", ctx.method.as_str());
+    e.set("REQUEST_METHOD", &*ctx.method);
     e.set("QUERY_STRING", ctx.args.as_deref().unwrap_or(""));
     e.set("REQUEST_URI", original_uri(&req.request_line));
     if ctx.path_info.is_empty() {

@@ -285,7 +285,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     }
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     let request = HttpRequest {
-        method: ctx.method.clone(),
+        method: ctx.method.to_string(),
         target: target.to_string(),
         headers,
         close: ctx.env.contains("proxy-nokeepalive"),

@@ -4,6 +4,7 @@
 
 use super::vars::{self, Current, Fact, Host, VaryNote};
 use crate::request::{Ctx, Status};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// The request as the rule loop sees it.
@@ -124,7 +125,7 @@ pub(super) fn sub_request<'a>(ctx: &Ctx<'a>, target: &str) -> (Ctx<'a>, Result<(
         return (sub, Err(500));
     }
     sub.method = if ctx.method == "HEAD" {
-        "GET".to_string()
+        Cow::Borrowed("GET")
     } else {
         ctx.method.clone()
     };
@@ -187,7 +188,7 @@ impl Host for HostCtx<'_, '_> {
             Fact::AuthType => ctx.auth_type.clone(),
             Fact::RemoteIdent => None,
             Fact::TheRequest => Some(ctx.req.request_line.clone()),
-            Fact::RequestMethod => Some(ctx.method.clone()),
+            Fact::RequestMethod => Some(ctx.method.to_string()),
             Fact::RequestScheme => Some(if ctx.req.secure { "https" } else { "http" }.into()),
             Fact::ServerProtocol => Some(ctx.req.version.as_str().to_string()),
             Fact::ServerSoftware => Some(ctx.engine.server_header.clone()),
