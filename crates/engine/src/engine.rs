@@ -215,6 +215,10 @@ impl Handler for Engine {
         crate::errors::protocol_error(self, error)
     }
 
+    fn body_error(&self, req: &Request, status: u16) -> Response {
+        crate::handler::body_error(self, self.site_for(req), req, status)
+    }
+
     fn log(&self) -> &dyn Log {
         &*self.log
     }

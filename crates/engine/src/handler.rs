@@ -128,6 +128,43 @@ fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
     r
 }
 
+/// The answer for an error found while reading the body of `req` after it
+/// was decided (Apache's handler reads or discards the body and dies with
+/// the status): the error path of the request as the handler saw it, so
+/// its directory's `ErrorDocument` and `Header always` apply.
+pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> Response {
+    let protocol = || {
+        crate::errors::protocol_error(
+            engine,
+            &crate::http::ProtocolError {
+                status,
+                method: Some(&req.method),
+                head: req.method == "HEAD",
+                ..Default::default()
+            },
+        )
+    };
+    let Ok(parsed) = crate::uri::request_uri(&req.method, &req.target, req.secure) else {
+        return protocol();
+    };
+    let uri = String::from_utf8(parsed.path)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
+    let mut phases = ctx.process_internal();
+    while phases.is_ok() {
+        match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
+            Some(Ok((next, p))) => {
+                ctx = next;
+                phases = p;
+            }
+            None | Some(Err(_)) => break,
+        }
+    }
+    let mut resp = crate::errors::error_response(&mut ctx, status);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    resp
+}
+
 /// The handler phase for a request that passed every check.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     // mod_rewrite's redirect-handler (reached here from an ErrorDocument

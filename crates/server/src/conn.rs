@@ -642,23 +642,29 @@ impl Conn {
                 BodyFraming::Length(n) => BodyReader::length(n, limit),
                 BodyFraming::None => BodyReader::length(0, limit),
             };
+            // Apache's input filter refuses a declared length over the
+            // limit before it reads anything, whatever the answer.
+            let over_limit =
+                matches!(req.framing, BodyFraming::Length(n) if limit != 0 && n > limit);
             match resp.disposal {
                 // A connection that will close anyway is not read from.
                 BodyDisposal::Discard if ex.close => {}
-                BodyDisposal::Discard => {
-                    let failed = match req.framing {
-                        BodyFraming::Length(n) if limit != 0 && n > limit => {
-                            Some(Failure::Body(BodyError::TooLarge))
+                // An error answer to a client waiting for `100 Continue`:
+                // no interim response, the body (if it comes) is read after.
+                BodyDisposal::AfterResponse if ex.expecting && !over_limit => after = Some(reader),
+                disposal => {
+                    // Read before the answer is sent, as Apache reads (and
+                    // drops) the body before its handler or error page.
+                    let failed = if over_limit {
+                        Some(Failure::Body(BodyError::TooLarge))
+                    } else {
+                        if disposal == BodyDisposal::Discard && ex.expecting && proto_num >= 1001 {
+                            self.out
+                                .buf
+                                .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                            ex.expecting = false;
                         }
-                        _ => {
-                            if ex.expecting && proto_num >= 1001 {
-                                self.out
-                                    .buf
-                                    .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-                                ex.expecting = false;
-                            }
-                            self.discard(shared, reader).await.err()
-                        }
+                        self.discard(shared, reader).await.err()
                     };
                     if let Some(f) = failed {
                         let (status, no_length) = match f {
@@ -669,17 +675,22 @@ impl Conn {
                             Failure::Timeout => (408, false),
                             Failure::Io => return None,
                         };
-                        resp = shared.handler.protocol_error(&ProtocolError {
-                            status,
-                            method: Some(&req.method),
-                            head: req.method == "HEAD",
-                            ..Default::default()
-                        });
+                        resp = if no_length {
+                            // Found while the request's handler read its
+                            // body: an error of that request.
+                            shared.handler.body_error(&req, status)
+                        } else {
+                            shared.handler.protocol_error(&ProtocolError {
+                                status,
+                                method: Some(&req.method),
+                                head: req.method == "HEAD",
+                                ..Default::default()
+                            })
+                        };
                         ex.close = true;
                         ex.no_length = no_length;
                     }
                 }
-                BodyDisposal::AfterResponse => after = Some(reader),
             }
         }
         let keep = self.respond(shared, &ex, &resp).ok()?;

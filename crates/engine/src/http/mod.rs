@@ -246,12 +246,13 @@ pub enum BodyDisposal {
     /// over-limit body replaces the response with 400 or 413.
     #[default]
     Discard,
-    /// Send the response first and discard the body after it, as Apache does
-    /// for answers made before the content handler runs (`ap_die`: access
-    /// denied, authentication required, redirects, `.htaccess` errors). No
-    /// `100 Continue` is sent (a client waiting for one gets the response
-    /// with `Connection: close`), and a body that turns out malformed or over
-    /// the limit only closes the connection.
+    /// An answer made before the content handler runs (`ap_die`: access
+    /// denied, authentication required, redirects, `.htaccess` errors). The
+    /// body is read first as with `Discard` (a malformed or over-limit body
+    /// becomes that request's 400 or 413), except for a client waiting for
+    /// `100 Continue`: none is sent, the answer goes out with
+    /// `Connection: close` and the body, if it comes, is read after it. A
+    /// declared length over the limit is a 413 in every case.
     AfterResponse,
 }
 
@@ -344,6 +345,18 @@ pub trait Handler: Send + Sync + 'static {
     /// Apache's built-in error page for an error the connection layer
     /// found itself (malformed head, body over the limit, timeouts …).
     fn protocol_error(&self, error: &ProtocolError<'_>) -> Response;
+    /// The answer when reading the body of `req`, which was decided
+    /// already, failed with `status` (413 over `LimitRequestBody`, 400 for
+    /// a malformed chunk): Apache answers it as an error of that request,
+    /// with its own configuration. Without one, the built-in page.
+    fn body_error(&self, req: &Request, status: u16) -> Response {
+        self.protocol_error(&ProtocolError {
+            status,
+            method: Some(&req.method),
+            head: req.method == "HEAD",
+            ..Default::default()
+        })
+    }
     /// Where to write log lines.
     fn log(&self) -> &dyn Log;
 }
