@@ -27,7 +27,13 @@ impl Env {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
         {
             Some(slot) => slot.1 = value,
-            None => self.vars.push((name.to_string(), value)),
+            None => {
+                if self.vars.capacity() == 0 {
+                    // Requests that set one variable usually set several.
+                    self.vars = Vec::with_capacity(8);
+                }
+                self.vars.push((name.to_string(), value));
+            }
         }
     }
     pub fn unset(&mut self, name: &str) {

@@ -571,7 +571,7 @@ fn apply_rule(
         match e {
             EnvSpec::Set { name, value } => {
                 let value = ev.expand(value, None, None);
-                ev.host.set_env(name, &value);
+                ev.host.set_env(name, value);
             }
             EnvSpec::Expanded(t) => {
                 let spec = ev.expand(t, None, None);
@@ -579,7 +579,7 @@ fn apply_rule(
                     ev.host.unset_env(name);
                 } else {
                     let (name, value) = spec.split_once(':').unwrap_or((&spec, ""));
-                    ev.host.set_env(name, value);
+                    ev.host.set_env(name, value.to_string());
                 }
             }
         }

@@ -167,7 +167,7 @@ impl Host for HostCtx<'_, '_> {
     }
     // The environment is an APR table: names compare without case, and
     // setting keeps the spelling of a name already there.
-    fn set_env(&mut self, name: &str, value: &str) {
+    fn set_env(&mut self, name: &str, value: String) {
         self.ctx.env.set(name, value);
     }
     fn unset_env(&mut self, name: &str) {

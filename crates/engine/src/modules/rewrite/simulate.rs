@@ -30,9 +30,9 @@ impl Host for StaticHost {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     }
-    fn set_env(&mut self, name: &str, value: &str) {
+    fn set_env(&mut self, name: &str, value: String) {
         self.unset_env(name);
-        self.env.push((name.to_string(), value.to_string()));
+        self.env.push((name.to_string(), value));
     }
     fn unset_env(&mut self, name: &str) {
         self.env.retain(|(n, _)| !n.eq_ignore_ascii_case(name));

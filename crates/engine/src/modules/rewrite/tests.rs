@@ -39,9 +39,9 @@ impl Host for Fake {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     }
-    fn set_env(&mut self, name: &str, value: &str) {
+    fn set_env(&mut self, name: &str, value: String) {
         self.env.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
-        self.env.push((name.into(), value.into()));
+        self.env.push((name.into(), value));
     }
     fn unset_env(&mut self, name: &str) {
         self.env.retain(|(k, _)| !k.eq_ignore_ascii_case(name));

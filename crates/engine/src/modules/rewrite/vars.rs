@@ -431,7 +431,7 @@ pub trait Host {
     fn header(&self, name: &str) -> Option<String>;
     /// `%{ENV:x}`: request notes and environment, names without case.
     fn env(&self, name: &str) -> Option<String>;
-    fn set_env(&mut self, name: &str, value: &str);
+    fn set_env(&mut self, name: &str, value: String);
     fn unset_env(&mut self, name: &str);
     fn fact(&mut self, f: Fact) -> Option<String>;
     fn stat(&mut self, path: &str) -> Option<crate::fs::FileInfo>;
