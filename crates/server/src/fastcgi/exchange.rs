@@ -62,8 +62,30 @@ impl Conn {
             addr,
             request,
             body_limit,
+            body_read,
             finish,
         } = call;
+        // A body a content handler already read (an error document's
+        // backend): dropped first, and the exchange sends none, with a
+        // length of 0 (mod_proxy measures what is left).
+        let without_body;
+        let req = if body_read && req.framing != BodyFraming::None {
+            let reader = match req.framing {
+                BodyFraming::Chunked => BodyReader::chunked(body_limit, shared.limits.field_size),
+                BodyFraming::Length(n) => BodyReader::length(n, body_limit),
+                BodyFraming::None => BodyReader::length(0, body_limit),
+            };
+            if self.discard(shared, reader).await.is_err() {
+                ex.close = true;
+            }
+            without_body = Request {
+                framing: BodyFraming::Length(0),
+                ..req.clone()
+            };
+            &without_body
+        } else {
+            req
+        };
         let (params, keep_conn) = match request {
             BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {

@@ -111,7 +111,7 @@ impl Conn {
                 }
             }
         };
-        let framing = match response.framing(&req.method) {
+        let framing = match response.framing(&head.method) {
             Ok(f) => f,
             Err(m) => {
                 let e = BackendError::Failed(format!("AH01102: {m}"));

@@ -83,7 +83,9 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
             return error(ctx, 500);
         }
-        None => 200,
+        // Without one, the status the request has: an error document's
+        // is the error's (and no conditional check applies to it).
+        None => ctx.prev_status.unwrap_or(200),
     };
     // Overlap (merge) onto the "always" table, cookies last.
     for (n, v) in merge {
