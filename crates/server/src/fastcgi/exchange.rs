@@ -75,6 +75,13 @@ impl Conn {
                 BodyFraming::Length(n) => BodyReader::length(n, body_limit),
                 BodyFraming::None => BodyReader::length(0, body_limit),
             };
+            // Apache's default handler asks for the body it drops.
+            if ex.expecting && ex.proto_num >= 1001 {
+                self.out
+                    .buf
+                    .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                ex.expecting = false;
+            }
             if self.discard(shared, reader).await.is_err() {
                 ex.close = true;
             }
