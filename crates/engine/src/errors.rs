@@ -114,10 +114,15 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
         }
         if crate::error_backend::wants(cur) {
             let doc = hop.take().unwrap_or(redirected);
-            ctx.output_done = true;
+            // What goes out when no exchange can follow (see
+            // `error_backend`): a failed error document's page, through
+            // the failing request's filters, with its error headers.
+            ctx.err_headers_out = doc.err_headers_out.clone();
             ctx.error_backend = Some(Parked::new(doc, prev, ctx.handler_ran));
-            // What goes out when no exchange can follow (see `error_backend`).
-            return canned(ctx, status, None, Some(status));
+            let method = std::mem::replace(&mut ctx.method, "GET".into());
+            let r = canned(ctx, status, None, Some(status));
+            ctx.method = method;
+            return r;
         }
         match crate::modules::rewrite::hooks::redirect_next(cur) {
             None => {
