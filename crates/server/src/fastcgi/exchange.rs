@@ -244,10 +244,14 @@ impl Conn {
             return Done::Sent(Some(keep));
         }
         let status = resp.status;
-        let headers = resp.headers;
-        // Chunked for HTTP/1.1 (the engine asked for it), else ended by
+        // Chunked for HTTP/1.1 when the engine asked for it, else ended by
         // the close.
-        let chunked = ex.proto_num >= 1001 && !ex.expecting;
+        let chunked = ex.proto_num >= 1001
+            && !ex.expecting
+            && resp
+                .header("Transfer-Encoding")
+                .is_some_and(|v| crate::chars::is_chunked(v.as_bytes()));
+        let headers = resp.headers;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
             crate::write::push_body_piece(buf, data, chunked);

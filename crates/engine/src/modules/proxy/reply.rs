@@ -176,7 +176,17 @@ pub fn stream<'a>(
     pass_body: bool,
     chunked: bool,
 ) -> BackendAnswer<'a> {
-    if chunked {
+    // An error document's answer for a status that drops the connection:
+    // Apache's ap_die closed it before the redirect, so the body is ended
+    // by the close, not chunked.
+    let closing = ctx
+        .prev_status
+        .is_some_and(crate::http::status::drops_connection);
+    if closing {
+        resp.close = true;
+        resp.stream = pass_body;
+    }
+    if chunked && !closing {
         resp.headers
             .push(("Transfer-Encoding".into(), "chunked".into()));
     }
