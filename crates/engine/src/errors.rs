@@ -1,12 +1,15 @@
 //! The error path (Apache's `ap_die` and `ap_send_error_response`): a
 //! status becomes the configured `ErrorDocument` — a text, a redirect to
 //! a URL, or an internal redirect to a local page — or Apache's built-in
-//! error page.
+//! error page. A local page served by a backend (a PHP script, a proxied
+//! URL) is handed back to the request's entry point (`error_backend`).
 
 use crate::engine::Engine;
+use crate::error_backend::Parked;
 use crate::http::error_page::{self, ErrorContext, ServerSignature};
 use crate::http::Response;
 use crate::modules::core::{ErrorDocument, Signature};
+use crate::modules::proxy::cgi_env::Prev;
 use crate::request::Ctx;
 
 /// The response for a request that ended with `status`.
@@ -91,9 +94,55 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     redirected.request_time_us = ctx.request_time_us;
     redirected.rewrite = ctx.rewrite.for_redirect();
-    let result = redirected
-        .process_internal()
-        .and_then(|()| crate::handler::run(&mut redirected));
+    let mut phases = redirected.process_internal();
+    // A backend handler, reached directly or through mod_rewrite's internal
+    // redirects (a front controller): parked for the request's entry point,
+    // which makes the exchange (see `error_backend`).
+    let mut prev = Prev {
+        uri: ctx.uri.clone(),
+        args: ctx.args.clone(),
+    };
+    let mut hop: Option<Ctx<'_>> = None;
+    let result = loop {
+        let cur = hop.as_mut().unwrap_or(&mut redirected);
+        if let Err(e) = phases {
+            break match hop.as_mut() {
+                // mod_rewrite's redirect-handler answers for the new request.
+                Some(last) => Ok(crate::request::respond(last, Err(e))),
+                None => Err(e),
+            };
+        }
+        if crate::error_backend::wants(cur) {
+            let doc = hop.take().unwrap_or(redirected);
+            // What goes out when no exchange can follow (see
+            // `error_backend`): a failed error document's page, through
+            // the failing request's filters, with its error headers.
+            ctx.err_headers_out = doc.err_headers_out.clone();
+            ctx.error_backend = Some(Parked::new(doc, prev, ctx.handler_ran));
+            let method = std::mem::replace(&mut ctx.method, "GET".into());
+            let r = canned(ctx, status, None, Some(status));
+            ctx.method = method;
+            return r;
+        }
+        match crate::modules::rewrite::hooks::redirect_next(cur) {
+            None => {
+                break match hop.as_mut() {
+                    Some(last) => Ok(crate::request::respond(last, Ok(()))),
+                    None => crate::handler::run(&mut redirected),
+                }
+            }
+            Some(Ok((next, p))) => {
+                let from = hop.replace(next);
+                let from = from.as_ref().unwrap_or(&redirected);
+                prev = Prev {
+                    uri: from.uri.clone(),
+                    args: from.args.clone(),
+                };
+                phases = p;
+            }
+            Some(Err(resp)) => break Ok(resp),
+        }
+    };
     match result {
         Ok(mut r) => {
             r.status = status;
@@ -117,6 +166,10 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             redirected.prev_status = None;
             redirected.rewrite.first_error = Some(ctx.rewrite.first_error.unwrap_or(status));
             let mut r = error_response(&mut redirected, second);
+            // Its own error document may be a backend's too.
+            if redirected.error_backend.is_some() {
+                ctx.error_backend = redirected.error_backend.take();
+            }
             crate::filters::output(&mut redirected, &mut r, true);
             ctx.output_done = true;
             r

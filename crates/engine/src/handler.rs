@@ -4,6 +4,7 @@
 //! the core's own `TRACE`.
 
 use crate::engine::Engine;
+use crate::error_backend;
 use crate::fs::Kind;
 use crate::http::backend::{BackendError, Decision};
 use crate::http::default_handler;
@@ -46,7 +47,7 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
             let mut resp = crate::errors::error_response(&mut ctx, e.status);
             // The error filters run with the server's configuration.
             crate::filters::output(&mut ctx, &mut resp, true);
-            return Decision::Respond(resp);
+            return error_backend::respond_or_backend(&mut ctx, resp);
         }
     };
     let uri = String::from_utf8(parsed.path)
@@ -55,7 +56,8 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
     if req.target == "*" {
         // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
         if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {
-            return Decision::Respond(request::respond(&mut ctx, Err(status)));
+            let resp = request::respond(&mut ctx, Err(status));
+            return error_backend::respond_or_backend(&mut ctx, resp);
         }
         return Decision::Respond(crate::errors::finish(&mut ctx, options_star()));
     }
@@ -82,14 +84,15 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
             }
             Some(Err(mut resp)) => {
                 resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
-                return Decision::Respond(resp);
+                return error_backend::respond_or_backend(&mut ctx, resp);
             }
         }
     }
     let mut resp = request::respond(&mut ctx, phases);
     // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
     resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
-    Decision::Respond(resp)
+    // A local ErrorDocument served by a backend.
+    error_backend::respond_or_backend(&mut ctx, resp)
 }
 
 /// `OPTIONS *`: an empty 200, no resource involved.
@@ -172,13 +175,14 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
         return Ok(resp);
     }
-    // A backend handler reached where no exchange can be made (an
-    // ErrorDocument's redirect): refused, never served as a file.
-    if crate::modules::proxy::wants(ctx) || crate::modules::proxy::http::wants(ctx) {
+    // A backend handler reached where no exchange can be made: refused,
+    // never served as a file (main requests and error documents reach
+    // their backends in `decide`).
+    if error_backend::wants(ctx) {
         ctx.reason = Some((
             "error".into(),
             format!(
-                "{}: a proxied error document is not supported by htaccel yet",
+                "{}: a backend handler reached where htaccel cannot call it",
                 ctx.uri
             ),
         ));

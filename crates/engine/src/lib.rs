@@ -10,6 +10,7 @@ pub mod config;
 pub mod dirconf;
 pub mod engine;
 pub mod env;
+pub mod error_backend;
 pub mod errors;
 pub mod expr;
 pub mod filecache;

@@ -84,6 +84,9 @@ pub struct Ctx<'a> {
     /// comes from (`r->main` or `r->prev`): access control is skipped when
     /// the configuration is the same object.
     pub auth_prev: Option<crate::modules::authn_core::AuthPrev>,
+    /// A local `ErrorDocument` the error path left for a backend to serve
+    /// (see `error_backend`).
+    pub error_backend: Option<Box<crate::error_backend::Parked<'a>>>,
 }
 
 /// A status ending the phases early.
@@ -153,6 +156,7 @@ impl<'a> Ctx<'a> {
             auth_type: None,
             useragent_ip: req.remote.ip(),
             auth_prev: None,
+            error_backend: None,
         }
     }
 

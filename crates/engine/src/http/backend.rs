@@ -54,6 +54,11 @@ pub struct BackendCall<'a> {
     pub request: BackendRequest,
     /// `LimitRequestBody` for the body streamed to the backend (0: none).
     pub body_limit: u64,
+    /// The request body was already read and dropped (Apache's default
+    /// handler discards it before refusing, and its error document then
+    /// goes to the backend): the server discards it before the exchange,
+    /// and the backend gets none.
+    pub body_read: bool,
     pub finish: Finish<'a>,
 }
 

@@ -62,8 +62,37 @@ impl Conn {
             addr,
             request,
             body_limit,
+            body_read,
             finish,
         } = call;
+        // A body a content handler already read (an error document's
+        // backend): dropped first, and the exchange sends none, with a
+        // length of 0 (mod_proxy measures what is left).
+        let without_body;
+        let req = if body_read && req.framing != BodyFraming::None {
+            let reader = match req.framing {
+                BodyFraming::Chunked => BodyReader::chunked(body_limit, shared.limits.field_size),
+                BodyFraming::Length(n) => BodyReader::length(n, body_limit),
+                BodyFraming::None => BodyReader::length(0, body_limit),
+            };
+            // Apache's default handler asks for the body it drops.
+            if ex.expecting && ex.proto_num >= 1001 {
+                self.out
+                    .buf
+                    .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                ex.expecting = false;
+            }
+            if self.discard(shared, reader).await.is_err() {
+                ex.close = true;
+            }
+            without_body = Request {
+                framing: BodyFraming::Length(0),
+                ..req.clone()
+            };
+            &without_body
+        } else {
+            req
+        };
         let (params, keep_conn) = match request {
             BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {
@@ -215,10 +244,14 @@ impl Conn {
             return Done::Sent(Some(keep));
         }
         let status = resp.status;
-        let headers = resp.headers;
-        // Chunked for HTTP/1.1 (the engine asked for it), else ended by
+        // Chunked for HTTP/1.1 when the engine asked for it, else ended by
         // the close.
-        let chunked = ex.proto_num >= 1001 && !ex.expecting;
+        let chunked = ex.proto_num >= 1001
+            && !ex.expecting
+            && resp
+                .header("Transfer-Encoding")
+                .is_some_and(|v| crate::chars::is_chunked(v.as_bytes()));
+        let headers = resp.headers;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {
             crate::write::push_body_piece(buf, data, chunked);

@@ -111,7 +111,7 @@ impl Conn {
                 }
             }
         };
-        let framing = match response.framing(&req.method) {
+        let framing = match response.framing(&head.method) {
             Ok(f) => f,
             Err(m) => {
                 let e = BackendError::Failed(format!("AH01102: {m}"));
@@ -150,9 +150,13 @@ impl Conn {
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
         ex.open_body = answer.pass_body && !header_only;
         // The client's framing: the upstream's length, else chunked
-        // (HTTP/1.1), else the end of the connection.
-        let chunked =
-            resp.header("Content-Length").is_none() && ex.proto_num >= 1001 && !ex.expecting;
+        // (HTTP/1.1, when the engine asked for it), else the end of the
+        // connection.
+        let chunked = resp
+            .header("Transfer-Encoding")
+            .is_some_and(|v| crate::chars::is_chunked(v.as_bytes()))
+            && ex.proto_num >= 1001
+            && !ex.expecting;
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };

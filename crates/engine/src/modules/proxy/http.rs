@@ -294,6 +294,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         addr: BackendAddr::Tcp(format!("{host}:{port}")),
         request: BackendRequest::Http(request),
         body_limit,
+        body_read: false,
         finish: Box::new(move |result| match result {
             Ok(head) => finish(ctx, head),
             Err(e) => super::reply::failed(ctx, e),

@@ -320,6 +320,7 @@ fn call<'a>(
         addr: target.addr,
         request: BackendRequest::FastCgi { params, keep_conn },
         body_limit,
+        body_read: false,
         finish: Box::new(move |result| match result {
             Ok(head) => reply::finish(ctx, head),
             Err(e) => reply::failed(ctx, e),

@@ -83,7 +83,9 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
             return error(ctx, 500);
         }
-        None => 200,
+        // Without one, the status the request has: an error document's
+        // is the error's (and no conditional check applies to it).
+        None => ctx.prev_status.unwrap_or(200),
     };
     // Overlap (merge) onto the "always" table, cookies last.
     for (n, v) in merge {
@@ -174,7 +176,12 @@ pub fn stream<'a>(
     pass_body: bool,
     chunked: bool,
 ) -> BackendAnswer<'a> {
-    if chunked {
+    let closing = closes(&ctx);
+    if closing {
+        resp.close = true;
+        resp.stream = pass_body;
+    }
+    if chunked && !closing {
         resp.headers
             .push(("Transfer-Encoding".into(), "chunked".into()));
     }
@@ -206,13 +213,24 @@ pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAns
             let encoded = resp.header("Content-Encoding").is_some();
             let framed = resp.header("Content-Length").is_some()
                 || resp.header("Transfer-Encoding").is_some();
-            if !encoded && !framed {
+            if closes(&ctx) {
+                resp.close = true;
+                resp.stream = !framed;
+            } else if !encoded && !framed {
                 resp.headers
                     .insert(0, ("Transfer-Encoding".into(), "chunked".into()));
             }
             resp
         })),
     }
+}
+
+/// An error document's answer for a status that drops the connection:
+/// Apache's ap_die closed it before the redirect, so the body is ended by
+/// the close, not chunked.
+fn closes(ctx: &Ctx<'_>) -> bool {
+    ctx.prev_status
+        .is_some_and(crate::http::status::drops_connection)
 }
 
 fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {

@@ -1,0 +1,200 @@
+//! A local `ErrorDocument` served by a backend (`ErrorDocument 404
+//! /404.php` with PHP-FPM, `/index.php/error/404` behind a front
+//! controller, a `ProxyPass`'d URL).
+//!
+//! Why a hand-back: the error path (`errors::error_response`) produces a
+//! [`Response`] and is reached from many places (access checks, the
+//! default handler, mod_rewrite, the proxy modules), but a backend exchange
+//! is something only the request's entry point can ask the server for
+//! (`handler::decide` returns a [`Decision`]). So when the error document's
+//! redirected request wants a backend, the error path parks it on the
+//! failing request's context ([`Ctx::error_backend`]) and returns a
+//! stand-in; the entry point sees the parked request after the error path
+//! ran and turns it into the exchange ([`decision`]).
+//!
+//! Where no exchange can follow (the error of a backend's own answer, a
+//! request the connection layer rejected), the parked request is dropped:
+//! the stand-in — Apache's page for a failed error document — goes out and
+//! the error log says why, so the limitation is never silent.
+
+use crate::http::backend::Decision;
+use crate::http::Response;
+use crate::modules::proxy::{self, cgi_env::Prev};
+use crate::request::Ctx;
+
+/// An error document's request, ready for its backend exchange.
+pub struct Parked<'a> {
+    /// `None` once taken by [`decision`].
+    doc: Option<(Ctx<'a>, Prev)>,
+    /// The failing request's content handler ran: the body is gone.
+    body_read: bool,
+}
+
+impl<'a> Parked<'a> {
+    /// `ctx` is the redirected request (its phases passed, its handler a
+    /// backend one); `prev` the request it was redirected from;
+    /// `body_read`: the failing request's content handler ran, and read
+    /// the body (Apache's default handler discards it first thing).
+    pub fn new(ctx: Ctx<'a>, prev: Prev, body_read: bool) -> Box<Self> {
+        Box::new(Parked {
+            doc: Some((ctx, prev)),
+            body_read,
+        })
+    }
+}
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        if let Some((ctx, _)) = &self.doc {
+            ctx.site.log.error(
+                "error",
+                "core",
+                Some(ctx.req.remote),
+                &format!(
+                    "{}: an error document served by a backend is not supported by htaccel here (after a backend's answer or a rejected request)",
+                    ctx.uri
+                ),
+            );
+        }
+    }
+}
+
+/// Whether the request wants a backend handler (FastCGI or HTTP proxy).
+pub fn wants(ctx: &Ctx<'_>) -> bool {
+    proxy::wants(ctx) || proxy::http::wants(ctx)
+}
+
+/// The backend exchange for an error document the error path parked on
+/// `ctx`, if it did.
+pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
+    let parked = ctx.error_backend.as_mut()?;
+    let body_read = parked.body_read;
+    let (mut doc, prev) = parked.doc.take()?;
+    ctx.error_backend = None;
+    if body_read {
+        // mod_proxy_fcgi measures what is left of the body: nothing, so
+        // the backend is told a length of 0 (a chunked body included).
+        let framed = doc.headers_in.contains("Content-Length")
+            || doc.headers_in.contains("Transfer-Encoding");
+        doc.headers_in.remove("Transfer-Encoding");
+        if framed {
+            doc.headers_in.set("Content-Length", "0");
+        }
+    }
+    let mut d = if proxy::wants(&doc) {
+        proxy::decide(doc, Some(prev))
+    } else {
+        proxy::http::decide(doc, Some(prev))
+    };
+    if let Decision::Backend(call) = &mut d {
+        call.body_read = body_read;
+    }
+    Some(d)
+}
+
+/// `resp`, or the exchange an error document parked on `ctx` asks for.
+pub fn respond_or_backend<'a>(ctx: &mut Ctx<'a>, resp: Response) -> Decision<'a> {
+    decision(ctx).unwrap_or(Decision::Respond(resp))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{load, Engine};
+    use crate::http::backend::{BackendHead, BackendRequest, Decision};
+    use crate::http::{AccessEntry, Headers, Log, Request, Version};
+    use std::net::SocketAddr;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct Errors(Mutex<Vec<String>>);
+    impl Log for Errors {
+        fn access(&self, _: &AccessEntry<'_>) {}
+        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, message: &str) {
+            self.0.lock().unwrap().push(message.to_string());
+        }
+    }
+
+    fn engine(log: Arc<Errors>) -> Engine {
+        let root = std::env::temp_dir().join(format!("htaccel-eb-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let text = format!(
+            "LoadModule proxy_module m.so\nLoadModule proxy_fcgi_module m.so\nLoadModule mime_module m.so\nTypesConfig /dev/null\n\
+             DocumentRoot {}\n<FilesMatch \\.php$>\nSetHandler \"proxy:unix:/nowhere.sock|fcgi://localhost\"\n</FilesMatch>\n\
+             ErrorDocument 404 /err.php\nErrorDocument 400 /err.php\n",
+            root.display()
+        );
+        let nodes =
+            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
+                .unwrap();
+        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
+        Engine::new(&loaded, log).unwrap()
+    }
+
+    fn request(method: &str, target: &str) -> Request {
+        let mut headers = Headers::new();
+        headers.push("Host", "localhost".to_string());
+        Request {
+            method: method.into(),
+            target: target.into(),
+            version: Version::Http11,
+            request_line: format!("{method} {target} HTTP/1.1"),
+            headers,
+            framing: Default::default(),
+            remote: "127.0.0.1:4000".parse().unwrap(),
+            local: "127.0.0.1:80".parse().unwrap(),
+            secure: false,
+        }
+    }
+
+    fn param<'p>(params: &'p [(String, Vec<u8>)], name: &str) -> Option<&'p str> {
+        params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| std::str::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn a_missing_file_goes_to_the_error_script_with_its_status() {
+        let e = engine(Arc::default());
+        let req = request("POST", "/missing?x=1");
+        let Decision::Backend(call) = crate::handler::decide(&e, &e.main, &req) else {
+            panic!("no backend exchange");
+        };
+        let BackendRequest::FastCgi { params, .. } = &call.request else {
+            panic!("not FastCGI");
+        };
+        assert_eq!(param(params, "REDIRECT_STATUS"), Some("404"));
+        assert_eq!(param(params, "REDIRECT_URL"), Some("/missing"));
+        assert_eq!(param(params, "REDIRECT_QUERY_STRING"), Some("x=1"));
+        assert_eq!(param(params, "REDIRECT_REQUEST_METHOD"), Some("POST"));
+        assert_eq!(param(params, "REQUEST_METHOD"), Some("GET"));
+        assert_eq!(param(params, "SCRIPT_NAME"), Some("/err.php"));
+        // The default handler read the body before it refused.
+        assert!(call.body_read);
+        // Without a Status of its own, the script's answer keeps the 404.
+        let answer = (call.finish)(Ok(BackendHead {
+            lines: vec!["Content-Type: text/plain".into()],
+            ..Default::default()
+        }));
+        assert_eq!(answer.response.status, 404);
+    }
+
+    #[test]
+    fn where_no_exchange_can_follow_the_log_says_so() {
+        let log = Arc::new(Errors::default());
+        let e = engine(log.clone());
+        let req = request("GET", "/missing");
+        // A 400 the connection layer found: answered without a backend.
+        let r = crate::errors::protocol_error(
+            &e,
+            &crate::http::ProtocolError {
+                status: 400,
+                request: Some(&req),
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.status, 400);
+        let logged = log.0.lock().unwrap().join("\n");
+        assert!(logged.contains("an error document served by a backend is not supported"));
+    }
+}

@@ -1,0 +1,3 @@
+<?php
+header("Status: 503 Service Unavailable");
+echo "down\n";

@@ -1,0 +1,3 @@
+<?php
+header('Status: 410 Gone');
+echo "gone\n";
