@@ -76,9 +76,9 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
         // the backend is told a length of 0 (a chunked body included).
         let framed = doc.headers_in.contains("Content-Length")
             || doc.headers_in.contains("Transfer-Encoding");
-        doc.headers_in.remove("Transfer-Encoding");
+        doc.headers_in.to_mut().remove("Transfer-Encoding");
         if framed {
-            doc.headers_in.set("Content-Length", "0");
+            doc.headers_in.to_mut().set("Content-Length", "0");
         }
     }
     let mut d = if proxy::wants(&doc) {
