@@ -80,6 +80,7 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
 /// does not match, `Some(None)` for `!`.
 fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
     let uri = ctx.uri.as_str();
+    let keep = keeps_encoded_slashes(ctx);
     let remainder_raw;
     let url = match &pass.regex {
         Some(re) => {
@@ -87,11 +88,20 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
             let Some(url) = &pass.url else {
                 return Some(None);
             };
+            if let Some(raw) = unparsed_for_nocanon(ctx, pass, url) {
+                if let Some(raw_caps) = re.captures(raw.as_bytes()) {
+                    let out = crate::regsub::pregsub(url.as_bytes(), raw.as_bytes(), &raw_caps)?;
+                    return Some(Some(String::from_utf8_lossy(&out).into_owned()));
+                }
+            }
             let out = crate::regsub::pregsub(url.as_bytes(), uri.as_bytes(), &caps)?;
             let out = String::from_utf8_lossy(&out).into_owned();
             // ProxyPassMatch: the URL is used as substituted; the query
             // is added when the URL has none.
-            return Some(Some(with_query(ctx, escape_url_path(&out, pass.nocanon))));
+            return Some(Some(with_query(
+                ctx,
+                escape_url_path(&out, pass.nocanon, keep),
+            )));
         }
         None => {
             let n = crate::modules::alias::alias_matches(uri.as_bytes(), pass.path.as_bytes());
@@ -101,6 +111,12 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
             let Some(url) = &pass.url else {
                 return Some(None);
             };
+            if let Some(raw) = unparsed_for_nocanon(ctx, pass, url) {
+                let m = crate::modules::alias::alias_matches(raw.as_bytes(), pass.path.as_bytes());
+                if m == n {
+                    return Some(Some(format!("{url}{}", &raw[m..])));
+                }
+            }
             remainder_raw = &uri[n..];
             url
         }
@@ -108,13 +124,36 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
     let joined = format!("{url}{remainder_raw}");
     Some(Some(with_query(
         ctx,
-        escape_url_path(&joined, pass.nocanon),
+        escape_url_path(&joined, pass.nocanon, keep),
     )))
 }
 
+/// `nocanon` to an HTTP upstream: the target as the client sent it (query
+/// included), which mod_proxy maps instead of the decoded URI when the
+/// pass matches it the same way (otherwise it falls back to the decoded
+/// URI, canonicalised).
+fn unparsed_for_nocanon<'a>(ctx: &'a Ctx<'_>, pass: &Pass, url: &str) -> Option<&'a str> {
+    (pass.nocanon && !is_fcgi(url)).then_some(ctx.req.target.as_str())
+}
+
+/// Whether the canonicalised path keeps `%2F` as sent: under
+/// `AllowEncodedSlashes NoDecode` mod_proxy leaves encoded slashes alone
+/// (any other `%` becomes `%25`). Apache reads the setting from the
+/// request's merged per-directory configuration, and its 2.4 merge copies
+/// the (unset, Off) value of every `<Location>` that matched: a matching
+/// `<Location>` turns it off.
+fn keeps_encoded_slashes(ctx: &Ctx<'_>) -> bool {
+    ctx.site.encoded_slashes == crate::uri::EncodedSlashes::NoDecode
+        && !ctx.site.locations.iter().any(|l| match &l.regex {
+            Some(re) => re.is_match(ctx.uri.as_bytes()),
+            None => location_matches(&l.path, &ctx.uri),
+        })
+}
+
 /// The URL with its path escaped as `ap_proxy_canonenc` does (for
-/// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs).
-fn escape_url_path(url: &str, nocanon: bool) -> String {
+/// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs); `keep_slashes`:
+/// see [`keeps_encoded_slashes`].
+fn escape_url_path(url: &str, nocanon: bool, keep_slashes: bool) -> String {
     if nocanon {
         return url.to_string();
     }
@@ -126,7 +165,11 @@ fn escape_url_path(url: &str, nocanon: bool) -> String {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
-    format!("{}{authority}{}", &url[..scheme_end + 3], canonenc(path))
+    format!(
+        "{}{authority}{}",
+        &url[..scheme_end + 3],
+        canonenc(path, keep_slashes)
+    )
 }
 
 /// Whether a proxy URL names a FastCGI backend.
@@ -138,20 +181,27 @@ pub fn is_fcgi(url: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("unix:"))
 }
 
-/// `ap_proxy_canonenc` for a path: letters, digits and
-/// `$-_.+!*'(),;:@&=/~` stay, `%XX` escapes stay, anything else becomes
-/// `%XX` (upper-case hex).
-fn canonenc(path: &str) -> String {
+/// `ap_proxy_canonenc` for the path of a reverse-proxied (already decoded)
+/// URI: letters, digits and `$-_.+!*'(),;:@&=/~` stay, anything else,
+/// `%` included, becomes `%XX` (upper-case hex); with `keep_slashes` an
+/// encoded slash (`%2F`, `%2f`) stays as it is.
+fn canonenc(path: &str, keep_slashes: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let b = path.as_bytes();
     let mut out = String::with_capacity(b.len() + 8);
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        let escaped = c == b'%'
-            && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-        if c.is_ascii_alphanumeric() || b"$-_.+!*'(),;:@&=/~".contains(&c) || escaped {
+        let encoded_slash = keep_slashes
+            && c == b'%'
+            && b.get(i + 1) == Some(&b'2')
+            && b.get(i + 2).is_some_and(|d| d.eq_ignore_ascii_case(&b'f'));
+        if encoded_slash {
+            out.push_str(&path[i..i + 3]);
+            i += 3;
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || b"$-_.+!*'(),;:@&=/~".contains(&c) {
             out.push(c as char);
         } else {
             out.push('%');
@@ -457,14 +507,22 @@ mod tests {
     #[test]
     fn escaping() {
         assert_eq!(
-            escape_url_path("http://up:8080/base/a b/é", false),
+            escape_url_path("http://up:8080/base/a b/é", false, false),
             "http://up:8080/base/a%20b/%C3%A9"
         );
-        assert_eq!(escape_url_path("http://up/a b", true), "http://up/a b");
-        assert_eq!(escape_url_path("http://up", false), "http://up/");
         assert_eq!(
-            escape_url_path("http://up/m/x?n=1%2f%", false),
-            "http://up/m/x%3Fn=1%2f%25"
+            escape_url_path("http://up/a b", true, false),
+            "http://up/a b"
+        );
+        assert_eq!(escape_url_path("http://up", false, false), "http://up/");
+        assert_eq!(
+            escape_url_path("http://up/m/x?n=1%2f%", false, false),
+            "http://up/m/x%3Fn=1%252f%25"
+        );
+        // NoDecode: encoded slashes stay as sent, other escapes do not.
+        assert_eq!(
+            escape_url_path("http://up/a%2Fb%2fc%41%2", false, true),
+            "http://up/a%2Fb%2fc%2541%252"
         );
     }
 
