@@ -32,6 +32,24 @@ pub const HANDLER: &str = "proxy-server";
 /// (ProxyPass exists only where mod_proxy is loaded; a site without one
 /// pays two emptiness checks per location here.)
 pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    let keep = ctx.site.encoded_slashes == crate::uri::EncodedSlashes::NoDecode;
+    match lookup(ctx, keep) {
+        Some(Some((url, nokeepalive))) => {
+            ctx.filename = format!("proxy:{url}");
+            ctx.handler = Some(HANDLER.to_string());
+            if nokeepalive {
+                ctx.env.set("proxy-nokeepalive", "1");
+            }
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The pass that maps the request and its upstream URL (with whether the
+/// connection may not be reused): `None` when none matches, `Some(None)`
+/// for `!`. `keep_slashes`: see [`canonenc`].
+fn lookup(ctx: &Ctx<'_>, keep_slashes: bool) -> Option<Option<(String, bool)>> {
     // The nearest <Location> with a ProxyPass first, then the server's.
     let located = ctx
         .site
@@ -45,42 +63,54 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
                 }
         })
         .map(|l| l.conf.proxy.passes.clone());
-    if located.is_none() && ctx.conf.proxy.passes.is_empty() {
-        return Ok(false);
+    let server = &ctx.site.base.proxy.passes;
+    if located.is_none() && server.is_empty() {
+        return None;
     }
-    let server = ctx.conf.proxy.passes.clone();
     for pass in located.iter().flat_map(|p| p.iter()).chain(server.iter()) {
-        if let Some(url) = map(ctx, pass) {
-            match url {
-                None => return Ok(false),
-                Some(url) => {
-                    ctx.filename = format!("proxy:{url}");
-                    ctx.handler = Some(HANDLER.to_string());
-                    // A substituted ProxyPassMatch URL names no configured
-                    // worker: mod_proxy's default one, which does not keep
-                    // connections, takes it (and says so in the env).
-                    if pass.regex.is_some()
-                        && pass
-                            .url
-                            .as_deref()
-                            .is_some_and(|u| u.contains('$') && !is_fcgi(u))
-                        || pass.disable_reuse
-                    {
-                        ctx.env.set("proxy-nokeepalive", "1");
-                    }
-                    return Ok(true);
-                }
-            }
+        if let Some(url) = map(ctx, pass, keep_slashes) {
+            let url = url?;
+            // A substituted ProxyPassMatch URL names no configured
+            // worker: mod_proxy's default one, which does not keep
+            // connections, takes it (and says so in the env).
+            let nokeepalive = pass.regex.is_some()
+                && pass
+                    .url
+                    .as_deref()
+                    .is_some_and(|u| u.contains('$') && !is_fcgi(u))
+                || pass.disable_reuse;
+            return Some(Some((url, nokeepalive)));
         }
     }
-    Ok(false)
+    None
+}
+
+/// Apache canonicalises the upstream URL after the `<Location>` and `<If>`
+/// walks and reads `AllowEncodedSlashes` from the merged per-directory
+/// configuration; its 2.4 merge copies the unset (Off) value of every
+/// section that applied. So under `NoDecode`, once such a section merged,
+/// encoded slashes are escaped again (`%252F`) like any other `%`.
+fn recanonicalise(ctx: &mut Ctx<'_>) {
+    if ctx.site.encoded_slashes != crate::uri::EncodedSlashes::NoDecode
+        || std::sync::Arc::ptr_eq(&ctx.conf, &ctx.site.base)
+    {
+        return;
+    }
+    let Some(Some((kept, _))) = lookup(ctx, true) else {
+        return;
+    };
+    if ctx.filename.strip_prefix("proxy:") != Some(kept.as_str()) {
+        return;
+    }
+    if let Some(Some((url, _))) = lookup(ctx, false) {
+        ctx.filename = format!("proxy:{url}");
+    }
 }
 
 /// The upstream URL for the request under `pass`: `None` when the pass
 /// does not match, `Some(None)` for `!`.
-fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
+fn map(ctx: &Ctx<'_>, pass: &Pass, keep: bool) -> Option<Option<String>> {
     let uri = ctx.uri.as_str();
-    let keep = keeps_encoded_slashes(ctx);
     let remainder_raw;
     let url = match &pass.regex {
         Some(re) => {
@@ -136,23 +166,9 @@ fn unparsed_for_nocanon<'a>(ctx: &'a Ctx<'_>, pass: &Pass, url: &str) -> Option<
     (pass.nocanon && !is_fcgi(url)).then_some(ctx.req.target.as_str())
 }
 
-/// Whether the canonicalised path keeps `%2F` as sent: under
-/// `AllowEncodedSlashes NoDecode` mod_proxy leaves encoded slashes alone
-/// (any other `%` becomes `%25`). Apache reads the setting from the
-/// request's merged per-directory configuration, and its 2.4 merge copies
-/// the (unset, Off) value of every `<Location>` that matched: a matching
-/// `<Location>` turns it off.
-fn keeps_encoded_slashes(ctx: &Ctx<'_>) -> bool {
-    ctx.site.encoded_slashes == crate::uri::EncodedSlashes::NoDecode
-        && !ctx.site.locations.iter().any(|l| match &l.regex {
-            Some(re) => re.is_match(ctx.uri.as_bytes()),
-            None => location_matches(&l.path, &ctx.uri),
-        })
-}
-
 /// The URL with its path escaped as `ap_proxy_canonenc` does (for
 /// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs); `keep_slashes`:
-/// see [`keeps_encoded_slashes`].
+/// `AllowEncodedSlashes NoDecode` (see [`canonenc`]).
 fn escape_url_path(url: &str, nocanon: bool, keep_slashes: bool) -> String {
     if nocanon {
         return url.to_string();
@@ -183,8 +199,9 @@ pub fn is_fcgi(url: &str) -> bool {
 
 /// `ap_proxy_canonenc` for the path of a reverse-proxied (already decoded)
 /// URI: letters, digits and `$-_.+!*'(),;:@&=/~` stay, anything else,
-/// `%` included, becomes `%XX` (upper-case hex); with `keep_slashes` an
-/// encoded slash (`%2F`, `%2f`) stays as it is.
+/// `%` included, becomes `%XX` (upper-case hex); with `keep_slashes`
+/// (`AllowEncodedSlashes NoDecode`, see [`recanonicalise`]) an encoded
+/// slash (`%2F`, `%2f`) stays as it is.
 fn canonenc(path: &str, keep_slashes: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let b = path.as_bytes();
@@ -236,6 +253,7 @@ const HOP_BY_HOP: &[&str] = &["connection", "keep-alive", "te", "upgrade", "host
 /// The exchange for a proxy request ([`wants`]); `prev` as for
 /// FastCGI backends (`ProxyPassMatch … fcgi://`).
 pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<'_> {
+    recanonicalise(&mut ctx);
     let url = ctx.filename["proxy:".len()..].to_string();
     if is_fcgi(&url) {
         if !ctx.site.env.is_loaded("mod_proxy_fcgi.c") {
