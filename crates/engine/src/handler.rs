@@ -36,7 +36,11 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
     if req.method == "TRACE" {
         return Decision::Respond(trace(engine, site, req));
     }
-    let parsed = match crate::uri::request_uri(&req.method, &req.target, req.secure) {
+    let opts = crate::uri::NormalizeOptions {
+        encoded_slashes: site.encoded_slashes,
+        ..Default::default()
+    };
+    let parsed = match crate::uri::request_uri_with(&req.method, &req.target, req.secure, &opts) {
         Ok(u) => u,
         Err(e) => {
             if let Some(level) = e.level {

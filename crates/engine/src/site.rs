@@ -26,6 +26,8 @@ pub struct Site {
     pub locations: Vec<LocationSection>,
     pub access_file_names: Vec<String>,
     pub limit_internal_recursion: u32,
+    /// `AllowEncodedSlashes` (this server's own: a vhost does not inherit it).
+    pub encoded_slashes: crate::uri::EncodedSlashes,
     pub server_admin: Option<String>,
     pub tree: ConfigTree,
     pub env: Environment,
@@ -94,6 +96,9 @@ impl Site {
                 .limit_internal_recursion
                 .or_else(|| main.and_then(|m| m.limit_internal_recursion))
                 .unwrap_or(10),
+            // Apache 2.4 does not let a virtual host inherit the main
+            // server's AllowEncodedSlashes: unset in the vhost means Off.
+            encoded_slashes: conf.encoded_slashes.unwrap_or_default(),
             server_admin: inherit(|c| c.server_admin.clone()),
             tree: ConfigTree::default(),
             env: env.clone(),

@@ -606,6 +606,16 @@ fn normalize_owned(target: ParsedTarget, opts: &NormalizeOptions) -> Result<Requ
 
 /// Parses and normalises in one go with the server defaults.
 pub fn request_uri(method: &str, target: &str, secure: bool) -> Result<RequestUri, UriError> {
+    request_uri_with(method, target, secure, &NormalizeOptions::default())
+}
+
+/// [`request_uri`] with the chosen server's settings (`AllowEncodedSlashes`).
+pub fn request_uri_with(
+    method: &str,
+    target: &str,
+    secure: bool,
+    opts: &NormalizeOptions,
+) -> Result<RequestUri, UriError> {
     let parsed = parse_target(
         method,
         target,
@@ -614,7 +624,7 @@ pub fn request_uri(method: &str, target: &str, secure: bool) -> Result<RequestUr
             secure,
         },
     )?;
-    normalize_owned(parsed, &NormalizeOptions::default())
+    normalize_owned(parsed, opts)
 }
 
 /// The flags of Apache's `ap_normalize_path`.

@@ -72,6 +72,8 @@ pub struct ServerConf {
     pub limit_request_field_size: Option<usize>,
     pub limit_request_fields: Option<usize>,
     pub limit_internal_recursion: Option<u32>,
+    /// `AllowEncodedSlashes`: how `%2F` in a request path is treated.
+    pub encoded_slashes: Option<crate::uri::EncodedSlashes>,
     /// `AccessFileMaxSize`, `AccessFileMaxDirectives`.
     pub access_file_max_size: Option<u64>,
     pub access_file_max_directives: Option<usize>,

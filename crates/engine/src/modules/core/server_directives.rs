@@ -305,7 +305,40 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "MaxRequestWorkers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of threads alive at the same time", run: ignored },
     Directive { name: "MaxConnectionsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying.", run: ignored },
     Directive { name: "ServerLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of children alive at the same time", run: ignored },
-    Directive { name: "AllowEncodedSlashes", args: Args::Take12, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: |_w, inv, _| {
-        if inv.words[0].eq_ignore_ascii_case("off") { Ok(()) } else { Err(format!("AllowEncodedSlashes {} is not supported by htaccel", inv.words[0])) }
+    Directive { name: "AllowEncodedSlashes", args: Args::Take1, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: |w, inv, _| {
+        let mode = encoded_slashes(&inv.words[0])?;
+        w.server()?.encoded_slashes = Some(mode);
+        Ok(())
     } },
 ];
+
+/// `AllowEncodedSlashes On|Off|NoDecode` (any case).
+fn encoded_slashes(word: &str) -> Result<crate::uri::EncodedSlashes, String> {
+    use crate::uri::EncodedSlashes;
+    if word.eq_ignore_ascii_case("on") {
+        Ok(EncodedSlashes::On)
+    } else if word.eq_ignore_ascii_case("off") {
+        Ok(EncodedSlashes::Off)
+    } else if word.eq_ignore_ascii_case("nodecode") {
+        Ok(EncodedSlashes::NoDecode)
+    } else {
+        Err("AllowEncodedSlashes must be On, Off, or NoDecode".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uri::EncodedSlashes;
+
+    #[test]
+    fn allow_encoded_slashes_words() {
+        assert_eq!(encoded_slashes("On"), Ok(EncodedSlashes::On));
+        assert_eq!(encoded_slashes("off"), Ok(EncodedSlashes::Off));
+        assert_eq!(encoded_slashes("NODECODE"), Ok(EncodedSlashes::NoDecode));
+        assert_eq!(
+            encoded_slashes("yes"),
+            Err("AllowEncodedSlashes must be On, Off, or NoDecode".to_string())
+        );
+    }
+}

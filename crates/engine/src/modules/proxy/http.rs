@@ -32,6 +32,24 @@ pub const HANDLER: &str = "proxy-server";
 /// (ProxyPass exists only where mod_proxy is loaded; a site without one
 /// pays two emptiness checks per location here.)
 pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    let keep = ctx.site.encoded_slashes == crate::uri::EncodedSlashes::NoDecode;
+    match lookup(ctx, keep) {
+        Some(Some((url, nokeepalive))) => {
+            ctx.filename = format!("proxy:{url}");
+            ctx.handler = Some(HANDLER.to_string());
+            if nokeepalive {
+                ctx.env.set("proxy-nokeepalive", "1");
+            }
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The pass that maps the request and its upstream URL (with whether the
+/// connection may not be reused): `None` when none matches, `Some(None)`
+/// for `!`. `keep_slashes`: see [`canonenc`].
+fn lookup(ctx: &Ctx<'_>, keep_slashes: bool) -> Option<Option<(String, bool)>> {
     // The nearest <Location> with a ProxyPass first, then the server's.
     let located = ctx
         .site
@@ -45,40 +63,53 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
                 }
         })
         .map(|l| l.conf.proxy.passes.clone());
-    if located.is_none() && ctx.conf.proxy.passes.is_empty() {
-        return Ok(false);
+    let server = &ctx.site.base.proxy.passes;
+    if located.is_none() && server.is_empty() {
+        return None;
     }
-    let server = ctx.conf.proxy.passes.clone();
     for pass in located.iter().flat_map(|p| p.iter()).chain(server.iter()) {
-        if let Some(url) = map(ctx, pass) {
-            match url {
-                None => return Ok(false),
-                Some(url) => {
-                    ctx.filename = format!("proxy:{url}");
-                    ctx.handler = Some(HANDLER.to_string());
-                    // A substituted ProxyPassMatch URL names no configured
-                    // worker: mod_proxy's default one, which does not keep
-                    // connections, takes it (and says so in the env).
-                    if pass.regex.is_some()
-                        && pass
-                            .url
-                            .as_deref()
-                            .is_some_and(|u| u.contains('$') && !is_fcgi(u))
-                        || pass.disable_reuse
-                    {
-                        ctx.env.set("proxy-nokeepalive", "1");
-                    }
-                    return Ok(true);
-                }
-            }
+        if let Some(url) = map(ctx, pass, keep_slashes) {
+            let url = url?;
+            // A substituted ProxyPassMatch URL names no configured
+            // worker: mod_proxy's default one, which does not keep
+            // connections, takes it (and says so in the env).
+            let nokeepalive = pass.regex.is_some()
+                && pass
+                    .url
+                    .as_deref()
+                    .is_some_and(|u| u.contains('$') && !is_fcgi(u))
+                || pass.disable_reuse;
+            return Some(Some((url, nokeepalive)));
         }
     }
-    Ok(false)
+    None
+}
+
+/// Apache canonicalises the upstream URL after the `<Location>` and `<If>`
+/// walks and reads `AllowEncodedSlashes` from the merged per-directory
+/// configuration; its 2.4 merge copies the unset (Off) value of every
+/// section that applied. So under `NoDecode`, once such a section merged,
+/// encoded slashes are escaped again (`%252F`) like any other `%`.
+fn recanonicalise(ctx: &mut Ctx<'_>) {
+    if ctx.site.encoded_slashes != crate::uri::EncodedSlashes::NoDecode
+        || std::sync::Arc::ptr_eq(&ctx.conf, &ctx.site.base)
+    {
+        return;
+    }
+    let Some(Some((kept, _))) = lookup(ctx, true) else {
+        return;
+    };
+    if ctx.filename.strip_prefix("proxy:") != Some(kept.as_str()) {
+        return;
+    }
+    if let Some(Some((url, _))) = lookup(ctx, false) {
+        ctx.filename = format!("proxy:{url}");
+    }
 }
 
 /// The upstream URL for the request under `pass`: `None` when the pass
 /// does not match, `Some(None)` for `!`.
-fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
+fn map(ctx: &Ctx<'_>, pass: &Pass, keep: bool) -> Option<Option<String>> {
     let uri = ctx.uri.as_str();
     let remainder_raw;
     let url = match &pass.regex {
@@ -87,11 +118,20 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
             let Some(url) = &pass.url else {
                 return Some(None);
             };
+            if let Some(raw) = unparsed_for_nocanon(ctx, pass, url) {
+                if let Some(raw_caps) = re.captures(raw.as_bytes()) {
+                    let out = crate::regsub::pregsub(url.as_bytes(), raw.as_bytes(), &raw_caps)?;
+                    return Some(Some(String::from_utf8_lossy(&out).into_owned()));
+                }
+            }
             let out = crate::regsub::pregsub(url.as_bytes(), uri.as_bytes(), &caps)?;
             let out = String::from_utf8_lossy(&out).into_owned();
             // ProxyPassMatch: the URL is used as substituted; the query
             // is added when the URL has none.
-            return Some(Some(with_query(ctx, escape_url_path(&out, pass.nocanon))));
+            return Some(Some(with_query(
+                ctx,
+                escape_url_path(&out, pass.nocanon, keep),
+            )));
         }
         None => {
             let n = crate::modules::alias::alias_matches(uri.as_bytes(), pass.path.as_bytes());
@@ -101,6 +141,12 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
             let Some(url) = &pass.url else {
                 return Some(None);
             };
+            if let Some(raw) = unparsed_for_nocanon(ctx, pass, url) {
+                let m = crate::modules::alias::alias_matches(raw.as_bytes(), pass.path.as_bytes());
+                if m == n {
+                    return Some(Some(format!("{url}{}", &raw[m..])));
+                }
+            }
             remainder_raw = &uri[n..];
             url
         }
@@ -108,13 +154,22 @@ fn map(ctx: &Ctx<'_>, pass: &Pass) -> Option<Option<String>> {
     let joined = format!("{url}{remainder_raw}");
     Some(Some(with_query(
         ctx,
-        escape_url_path(&joined, pass.nocanon),
+        escape_url_path(&joined, pass.nocanon, keep),
     )))
 }
 
+/// `nocanon` to an HTTP upstream: the target as the client sent it (query
+/// included), which mod_proxy maps instead of the decoded URI when the
+/// pass matches it the same way (otherwise it falls back to the decoded
+/// URI, canonicalised).
+fn unparsed_for_nocanon<'a>(ctx: &'a Ctx<'_>, pass: &Pass, url: &str) -> Option<&'a str> {
+    (pass.nocanon && !is_fcgi(url)).then_some(ctx.req.target.as_str())
+}
+
 /// The URL with its path escaped as `ap_proxy_canonenc` does (for
-/// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs).
-fn escape_url_path(url: &str, nocanon: bool) -> String {
+/// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs); `keep_slashes`:
+/// `AllowEncodedSlashes NoDecode` (see [`canonenc`]).
+fn escape_url_path(url: &str, nocanon: bool, keep_slashes: bool) -> String {
     if nocanon {
         return url.to_string();
     }
@@ -126,7 +181,11 @@ fn escape_url_path(url: &str, nocanon: bool) -> String {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
     };
-    format!("{}{authority}{}", &url[..scheme_end + 3], canonenc(path))
+    format!(
+        "{}{authority}{}",
+        &url[..scheme_end + 3],
+        canonenc(path, keep_slashes)
+    )
 }
 
 /// Whether a proxy URL names a FastCGI backend.
@@ -138,20 +197,28 @@ pub fn is_fcgi(url: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("unix:"))
 }
 
-/// `ap_proxy_canonenc` for a path: letters, digits and
-/// `$-_.+!*'(),;:@&=/~` stay, `%XX` escapes stay, anything else becomes
-/// `%XX` (upper-case hex).
-fn canonenc(path: &str) -> String {
+/// `ap_proxy_canonenc` for the path of a reverse-proxied (already decoded)
+/// URI: letters, digits and `$-_.+!*'(),;:@&=/~` stay, anything else,
+/// `%` included, becomes `%XX` (upper-case hex); with `keep_slashes`
+/// (`AllowEncodedSlashes NoDecode`, see [`recanonicalise`]) an encoded
+/// slash (`%2F`, `%2f`) stays as it is.
+fn canonenc(path: &str, keep_slashes: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let b = path.as_bytes();
     let mut out = String::with_capacity(b.len() + 8);
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        let escaped = c == b'%'
-            && b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-        if c.is_ascii_alphanumeric() || b"$-_.+!*'(),;:@&=/~".contains(&c) || escaped {
+        let encoded_slash = keep_slashes
+            && c == b'%'
+            && b.get(i + 1) == Some(&b'2')
+            && b.get(i + 2).is_some_and(|d| d.eq_ignore_ascii_case(&b'f'));
+        if encoded_slash {
+            out.push_str(&path[i..i + 3]);
+            i += 3;
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || b"$-_.+!*'(),;:@&=/~".contains(&c) {
             out.push(c as char);
         } else {
             out.push('%');
@@ -186,6 +253,7 @@ const HOP_BY_HOP: &[&str] = &["connection", "keep-alive", "te", "upgrade", "host
 /// The exchange for a proxy request ([`wants`]); `prev` as for
 /// FastCGI backends (`ProxyPassMatch … fcgi://`).
 pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<'_> {
+    recanonicalise(&mut ctx);
     let url = ctx.filename["proxy:".len()..].to_string();
     if is_fcgi(&url) {
         if !ctx.site.env.is_loaded("mod_proxy_fcgi.c") {
@@ -458,14 +526,22 @@ mod tests {
     #[test]
     fn escaping() {
         assert_eq!(
-            escape_url_path("http://up:8080/base/a b/é", false),
+            escape_url_path("http://up:8080/base/a b/é", false, false),
             "http://up:8080/base/a%20b/%C3%A9"
         );
-        assert_eq!(escape_url_path("http://up/a b", true), "http://up/a b");
-        assert_eq!(escape_url_path("http://up", false), "http://up/");
         assert_eq!(
-            escape_url_path("http://up/m/x?n=1%2f%", false),
-            "http://up/m/x%3Fn=1%2f%25"
+            escape_url_path("http://up/a b", true, false),
+            "http://up/a b"
+        );
+        assert_eq!(escape_url_path("http://up", false, false), "http://up/");
+        assert_eq!(
+            escape_url_path("http://up/m/x?n=1%2f%", false, false),
+            "http://up/m/x%3Fn=1%252f%25"
+        );
+        // NoDecode: encoded slashes stay as sent, other escapes do not.
+        assert_eq!(
+            escape_url_path("http://up/a%2Fb%2fc%41%2", false, true),
+            "http://up/a%2Fb%2fc%2541%252"
         );
     }
 

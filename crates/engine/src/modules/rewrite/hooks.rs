@@ -659,7 +659,11 @@ pub fn redirect_next<'a>(
         fragment: None,
         uri: path.to_string(),
     };
-    let normalized = crate::uri::normalize(&parsed, &crate::uri::NormalizeOptions::default());
+    let opts = crate::uri::NormalizeOptions {
+        encoded_slashes: ctx.site.encoded_slashes,
+        ..Default::default()
+    };
+    let normalized = crate::uri::normalize(&parsed, &opts);
     let new_uri = match &normalized {
         Ok(u) => lossy(&u.path),
         Err(_) => path.to_string(),
