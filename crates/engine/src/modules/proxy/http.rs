@@ -169,7 +169,7 @@ fn unparsed_for_nocanon<'a>(ctx: &'a Ctx<'_>, pass: &Pass, url: &str) -> Option<
 /// The URL with its path escaped as `ap_proxy_canonenc` does (for
 /// `http://`, `fcgi://` and `unix:/socket|fcgi://` URLs); `keep_slashes`:
 /// `AllowEncodedSlashes NoDecode` (see [`canonenc`]).
-fn escape_url_path(url: &str, nocanon: bool, keep_slashes: bool) -> String {
+pub(crate) fn escape_url_path(url: &str, nocanon: bool, keep_slashes: bool) -> String {
     if nocanon {
         return url.to_string();
     }

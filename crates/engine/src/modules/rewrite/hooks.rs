@@ -179,18 +179,35 @@ fn proxy_available(ctx: &Ctx<'_>) -> bool {
 
 /// `[P]`: Apache without mod_proxy answers 403; with it, the request
 /// becomes a proxy request (`proxy:URL?args`, handler `proxy-server`),
-/// which mod_proxy's handler answers (`modules::proxy::http`).
-fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str) -> Result<(), Status> {
-    let url = target.strip_prefix("proxy:").unwrap_or(target).to_string();
-    ctx.rewrite.proxy = Some(url.clone());
+/// which mod_proxy's handler answers (`modules::proxy::http`). The URL's
+/// path is escaped the way mod_proxy's canonicaliser does (`%` included,
+/// so a decoded `%25` goes on as `%25`), unless the rule has `[NE]`: then
+/// it goes as the rule wrote it (`proxy-nocanon`), and one holding a space
+/// or a control byte is refused.
+fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str, noescape: bool) -> Result<(), Status> {
+    let raw = target.strip_prefix("proxy:").unwrap_or(target);
+    ctx.rewrite.proxy = Some(raw.to_string());
     if !proxy_available(ctx) {
         fail(ctx, format!("{code}: attempt to make remote request from mod_rewrite without proxy enabled: {target}"));
         return Err(403);
     }
+    let url = if noescape {
+        raw.to_string()
+    } else {
+        let keep = ctx.site.encoded_slashes == crate::uri::EncodedSlashes::NoDecode;
+        crate::modules::proxy::http::escape_url_path(raw, false, keep)
+    };
     ctx.filename = match &ctx.args {
         Some(a) => format!("proxy:{url}?{a}"),
         None => format!("proxy:{url}"),
     };
+    if noescape && ctx.filename.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        fail(
+            ctx,
+            "AH10415: To be forwarded path contains control characters or spaces".to_string(),
+        );
+        return Err(403);
+    }
     ctx.handler = Some(crate::modules::proxy::http::HANDLER.to_string());
     Ok(())
 }
@@ -371,7 +388,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     settle_query_and_status(ctx, &st.args, res.outcome, will_escape, "AH10410")?;
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
-        return proxy(ctx, &target, "AH00669").map(|()| true);
+        return proxy(ctx, &target, "AH00669", noescape).map(|()| true);
     }
     if skip_absolute {
         let url = st.filename.clone();
@@ -526,7 +543,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     settle_query_and_status(ctx, &st.args, res.outcome, will_escape, "AH10411")?;
     if st.filename.starts_with("proxy:") {
         let target = st.filename.clone();
-        return proxy(ctx, &target, "AH10160");
+        return proxy(ctx, &target, "AH10160", noescape);
     }
     if let Some(skip) = skip_absolute {
         let mut url = st.filename.clone();
