@@ -48,20 +48,12 @@ impl MimeDir {
         if new.extensions.is_empty() && new.removals.is_empty() && new.default_language.is_none() {
             return base.clone();
         }
-        // Removals apply to what is inherited; this context's own mappings come after.
+        // This context's own mappings overlay the inherited ones, then its
+        // removals drop attributes from the result: a `RemoveHandler` also
+        // undoes an `AddHandler` of the same context, wherever each stands in
+        // the file (mod_mime's merge_mime_dir_configs). `RemoveType` is not
+        // among them: it is a mapping of its own (see `remove_type`).
         let mut map = (*base.extensions).clone();
-        for (ext, attr) in &new.removals {
-            if let Some(e) = map.get_mut(ext) {
-                match attr {
-                    Attribute::Charset => e.charset = None,
-                    Attribute::Encoding => e.encoding = None,
-                    Attribute::Language => e.language = None,
-                    Attribute::Handler => e.handler = None,
-                    Attribute::OutputFilter => e.output_filters = None,
-                    Attribute::InputFilter => e.input_filters = None,
-                }
-            }
-        }
         for (ext, info) in new.extensions.iter() {
             let e = map.entry(ext.clone()).or_default();
             macro_rules! overlay {
@@ -76,6 +68,18 @@ impl MimeDir {
                 output_filters,
                 input_filters
             );
+        }
+        for (ext, attr) in &new.removals {
+            if let Some(e) = map.get_mut(ext) {
+                match attr {
+                    Attribute::Charset => e.charset = None,
+                    Attribute::Encoding => e.encoding = None,
+                    Attribute::Language => e.language = None,
+                    Attribute::Handler => e.handler = None,
+                    Attribute::OutputFilter => e.output_filters = None,
+                    Attribute::InputFilter => e.input_filters = None,
+                }
+            }
         }
         MimeDir {
             extensions: Arc::new(map),
@@ -465,6 +469,25 @@ mod tests {
                 .as_deref(),
             Some("text/x-perl")
         );
+    }
+
+    #[test]
+    fn remove_also_undoes_an_add_of_the_same_context() {
+        let mut conf = MimeDir::default();
+        Arc::make_mut(&mut conf.extensions).insert(
+            "txt".into(),
+            ExtInfo {
+                charset: Some("utf-8".into()),
+                language: Some("fr".into()),
+                ..Default::default()
+            },
+        );
+        conf.removals.push(("txt".into(), Attribute::Charset));
+        let merged = MimeDir::merge(&MimeDir::default(), &conf);
+        let e = &merged.extensions["txt"];
+        assert_eq!(e.charset, None);
+        assert_eq!(e.language.as_deref(), Some("fr"));
+        assert!(merged.removals.is_empty());
     }
 
     #[test]
