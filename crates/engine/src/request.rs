@@ -262,6 +262,10 @@ impl<'a> Ctx<'a> {
         }
         let root = self.site.document_root.to_string_lossy();
         let root = root.trim_end_matches('/');
+        if core_name_too_long(root, &self.uri) {
+            let line = format!("AH00127: Cannot map {} to file", self.req.request_line);
+            return Err(self.fail(403, "error", line));
+        }
         let mut filename = String::with_capacity(root.len() + self.uri.len());
         filename.push_str(root);
         filename.push_str(&self.uri);
@@ -507,6 +511,17 @@ impl<'a> Ctx<'a> {
 
 /// `<Location /path>`: a prefix match on whole segments (`/a` matches `/a`,
 /// `/a/`, `/a/b`, not `/ab`), with repeated slashes in the URI folded.
+/// core's translate_name joins the document root and the path with
+/// `apr_filepath_merge`, which refuses a result that might not fit in
+/// `PATH_MAX` (both lengths plus room for three slashes and the NUL) before
+/// the disk is looked at: Apache then answers 403, "Cannot map … to file".
+/// A rewrite that keeps lengthening the path ends there, before the limit
+/// of internal redirects.
+fn core_name_too_long(root: &str, uri: &str) -> bool {
+    const PATH_MAX: usize = 4096;
+    root.len() + uri.trim_start_matches('/').len() + 4 > PATH_MAX
+}
+
 pub fn location_matches(path: &str, uri: &str) -> bool {
     if path == "/" {
         return true;

@@ -28,7 +28,6 @@ pub struct ExtInfo {
 /// Which attribute of an extension mapping a `Remove*` directive drops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attribute {
-    Type,
     Charset,
     Encoding,
     Language,
@@ -49,21 +48,12 @@ impl MimeDir {
         if new.extensions.is_empty() && new.removals.is_empty() && new.default_language.is_none() {
             return base.clone();
         }
-        // Removals apply to what is inherited; this context's own mappings come after.
+        // This context's own mappings overlay the inherited ones, then its
+        // removals drop attributes from the result: a `RemoveHandler` also
+        // undoes an `AddHandler` of the same context, wherever each stands in
+        // the file (mod_mime's merge_mime_dir_configs). `RemoveType` is not
+        // among them: it is a mapping of its own (see `remove_type`).
         let mut map = (*base.extensions).clone();
-        for (ext, attr) in &new.removals {
-            if let Some(e) = map.get_mut(ext) {
-                match attr {
-                    Attribute::Type => e.forced_type = None,
-                    Attribute::Charset => e.charset = None,
-                    Attribute::Encoding => e.encoding = None,
-                    Attribute::Language => e.language = None,
-                    Attribute::Handler => e.handler = None,
-                    Attribute::OutputFilter => e.output_filters = None,
-                    Attribute::InputFilter => e.input_filters = None,
-                }
-            }
-        }
         for (ext, info) in new.extensions.iter() {
             let e = map.entry(ext.clone()).or_default();
             macro_rules! overlay {
@@ -78,6 +68,18 @@ impl MimeDir {
                 output_filters,
                 input_filters
             );
+        }
+        for (ext, attr) in &new.removals {
+            if let Some(e) = map.get_mut(ext) {
+                match attr {
+                    Attribute::Charset => e.charset = None,
+                    Attribute::Encoding => e.encoding = None,
+                    Attribute::Language => e.language = None,
+                    Attribute::Handler => e.handler = None,
+                    Attribute::OutputFilter => e.output_filters = None,
+                    Attribute::InputFilter => e.input_filters = None,
+                }
+            }
         }
         MimeDir {
             extensions: Arc::new(map),
@@ -161,9 +163,12 @@ pub fn resolve(basename: &str, conf: &MimeDir, table: &TypesTable) -> MimeInfo {
             continue;
         }
         let mapping = ext_get(&conf.extensions, ext);
-        let ty = mapping
-            .and_then(|m| m.forced_type.as_ref())
-            .or_else(|| ext_get(&table.types, ext));
+        // A mapping's own type hides the system table's, even when it is
+        // the empty type `RemoveType` leaves: that one names no type at all.
+        let ty = match mapping.and_then(|m| m.forced_type.as_ref()) {
+            Some(forced) => Some(forced).filter(|t| !t.is_empty()),
+            None => ext_get(&table.types, ext),
+        };
         if ty.is_some() {
             content_type = ty;
         }
@@ -209,6 +214,17 @@ fn add(conf: &mut DirConf, inv: &Invocation<'_>, set: fn(&mut ExtInfo, String)) 
 fn remove(conf: &mut DirConf, inv: &Invocation<'_>, attr: Attribute) {
     for ext in &inv.words {
         conf.mime.removals.push((ext_key(ext), attr));
+    }
+}
+
+/// `RemoveType` is an `AddType` of the empty type, in directive order with
+/// the context's other mappings: unlike the other `Remove*` directives it
+/// must also hide the `TypesConfig` entry, which an absent mapping would
+/// let through (mod_mime's `remove_extension_type`).
+fn remove_type(conf: &mut DirConf, inv: &Invocation<'_>) {
+    let map = Arc::make_mut(&mut conf.mime.extensions);
+    for ext in &inv.words {
+        map.entry(ext_key(ext)).or_default().forced_type = Some(String::new());
     }
 }
 
@@ -312,7 +328,7 @@ pub static DIRECTIVES: &[Directive] = &[
         req_override: FI,
         about: "one or more file extensions",
         run: |_w, inv, c| {
-            remove(c, inv, Attribute::Type);
+            remove_type(c, inv);
             Ok(())
         },
     },
@@ -418,6 +434,60 @@ mod tests {
             resolve("a.TXT", &conf, &table).content_type.as_deref(),
             Some("text/plain")
         );
+    }
+
+    #[test]
+    fn remove_type_hides_the_system_table_and_a_later_add_type_wins() {
+        let table = TypesTable::parse("text/x-perl pl\ntext/plain txt\n");
+        let mut parent = MimeDir::default();
+        Arc::make_mut(&mut parent.extensions).insert(
+            "pl".into(),
+            ExtInfo {
+                forced_type: Some("text/x-script".into()),
+                handler: Some("cgi-script".into()),
+                ..Default::default()
+            },
+        );
+        let mut child = MimeDir::default();
+        Arc::make_mut(&mut child.extensions).insert(
+            "pl".into(),
+            ExtInfo {
+                forced_type: Some(String::new()),
+                ..Default::default()
+            },
+        );
+        let merged = MimeDir::merge(&parent, &child);
+        let i = resolve("a.pl", &merged, &table);
+        assert_eq!(i.content_type, None);
+        assert_eq!(i.handler.as_deref(), Some("cgi-script"));
+        // An earlier extension's type stays when a later one is removed.
+        let i = resolve("a.txt.pl", &merged, &table);
+        assert_eq!(i.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(
+            resolve("a.pl", &MimeDir::default(), &table)
+                .content_type
+                .as_deref(),
+            Some("text/x-perl")
+        );
+    }
+
+    #[test]
+    fn remove_also_undoes_an_add_of_the_same_context() {
+        let mut conf = MimeDir::default();
+        Arc::make_mut(&mut conf.extensions).insert(
+            "txt".into(),
+            ExtInfo {
+                charset: Some("utf-8".into()),
+                language: Some("fr".into()),
+                ..Default::default()
+            },
+        );
+        conf.removals.push(("txt".into(), Attribute::Charset));
+        let merged = MimeDir::merge(&MimeDir::default(), &conf);
+        let e = &merged.extensions["txt"];
+        assert_eq!(e.charset, None);
+        assert_eq!(e.language.as_deref(), Some("fr"));
+        assert!(merged.removals.is_empty());
     }
 
     #[test]

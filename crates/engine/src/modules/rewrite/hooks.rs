@@ -461,6 +461,10 @@ fn prefix_stat(ctx: &Ctx<'_>, path: &str, lastsub: Option<&Rule>) -> bool {
 /// Apache's `ap_core_translate` for a rewritten URL-path: below the
 /// document root, `.` and `..` resolved; `None` when it would climb out.
 fn core_translate(root: &str, uri: &str) -> Option<String> {
+    // apr_filepath_merge's PATH_MAX bound, as for a request's own path.
+    if root.len() + uri.trim_start_matches('/').len() + 4 > 4096 {
+        return None;
+    }
     let mut out: Vec<&str> = Vec::new();
     for seg in uri.split('/') {
         match seg {
