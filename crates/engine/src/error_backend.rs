@@ -67,10 +67,9 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
 /// The backend exchange for an error document the error path parked on
 /// `ctx`, if it did.
 pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
-    let parked = ctx.error_backend.as_mut()?;
+    let mut parked = ctx.error_backend.take()?;
     let body_read = parked.body_read;
     let (mut doc, prev) = parked.doc.take()?;
-    ctx.error_backend = None;
     if body_read {
         // mod_proxy_fcgi measures what is left of the body: nothing, so
         // the backend is told a length of 0 (a chunked body included).

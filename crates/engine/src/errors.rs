@@ -119,10 +119,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             // the failing request's filters, with its error headers.
             ctx.err_headers_out = doc.err_headers_out.clone();
             ctx.error_backend = Some(Parked::new(doc, prev, ctx.handler_ran));
-            let method = std::mem::replace(&mut ctx.method, "GET".into());
-            let r = canned(ctx, status, None, Some(status));
-            ctx.method = method;
-            return r;
+            return failed_document_page(ctx, status);
         }
         match crate::modules::rewrite::hooks::redirect_next(cur) {
             None => {
@@ -177,15 +174,20 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
         Err(_) => {
             redirected.log_reason();
             ctx.err_headers_out = std::mem::take(&mut redirected.err_headers_out);
-            // Apache names the redirected request's own status, which it
-            // inherits from the original error, whatever failed in it; the
-            // page is written while the method is still the redirect's GET.
-            let method = std::mem::replace(&mut ctx.method, "GET".into());
-            let r = canned(ctx, status, None, Some(status));
-            ctx.method = method;
-            r
+            failed_document_page(ctx, status)
         }
     }
+}
+
+/// Apache's page for an error whose local `ErrorDocument` failed too: it
+/// names the redirected request's own status, which it inherits from the
+/// original error whatever failed in it, and is written while the method
+/// is still the redirect's GET.
+fn failed_document_page(ctx: &mut Ctx<'_>, status: u16) -> Response {
+    let method = std::mem::replace(&mut ctx.method, "GET".into());
+    let r = canned(ctx, status, None, Some(status));
+    ctx.method = method;
+    r
 }
 
 /// Apache's built-in page for `status`.

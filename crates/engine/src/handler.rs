@@ -36,11 +36,7 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
     if req.method == "TRACE" {
         return Decision::Respond(trace(engine, site, req));
     }
-    let opts = crate::uri::NormalizeOptions {
-        encoded_slashes: site.encoded_slashes,
-        ..Default::default()
-    };
-    let parsed = match crate::uri::request_uri_with(&req.method, &req.target, req.secure, &opts) {
+    let parsed = match request_uri(site, req) {
         Ok(u) => u,
         Err(e) => {
             if let Some(level) = e.level {
@@ -99,6 +95,16 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
     error_backend::respond_or_backend(&mut ctx, resp)
 }
 
+/// The request's target parsed and normalised with its server's settings
+/// (`AllowEncodedSlashes`): Apache's `r->uri` and `r->args`.
+fn request_uri(site: &Site, req: &Request) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
+    let opts = crate::uri::NormalizeOptions {
+        encoded_slashes: site.encoded_slashes,
+        ..Default::default()
+    };
+    crate::uri::request_uri_with(&req.method, &req.target, req.secure, &opts)
+}
+
 /// `OPTIONS *`: an empty 200, no resource involved.
 fn options_star() -> Response {
     let mut r = Response::new(200);
@@ -151,7 +157,7 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
             },
         )
     };
-    let Ok(parsed) = crate::uri::request_uri(&req.method, &req.target, req.secure) else {
+    let Ok(parsed) = request_uri(site, req) else {
         return protocol();
     };
     let uri = String::from_utf8(parsed.path)

@@ -172,20 +172,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// `apr_rfc822_date`: "Sun, 06 Nov 1994 08:49:37 GMT" for any time,
 /// including before 1970.
 pub fn fmt_http_date(secs: i64) -> String {
-    const WDAY: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
-    const MON: [&[u8; 3]; 12] = [
-        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
-        b"Dec",
+    const WDAY: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MON: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
+    let (wday, mon) = (WDAY[days.rem_euclid(7) as usize], MON[m as usize - 1]);
     if !(0..10_000).contains(&y) {
-        let (wd, mon) = (WDAY[days.rem_euclid(7) as usize], MON[m as usize - 1]);
         return format!(
-            "{}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
-            String::from_utf8_lossy(wd),
-            String::from_utf8_lossy(mon),
+            "{wday}, {d:02} {mon} {y:04} {:02}:{:02}:{:02} GMT",
             rem / 3600,
             rem / 60 % 60,
             rem % 60
@@ -195,9 +192,9 @@ pub fn fmt_http_date(secs: i64) -> String {
     // and Date, and the formatting machinery costs ten times as much.
     let two = |n: i64| [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
     let mut out = *b"Thu, 01 Jan 1970 00:00:00 GMT";
-    out[0..3].copy_from_slice(WDAY[days.rem_euclid(7) as usize]);
+    out[0..3].copy_from_slice(wday.as_bytes());
     out[5..7].copy_from_slice(&two(i64::from(d)));
-    out[8..11].copy_from_slice(MON[m as usize - 1]);
+    out[8..11].copy_from_slice(mon.as_bytes());
     out[12..14].copy_from_slice(&two(y / 100));
     out[14..16].copy_from_slice(&two(y % 100));
     out[17..19].copy_from_slice(&two(rem / 3600));
@@ -222,6 +219,10 @@ mod tests {
         assert_eq!(fmt_http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(fmt_http_date(-1), "Wed, 31 Dec 1969 23:59:59 GMT");
         assert_eq!(fmt_http_date(951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT");
+        assert_eq!(
+            fmt_http_date(253_402_300_800),
+            "Sat, 01 Jan 10000 00:00:00 GMT"
+        );
     }
 
     #[test]
