@@ -22,6 +22,30 @@ pub struct Engine {
     pub server_header: String,
     /// `TraceEnable`.
     pub trace_enable: bool,
+    /// Distinguishes this engine's kept answers from another's on the same
+    /// thread ([`crate::answer_memo`]).
+    id: u64,
+}
+
+/// The error log as the engine writes it: a decision that writes a line is
+/// not kept ([`crate::answer_memo`]), since answering it again from memory
+/// would not write the line again.
+struct RecordedLog(Arc<dyn Log>);
+
+impl Log for RecordedLog {
+    fn access(&self, entry: &crate::http::AccessEntry<'_>) {
+        self.0.access(entry);
+    }
+    fn error(
+        &self,
+        level: &str,
+        module: &str,
+        client: Option<std::net::SocketAddr>,
+        message: &str,
+    ) {
+        crate::answer_memo::note_volatile();
+        self.0.error(level, module, client, message);
+    }
 }
 
 /// A configuration read from the main config file, before serving.
@@ -60,6 +84,7 @@ pub fn load(
 
 impl Engine {
     pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
+        let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
         let types_path = b
             .global
@@ -96,6 +121,10 @@ impl Engine {
                 .trace_enable
                 .as_deref()
                 .is_some_and(|t| t.eq_ignore_ascii_case("off")),
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         })
     }
 
@@ -208,7 +237,26 @@ impl Handler for Engine {
     }
 
     fn decide<'a>(&'a self, req: &'a Request) -> crate::http::backend::Decision<'a> {
-        crate::handler::decide(self, self.site_for(req), req)
+        use crate::answer_memo::{Lookup, Recording};
+        use crate::http::backend::Decision;
+        // Changes completed before this request arrived are in force for
+        // it; a kept answer is used only if none has happened since.
+        crate::watch::global().sync();
+        let stamp = crate::watch::changes();
+        match crate::answer_memo::lookup(self.id, req, stamp) {
+            Lookup::Hit(resp) => Decision::Respond(resp),
+            Lookup::Decide => crate::handler::decide_synced(self, self.site_for(req), req),
+            Lookup::Record => {
+                let recording = Recording::start();
+                let decision = crate::handler::decide_synced(self, self.site_for(req), req);
+                let answer = match &decision {
+                    Decision::Respond(r) => Some(r),
+                    Decision::Backend(_) => None,
+                };
+                recording.finish(self.id, req, stamp, answer);
+                decision
+            }
+        }
     }
 
     fn protocol_error(&self, error: &crate::http::ProtocolError<'_>) -> Response {
@@ -230,7 +278,7 @@ impl Ctx<'_> {
         if let Some((level, msg)) = self.reason.take() {
             self.site
                 .log
-                .error(&level, "core", Some(self.req.remote), &msg);
+                .error(&level, "core", Some(self.req.remote()), &msg);
         }
     }
 }
@@ -238,12 +286,20 @@ impl Ctx<'_> {
 impl Engine {
     /// The time a request is answered at, in microseconds since the epoch
     /// (Apache's `r->request_time`, used for weak ETags and `Expires`).
+    /// An answer that read it is not kept ([`crate::answer_memo`]).
     pub fn request_time_us(&self) -> i64 {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        d.as_micros() as i64
+        crate::answer_memo::note_volatile();
+        clock_us()
     }
+}
+
+/// The current time in microseconds since the epoch, not recorded as an
+/// input of the answer: for the callers that record what they make of it.
+pub(crate) fn clock_us() -> i64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    d.as_micros() as i64
 }
 
 impl Engine {

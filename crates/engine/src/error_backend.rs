@@ -49,7 +49,7 @@ impl Drop for Parked<'_> {
             ctx.site.log.error(
                 "error",
                 "core",
-                Some(ctx.req.remote),
+                Some(ctx.req.remote()),
                 &format!(
                     "{}: an error document served by a backend is not supported by htaccel here (after a backend's answer or a rejected request)",
                     ctx.uri
@@ -139,7 +139,7 @@ mod tests {
             request_line: format!("{method} {target} HTTP/1.1"),
             headers,
             framing: Default::default(),
-            remote: "127.0.0.1:4000".parse().unwrap(),
+            peer: "127.0.0.1:4000".parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
         }

@@ -65,7 +65,7 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
 fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     if ctx.redirects >= ctx.site.limit_internal_recursion {
         // Only a chain of new errors (see `status_reset`) gets here.
-        ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
+        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
             "AH00124: Request exceeded the limit of {} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
             ctx.site.limit_internal_recursion));
         let first = ctx.rewrite.first_error.unwrap_or(status);
@@ -89,10 +89,10 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.env = ctx.env.for_redirect();
     redirected.env.set("REDIRECT_STATUS", status.to_string());
     redirected.headers_in = ctx.headers_in.clone();
-    redirected.useragent_ip = ctx.useragent_ip;
+    redirected.set_useragent_ip(ctx.useragent_ip_unrecorded());
     redirected.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
-    redirected.request_time_us = ctx.request_time_us;
+    redirected.set_request_time(ctx.request_time_unrecorded());
     redirected.rewrite = ctx.rewrite.for_redirect();
     let mut phases = redirected.process_internal();
     // A backend handler, reached directly or through mod_rewrite's internal
@@ -323,7 +323,7 @@ mod tests {
             request_line: "GET / HTTP/1.1".into(),
             headers,
             framing: Default::default(),
-            remote: "127.0.0.1:4000".parse().unwrap(),
+            peer: "127.0.0.1:4000".parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
         }

@@ -31,7 +31,7 @@ pub const ENTRIES_PER_THREAD: usize = 256;
 
 /// Descriptors one thread may keep: [`ENTRIES_PER_THREAD`], or less when a
 /// sixteenth of `RLIMIT_NOFILE` shared among the cores is less.
-fn capacity() -> usize {
+pub(crate) fn capacity() -> usize {
     static CAPACITY: OnceLock<usize> = OnceLock::new();
     *CAPACITY.get_or_init(|| {
         let mut limit = libc::rlimit {

@@ -31,7 +31,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         // Apache's header filter refuses the response and answers 500.
         ctx.site
             .log
-            .error("error", "http", Some(ctx.req.remote), &message);
+            .error("error", "http", Some(ctx.req.remote()), &message);
         *resp = crate::errors::error_response(ctx, 500);
         // Sent without a length, the connection closed after it.
         resp.close = true;

@@ -33,6 +33,11 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
 pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decision<'a> {
     // Changes completed before this request arrived are in force for it.
     crate::watch::global().sync();
+    decide_synced(engine, site, req)
+}
+
+/// [`decide`] once the watcher's queue was read for this request.
+pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decision<'a> {
     if req.method == "TRACE" {
         return Decision::Respond(trace(engine, site, req));
     }
@@ -40,7 +45,8 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
         Ok(u) => u,
         Err(e) => {
             if let Some(level) = e.level {
-                site.log.error(level, "core", Some(req.remote), &e.message);
+                site.log
+                    .error(level, "core", Some(req.remote()), &e.message);
             }
             let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
             let mut ctx = Ctx::new(engine, site, req, uri, None);
@@ -263,7 +269,17 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     } else {
         Some(ctx.languages.join(","))
     };
-    let now = ctx.engine.request_time_us();
+    // The clock decides Last-Modified (a future mtime is clamped) and
+    // whether the ETag is weak (a file changed within the last second);
+    // once the file is a second old, neither moves again, so only a file
+    // that young makes the answer depend on the clock.
+    let now = crate::engine::clock_us();
+    if file
+        .as_ref()
+        .is_some_and(|f| f.stamp.mtime_us > now.saturating_sub(1_000_000))
+    {
+        crate::answer_memo::note_volatile();
+    }
     // Only a multi-range answer needs a boundary.
     let boundary = if ctx.headers_in.contains("Range") {
         ctx.engine.boundary()

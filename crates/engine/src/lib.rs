@@ -6,6 +6,7 @@
 //! phases to a [`http::Response`]. It never touches a socket: the server
 //! crate carries out what the engine decides.
 
+pub mod answer_memo;
 pub mod config;
 pub mod dirconf;
 pub mod engine;

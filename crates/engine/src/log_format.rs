@@ -1107,7 +1107,7 @@ mod tests {
             request_line: format!("{method} {target} HTTP/1.1"),
             headers: h,
             framing: BodyFraming::None,
-            remote: "127.0.0.1:43232".parse().unwrap(),
+            peer: "127.0.0.1:43232".parse().unwrap(),
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
         }
@@ -1258,9 +1258,9 @@ mod tests {
     #[test]
     fn derived_defaults() {
         let mut req = request("GET", "/a?b", &[("Host", b"EXAMPLE.com.:8080")]);
-        req.remote = "[::ffff:10.1.2.3]:999".parse().unwrap();
+        req.peer = "[::ffff:10.1.2.3]:999".parse().unwrap();
         let mut e = entry(Some(&req), 200, 1, &[]);
-        e.remote = req.remote;
+        e.remote = req.remote();
         let d = AccessDetails {
             server_name: Some("localhost"),
             ..Default::default()

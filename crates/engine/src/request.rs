@@ -66,8 +66,9 @@ pub struct Ctx<'a> {
     /// The request headers for byte ranges cut after the content filters
     /// (the handler saw no `Range` because `DEFLATE` may change the body).
     pub range_deferred: Option<crate::http::Headers>,
-    /// `r->request_time`, microseconds since the epoch.
-    pub request_time_us: i64,
+    /// `r->request_time`, microseconds since the epoch: read through
+    /// [`Ctx::request_time_us`], which records the clock as an input.
+    request_time: i64,
     /// `r->notes` (`Header note`).
     pub notes: Vec<(String, String)>,
     /// The output filters already ran on this request's response.
@@ -79,7 +80,9 @@ pub struct Ctx<'a> {
     pub auth_type: Option<String>,
     /// `r->useragent_ip`: the client as access control sees it (the
     /// connection's peer, or the address mod_remoteip found behind proxies).
-    pub useragent_ip: std::net::IpAddr,
+    /// Read through [`Ctx::useragent_ip`], which records it as an input
+    /// of the answer.
+    client_ip: std::net::IpAddr,
     /// The configuration, user and auth type of the request this one
     /// comes from (`r->main` or `r->prev`): access control is skipped when
     /// the configuration is the same object.
@@ -95,10 +98,12 @@ pub type Status = u16;
 /// The request headers with repeated fields joined, as Apache keeps them;
 /// a plain copy when no name repeats (the usual request).
 fn joined_request_headers(headers: &crate::http::Headers) -> Cow<'_, crate::http::Headers> {
-    let repeats = headers.len() > 24
-        || headers.iter().enumerate().any(|(i, (a, _))| {
+    // Finding repeated names is not reading the fields: what a module
+    // then reads from the joined list is recorded as it reads it.
+    let repeats = headers.iter_unrecorded().count() > 24
+        || headers.iter_unrecorded().enumerate().any(|(i, (a, _))| {
             headers
-                .iter()
+                .iter_unrecorded()
                 .skip(i + 1)
                 .any(|(b, _)| a.eq_ignore_ascii_case(b))
         });
@@ -111,6 +116,42 @@ fn joined_request_headers(headers: &crate::http::Headers) -> Cow<'_, crate::http
 }
 
 impl<'a> Ctx<'a> {
+    /// `r->useragent_ip`, recorded as an input of the answer
+    /// ([`crate::answer_memo`]).
+    pub fn useragent_ip(&self) -> std::net::IpAddr {
+        crate::answer_memo::note_remote_ip();
+        self.client_ip
+    }
+
+    /// `r->useragent_ip` for passing on (to a subrequest, an internal
+    /// redirect, access control's rules, which record it where a rule
+    /// compares it), not for deciding anything here.
+    pub(crate) fn useragent_ip_unrecorded(&self) -> std::net::IpAddr {
+        self.client_ip
+    }
+
+    /// `r->request_time` (µs since the epoch). An answer that read it is
+    /// not kept ([`crate::answer_memo`]).
+    pub fn request_time_us(&self) -> i64 {
+        crate::answer_memo::note_volatile();
+        self.request_time
+    }
+
+    /// `r->request_time` for passing on to a request made from this one.
+    pub(crate) fn request_time_unrecorded(&self) -> i64 {
+        self.request_time
+    }
+
+    /// A request made from another takes its time.
+    pub(crate) fn set_request_time(&mut self, us: i64) {
+        self.request_time = us;
+    }
+
+    /// mod_remoteip: the client found behind trusted proxies.
+    pub fn set_useragent_ip(&mut self, ip: std::net::IpAddr) {
+        self.client_ip = ip;
+    }
+
     pub fn new(
         engine: &'a Engine,
         site: &'a Site,
@@ -148,13 +189,13 @@ impl<'a> Ctx<'a> {
             context_prefix: None,
             context_document_root: None,
             range_deferred: None,
-            request_time_us: engine.request_time_us(),
+            request_time: crate::engine::clock_us(),
             notes: Vec::new(),
             output_done: false,
             rewrite: Default::default(),
             user: None,
             auth_type: None,
-            useragent_ip: req.remote.ip(),
+            client_ip: req.peer.ip(),
             auth_prev: None,
             error_backend: None,
         }
@@ -197,10 +238,10 @@ impl<'a> Ctx<'a> {
         let mut sub = Ctx::new(self.engine, self.site, self.req, uri, query);
         sub.env = self.env.clone();
         sub.headers_in = self.headers_in.clone();
-        sub.useragent_ip = self.useragent_ip;
+        sub.client_ip = self.client_ip;
         sub.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
         if self.redirects >= self.site.limit_internal_recursion {
-            self.site.log.error("error", "core", Some(self.req.remote), &format!(
+            self.site.log.error("error", "core", Some(self.req.remote()), &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
                 self.site.limit_internal_recursion));
             return (sub, Err(500));

@@ -269,6 +269,8 @@ thread_local! {
 
 fn note_unwatched() {
     UNWATCHED.with(|u| u.set(true));
+    // Nor is an answer built from it kept.
+    crate::answer_memo::note_volatile();
 }
 
 /// Whether any answer given to this thread since the last call came

@@ -78,6 +78,8 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
     if let Ok(w) = &walked {
         if !crate::statcache::take_unwatched() && all_watched {
             walk_memo::put(tree, filename, stamp, w);
+        } else {
+            crate::answer_memo::note_volatile();
         }
     }
     walked

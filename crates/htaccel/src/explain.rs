@@ -111,7 +111,7 @@ fn run(q: &Query, out: &mut dyn Write) -> Result<(), String> {
         request_line: format!("{} {target} HTTP/1.1", q.method),
         headers,
         framing: Default::default(),
-        remote: SocketAddr::from(([127, 0, 0, 1], 50_000)),
+        peer: SocketAddr::from(([127, 0, 0, 1], 50_000)),
         local: SocketAddr::from(([127, 0, 0, 1], 80)),
         secure: q.url.starts_with("https://"),
     };

@@ -298,7 +298,7 @@ fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request 
         request_line: String::new(),
         headers: Default::default(),
         framing: BodyFraming::None,
-        remote,
+        peer: remote,
         local,
         secure: false,
     }

@@ -488,7 +488,7 @@ impl HeadParser {
             request_line,
             headers,
             framing: BodyFraming::None,
-            remote,
+            peer: remote,
             local,
             secure,
         };
@@ -535,7 +535,7 @@ impl HeadParser {
             request_line: text(&buf[self.line.clone()]),
             headers: Headers::new(),
             framing: BodyFraming::None,
-            remote,
+            peer: remote,
             local,
             secure: false,
         })

@@ -80,6 +80,9 @@ pub fn ldap_escape(arg: &[u8]) -> Vec<u8> {
 /// `file()`: the content of a file of at most 10 MiB; the error is
 /// Apache's evaluation error.
 pub fn read_file(arg: &[u8]) -> Result<Vec<u8>, String> {
+    // Read outside the caches the watcher keeps true: an answer that
+    // depends on it is not kept (`answer_memo`).
+    crate::answer_memo::note_volatile();
     let name = String::from_utf8_lossy(arg);
     let f = std::fs::File::open(path(arg)).map_err(|_| format!("Cannot open file {name}"))?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -96,6 +99,9 @@ pub fn read_file(arg: &[u8]) -> Result<Vec<u8>, String> {
 
 /// `filesize()`: the size of a non-empty regular file, else `0`.
 pub fn file_size(arg: &[u8]) -> String {
+    // Read outside the caches the watcher keeps true: an answer that
+    // depends on it is not kept (`answer_memo`).
+    crate::answer_memo::note_volatile();
     match std::fs::metadata(path(arg)) {
         Ok(m) if m.is_file() && m.len() > 0 => m.len().to_string(),
         _ => "0".to_string(),
@@ -104,6 +110,9 @@ pub fn file_size(arg: &[u8]) -> String {
 
 /// The file-system unary operators.
 pub fn file_test(op: &UnaryOp, arg: &[u8]) -> bool {
+    // Read outside the caches the watcher keeps true: an answer that
+    // depends on it is not kept (`answer_memo`).
+    crate::answer_memo::note_volatile();
     if arg.is_empty() {
         return false;
     }

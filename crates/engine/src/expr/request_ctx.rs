@@ -82,9 +82,9 @@ impl ExprContext for RequestExpr<'_, '_> {
             Var::RequestScheme => borrowed(if req.secure { "https" } else { "http" }),
             Var::RequestUri => borrowed(&c.uri),
             Var::RequestFilename | Var::ScriptFilename => borrowed(&c.filename),
-            Var::RemoteHost | Var::RemoteAddr => owned(c.useragent_ip.to_string()),
-            Var::ConnRemoteAddr => owned(req.remote.ip().to_string()),
-            Var::RemotePort => owned(req.remote.port().to_string()),
+            Var::RemoteHost | Var::RemoteAddr => owned(c.useragent_ip().to_string()),
+            Var::ConnRemoteAddr => owned(req.remote_ip().to_string()),
+            Var::RemotePort => owned(req.remote().port().to_string()),
             Var::RemoteUser => c.user.as_deref().and_then(borrowed),
             Var::AuthType => c.auth_type.as_deref().and_then(borrowed),
             Var::RemoteIdent => None,
@@ -137,7 +137,7 @@ impl ExprContext for RequestExpr<'_, '_> {
             }
             Var::RequestStatus => owned(self.status.unwrap_or(200).to_string()),
             Var::Https => borrowed(if req.secure { "on" } else { "off" }),
-            Var::Ipv6 => borrowed(match req.remote.ip() {
+            Var::Ipv6 => borrowed(match req.remote_ip() {
                 IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => "on",
                 _ => "off",
             }),
@@ -177,7 +177,7 @@ impl ExprContext for RequestExpr<'_, '_> {
     }
 
     fn remote_ip(&self) -> Option<IpAddr> {
-        Some(self.ctx.useragent_ip)
+        Some(self.ctx.useragent_ip())
     }
 
     fn url_accessible(&self, url: &str) -> bool {

@@ -234,7 +234,19 @@ pub fn if_range(req: &Headers, v: &Validators<'_>) -> Cond {
 /// the verdict is `Proceed`. One pass over the names, where the checks
 /// would look each field up in turn (most requests have none).
 pub fn has_preconditions(req: &Headers) -> bool {
-    req.iter()
+    let found = any_precondition(req);
+    if found {
+        // Compared with the clock, too: such an answer is not kept.
+        crate::answer_memo::note_volatile();
+    } else {
+        crate::answer_memo::note_no_preconditions();
+    }
+    found
+}
+
+/// Whether any header name starts with `If-` (read without recording).
+pub(crate) fn any_precondition(req: &Headers) -> bool {
+    req.iter_unrecorded()
         .any(|(n, _)| n.len() > 3 && n.as_bytes()[..3].eq_ignore_ascii_case(b"if-"))
 }
 

@@ -68,6 +68,7 @@ impl Headers {
     }
     /// The first value of `name`.
     pub fn get(&self, name: &str) -> Option<&Bytes> {
+        crate::answer_memo::note_header(name);
         self.entries
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -94,6 +95,7 @@ impl Headers {
         Some(Bytes::from(out))
     }
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Bytes> + 'a {
+        crate::answer_memo::note_header(name);
         self.entries
             .iter()
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
@@ -127,13 +129,31 @@ impl Headers {
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Bytes)> {
+        crate::answer_memo::note_all_headers();
+        self.iter_unrecorded()
+    }
+    /// The fields without telling the answer memo that they were read: for
+    /// handling the list as a whole (copying, finding repeated names), not
+    /// for deciding anything from its contents.
+    pub(crate) fn iter_unrecorded(&self) -> impl Iterator<Item = (&str, &Bytes)> {
         self.entries.iter().map(|(n, v)| (n.as_ref(), v))
     }
     pub fn len(&self) -> usize {
+        crate::answer_memo::note_all_headers();
         self.entries.len()
     }
     pub fn is_empty(&self) -> bool {
+        crate::answer_memo::note_all_headers();
         self.entries.is_empty()
+    }
+    /// The same fields in the same order (names compared as names are).
+    pub(crate) fn same_fields(&self, other: &Headers) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|((a, x), (b, y))| a.eq_ignore_ascii_case(b) && x == y)
     }
 }
 
@@ -160,10 +180,26 @@ pub struct Request {
     pub request_line: String,
     pub headers: Headers,
     pub framing: BodyFraming,
-    pub remote: SocketAddr,
+    /// The client's address. Read it through [`Request::remote`] or
+    /// [`Request::remote_ip`], which tell the answer memo that the answer
+    /// depends on it.
+    pub peer: SocketAddr,
     pub local: SocketAddr,
     /// Whether the connection is TLS (`HTTPS`).
     pub secure: bool,
+}
+
+impl Request {
+    /// The client's address and port (recorded as an input of the answer).
+    pub fn remote(&self) -> SocketAddr {
+        crate::answer_memo::note_remote();
+        self.peer
+    }
+    /// The client's IP address (recorded as an input of the answer).
+    pub fn remote_ip(&self) -> std::net::IpAddr {
+        crate::answer_memo::note_remote_ip();
+        self.peer.ip()
+    }
 }
 
 /// A part of a response body. Files are referenced, not read, so the server

@@ -181,7 +181,11 @@ fn find(list: &List, c: &Client<'_>, host: &mut Host) -> bool {
     let groups = || compiled.iter().filter(|g| g.limited & c.method_bit != 0);
     let cheap = groups().any(|g| {
         g.all
-            || g.ips.contains(c.addr)
+            || {
+                // The client's address is an input of the answer from here.
+                crate::answer_memo::note_remote_ip();
+                g.ips.contains(c.addr)
+            }
             || g.env.iter().any(|n| c.env.contains(n))
             || g.not_env.iter().any(|n| !c.env.contains(n))
     });

@@ -143,7 +143,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
         };
         let areq = AuthzRequest {
             method_bit: method_bit(&ctx.method),
-            remote: ctx.useragent_ip,
+            remote: ctx.useragent_ip_unrecorded(),
             local: ctx.req.local.ip(),
             env: &env,
             user,
@@ -256,7 +256,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         &ctx.conf,
         &access_compat::Client {
             method_bit: bit,
-            addr: ctx.useragent_ip,
+            addr: ctx.useragent_ip_unrecorded(),
             env: &ctx.env,
         },
     );

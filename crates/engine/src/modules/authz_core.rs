@@ -212,8 +212,16 @@ fn check(p: &Provider, req: &AuthzRequest<'_>) -> AuthzResult {
         Provider::All(g) => *g,
         Provider::Env(names) => names.iter().any(|n| (req.env)(n)),
         Provider::Method(bits) => bits & req.method_bit != 0,
-        Provider::Ip(set) => set.contains(req.remote),
-        Provider::Local => req.remote.is_loopback() || req.remote == req.local,
+        // The client's address is read here, not where the request is
+        // built: an answer depends on it only when a rule looks at it.
+        Provider::Ip(set) => {
+            crate::answer_memo::note_remote_ip();
+            set.contains(req.remote)
+        }
+        Provider::Local => {
+            crate::answer_memo::note_remote_ip();
+            req.remote.is_loopback() || req.remote == req.local
+        }
         Provider::User(names) => names.iter().any(|n| n == user),
         Provider::ValidUser => true,
         Provider::Group(groups) => return (req.groups)(user, groups),

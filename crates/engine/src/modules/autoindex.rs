@@ -174,6 +174,9 @@ pub static MODULE: Module = Module {
 };
 
 pub fn listing(ctx: &mut Ctx<'_>) -> Response {
+    // A listing reads the directory itself, which no cache holds: it is
+    // never kept (`answer_memo`).
+    crate::answer_memo::note_volatile();
     let mut entries = Vec::new();
     let ignore = ctx.conf.autoindex.clone();
     if let Ok(rd) = std::fs::read_dir(&ctx.filename) {

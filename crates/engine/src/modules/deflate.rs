@@ -486,7 +486,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         ctx.site.log.error(
             "error",
             "deflate",
-            Some(ctx.req.remote),
+            Some(ctx.req.remote()),
             &format!(
                 "AH01383: unable to init Zlib: deflateInit2 returned -2: URL {}",
                 ctx.uri
@@ -497,7 +497,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     if let Err(e) = feed(&resp.body, &mut enc, head) {
         ctx.site
             .log
-            .error("error", "deflate", Some(ctx.req.remote), &e);
+            .error("error", "deflate", Some(ctx.req.remote()), &e);
         return;
     }
     let early = enc.passed_early();

@@ -34,6 +34,8 @@ fn cache() -> &'static Cache {
 /// The verified, lower-cased host name of `addr`, or `None` (no PTR, the
 /// name does not resolve back, or the resolver timed out).
 pub fn double_reverse(addr: IpAddr) -> Option<String> {
+    // DNS answers expire: a decision that asked is not kept.
+    crate::answer_memo::note_volatile();
     let now = Instant::now();
     if let Some((at, name)) = cache().lock().ok()?.get(&addr) {
         if now.duration_since(*at) < TTL {
@@ -73,6 +75,7 @@ pub fn in_domain(domain: &str, what: &str) -> bool {
 /// The addresses `name` resolves to (`Require forward-dns`), waiting at
 /// most [`TIMEOUT`]; none when it does not resolve in time.
 pub fn resolve(name: &str) -> Vec<IpAddr> {
+    crate::answer_memo::note_volatile();
     let (tx, rx) = mpsc::channel();
     let owned = name.to_string();
     let spawned = std::thread::Builder::new()

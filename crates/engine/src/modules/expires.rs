@@ -204,7 +204,7 @@ pub fn output(ctx: &Ctx<'_>, o: &mut Output) {
     let Some(code) = conf.rule(o.content_type.as_deref()) else {
         return;
     };
-    let now = ctx.request_time_us;
+    let now = ctx.request_time_us();
     let base = match code.base {
         Base::Access => now,
         Base::Modification => match &ctx.finfo {

@@ -271,7 +271,7 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
                     ctx.site.log.error(
                         "error",
                         "core",
-                        Some(ctx.req.remote),
+                        Some(ctx.req.remote()),
                         &format!("AH00082: an unknown filter was not added: {name}"),
                     );
                 }
@@ -325,6 +325,7 @@ fn type_matches(types: &[String], content_type: Option<&str>) -> bool {
 /// Apache's filters still see it (to learn the compressed length, to cut
 /// ranges).
 fn head_body(ctx: &Ctx<'_>, resp: &Response) -> Option<Body> {
+    crate::answer_memo::note_volatile();
     let len: u64 = resp.header("Content-Length")?.parse().ok()?;
     let file = std::fs::File::open(&ctx.filename).ok()?;
     let size = file.metadata().ok()?.len();

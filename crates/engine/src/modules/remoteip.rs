@@ -102,7 +102,7 @@ pub fn post_read_request(ctx: &mut Ctx<'_>) {
     };
     let mut internal = conf.proxies.is_some();
     let mut remote: Option<&str> = Some(&value);
-    let mut current = ctx.useragent_ip;
+    let mut current = ctx.useragent_ip();
     let mut found: Option<IpAddr> = None;
     let mut proxy_ips: Vec<String> = Vec::new();
     let mut rest_end = value.len();
@@ -132,7 +132,7 @@ pub fn post_read_request(ctx: &mut Ctx<'_>) {
             break;
         }
         if !internal {
-            proxy_ips.push(found.unwrap_or(ctx.useragent_ip).to_string());
+            proxy_ips.push(found.unwrap_or(ctx.useragent_ip()).to_string());
         }
         found = Some(addr);
         current = addr;
@@ -157,7 +157,7 @@ pub fn post_read_request(ctx: &mut Ctx<'_>) {
             ctx.headers_in.to_mut().set(h, list);
         }
     }
-    ctx.useragent_ip = addr;
+    ctx.set_useragent_ip(addr);
 }
 
 fn add_proxy(w: &mut Walker<'_>, name: &str, arg: &str, internal: bool) -> Result<(), String> {

@@ -117,7 +117,7 @@ impl Request<'_, '_> {
         let req = self.ctx.req;
         match subject {
             Subject::RemoteAddr | Subject::RemoteHost => {
-                Some(self.ctx.useragent_ip.to_string().into_bytes())
+                Some(self.ctx.useragent_ip().to_string().into_bytes())
             }
             Subject::ServerAddr => Some(req.local.ip().to_string().into_bytes()),
             Subject::RequestUri => Some(self.uri.as_bytes().to_vec()),
@@ -192,7 +192,7 @@ fn set_features(
             Some(caps) => match pregsub(t.as_bytes(), value, caps) {
                 Some(v) => String::from_utf8_lossy(&v).into_owned(),
                 None => {
-                    ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote), &format!(
+                    ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote()), &format!(
                         "AH01505: Regular expression replacement failed for '{var}', value too long?"
                     ));
                     continue;
@@ -214,7 +214,7 @@ fn test_expr(ctx: &mut Ctx<'_>, expr: &Expr) -> Option<Captures> {
             ctx.site.log.error(
                 "error",
                 "setenvif",
-                Some(ctx.req.remote),
+                Some(ctx.req.remote()),
                 &format!(
                     "Evaluation of expression \"{}\" failed: {err}",
                     expr.source()

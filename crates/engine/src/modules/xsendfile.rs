@@ -167,7 +167,7 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
         return Outcome::Error(404);
     }
     let stamp = FileStamp::from_metadata(&meta);
-    let now_us = ctx.request_time_us;
+    let now_us = ctx.request_time_us();
     let ignore_lm = ctx.conf.xsendfile.ignore_last_modified == Some(true);
     let script_lm = header(&resp.headers, "Last-Modified")
         .or_else(|| header(&ctx.err_headers_out, "Last-Modified"))

@@ -46,6 +46,9 @@ impl<T> FileCache<T> {
 
     /// The parsed content of `path`, or the reason it could not be read.
     pub fn get(&self, path: &Path) -> std::io::Result<Arc<T>> {
+        // Read outside the caches the watcher keeps true: an answer that
+        // depends on it is not kept (`answer_memo`).
+        crate::answer_memo::note_volatile();
         let meta = std::fs::metadata(path)?;
         if !meta.is_file() {
             // Apache opens it and fails on reading a directory; same answer.

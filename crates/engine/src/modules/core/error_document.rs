@@ -53,7 +53,7 @@ impl ErrorDocument {
                 ctx.site.log.error(
                     "error",
                     "core",
-                    Some(ctx.req.remote),
+                    Some(ctx.req.remote()),
                     &format!("Evaluation of expression in ErrorDocument failed: {e}"),
                 );
                 String::new()

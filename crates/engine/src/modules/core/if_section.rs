@@ -199,7 +199,7 @@ fn holds(ctx: &mut Ctx<'_>, cond: &Expr, origin: &Origin) -> bool {
         }
         Err(e) => {
             let log = &ctx.site.log;
-            let client = Some(ctx.req.remote);
+            let client = Some(ctx.req.remote());
             log.error(
                 "error",
                 "core",

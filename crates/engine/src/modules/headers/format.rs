@@ -168,9 +168,11 @@ impl<'r, 'c> Vars<'r, 'c> {
             match tag {
                 Tag::Text(t) => out.extend_from_slice(t.as_bytes()),
                 Tag::Duration => out.extend_from_slice(
-                    format!("D={}", self.now_us - ctx.request_time_us).as_bytes(),
+                    format!("D={}", self.now_us - ctx.request_time_us()).as_bytes(),
                 ),
-                Tag::Time => out.extend_from_slice(format!("t={}", ctx.request_time_us).as_bytes()),
+                Tag::Time => {
+                    out.extend_from_slice(format!("t={}", ctx.request_time_us()).as_bytes())
+                }
                 Tag::Env(name) => match ctx.env.get(name) {
                     Some(v) => out.extend(unwrap_header(v.as_bytes())),
                     None => out.extend_from_slice(b"(null)"),
@@ -190,7 +192,7 @@ impl<'r, 'c> Vars<'r, 'c> {
         let ctx = self.ctx;
         ctx.site
             .log
-            .error("error", "headers", Some(ctx.req.remote), message);
+            .error("error", "headers", Some(ctx.req.remote()), message);
     }
 }
 

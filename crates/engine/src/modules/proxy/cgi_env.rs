@@ -110,7 +110,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
     e.set("SERVER_NAME", server_name);
     e.set("SERVER_ADDR", req.local.ip().to_string());
     e.set("SERVER_PORT", port.to_string());
-    e.set("REMOTE_ADDR", req.remote.ip().to_string());
+    e.set("REMOTE_ADDR", req.remote_ip().to_string());
     let docroot = ctx.site.document_root.to_string_lossy();
     e.set("DOCUMENT_ROOT", docroot.as_bytes());
     if req.secure {
@@ -135,7 +135,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             .unwrap_or("[no address given]"),
     );
     e.set("SCRIPT_FILENAME", script_filename);
-    e.set("REMOTE_PORT", req.remote.port().to_string());
+    e.set("REMOTE_PORT", req.remote().port().to_string());
     if let Some(prev) = prev {
         e.set("REDIRECT_URL", prev.uri.as_str());
         if let Some(q) = &prev.args {

@@ -335,7 +335,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         merge(
             &mut headers,
             "X-Forwarded-For",
-            ctx.req.remote.ip().to_string().into_bytes(),
+            ctx.req.remote_ip().to_string().into_bytes(),
         );
         if let Some(h) = client_host {
             merge(&mut headers, "X-Forwarded-Host", h);

@@ -67,7 +67,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             "last-modified" => {
                 if let Some(t) = crate::http::date::parse_http_date(value) {
                     // ap_update_mtime + ap_set_last_modified: never later than now.
-                    let now = ctx.request_time_us / 1_000_000;
+                    let now = ctx.request_time_us() / 1_000_000;
                     let t = crate::http::date::fmt_http_date(t.min(now));
                     set(&mut normal, "Last-Modified", &t);
                 }
@@ -125,7 +125,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     // Without Status, a GET (or HEAD) is checked against the validators
     // the script sent (ap_meets_conditions).
     if conditional::is_get(&ctx.method) && status_from_script.is_none() {
-        let now = ctx.request_time_us / 1_000_000;
+        let now = ctx.request_time_us() / 1_000_000;
         let clock = Clock {
             mtime: None,
             request_time: now,

@@ -227,7 +227,7 @@ fn answer(ctx: &mut Ctx<'_>, code: u16) -> Status {
 fn fail(ctx: &mut Ctx<'_>, message: String) {
     ctx.site
         .log
-        .error("error", "rewrite", Some(ctx.req.remote), &message);
+        .error("error", "rewrite", Some(ctx.req.remote()), &message);
 }
 
 /// Add header names to the response's `Vary`, each once.
@@ -414,7 +414,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
                 ctx.site.log.error(
                     "error",
                     "core",
-                    Some(ctx.req.remote),
+                    Some(ctx.req.remote()),
                     &format!("AH00127: Cannot map {} to file", ctx.req.request_line),
                 );
                 return Err(403);
@@ -648,7 +648,7 @@ pub fn redirect_next<'a>(
     let target = ctx.rewrite.redirect.take()?;
     let limit = ctx.site.limit_internal_recursion;
     if ctx.redirects >= limit {
-        ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
+        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
             "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
         // The error is this request's: its output filters (`Header always`)
         // apply, as Apache's ap_die runs on it.
@@ -697,7 +697,7 @@ pub fn redirect_next<'a>(
     new.env.set("REDIRECT_STATUS", status.to_string());
     new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
-    new.useragent_ip = ctx.useragent_ip;
+    new.set_useragent_ip(ctx.useragent_ip_unrecorded());
     new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
@@ -708,7 +708,7 @@ pub fn redirect_next<'a>(
         new.headers_out.push(("Vary".into(), v.clone()));
     }
     new.rewrite = ctx.rewrite.for_redirect();
-    new.request_time_us = ctx.request_time_us;
+    new.set_request_time(ctx.request_time_unrecorded());
     if super::trace::enabled() {
         super::trace::line(format!(
             "internal redirect {} -> {}{}",
@@ -724,7 +724,7 @@ pub fn redirect_next<'a>(
         if let Some(level) = e.level {
             ctx.site
                 .log
-                .error(level, "core", Some(ctx.req.remote), &e.message);
+                .error(level, "core", Some(ctx.req.remote()), &e.message);
         }
         let mut resp = crate::errors::error_response(&mut new, e.status);
         crate::filters::output(&mut new, &mut resp, true);

@@ -87,6 +87,7 @@ fn group_name(gid: u32) -> Option<String> {
 fn owner(ctx: &Ctx<'_>) -> Option<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
     let mut p = Path::new(&ctx.filename);
+    crate::answer_memo::note_volatile();
     loop {
         if let Ok(m) = std::fs::metadata(p) {
             return Some((m.uid(), m.gid()));
@@ -116,10 +117,10 @@ pub(super) fn sub_request<'a>(ctx: &Ctx<'a>, target: &str) -> (Ctx<'a>, Result<(
     let uri = crate::walk::clean_path(&uri);
     let mut sub = Ctx::new(ctx.engine, ctx.site, ctx.req, uri, query);
     sub.is_subreq = true;
-    sub.useragent_ip = ctx.useragent_ip;
+    sub.set_useragent_ip(ctx.useragent_ip_unrecorded());
     sub.rewrite.main_uri = Some(ctx.uri.clone());
     if ctx.redirects >= ctx.site.limit_internal_recursion {
-        ctx.site.log.error("error", "core", Some(ctx.req.remote), &format!(
+        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
             "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
             ctx.site.limit_internal_recursion));
         return (sub, Err(500));
@@ -181,9 +182,9 @@ impl Host for HostCtx<'_, '_> {
             Fact::ServerName => Some(server_name(ctx)),
             Fact::ServerPort => Some(server_port(ctx).to_string()),
             Fact::ServerAddr => Some(ctx.req.local.ip().to_string()),
-            Fact::RemoteAddr | Fact::RemoteHost => Some(ctx.useragent_ip.to_string()),
-            Fact::ConnRemoteAddr => Some(ctx.req.remote.ip().to_string()),
-            Fact::RemotePort => Some(ctx.req.remote.port().to_string()),
+            Fact::RemoteAddr | Fact::RemoteHost => Some(ctx.useragent_ip().to_string()),
+            Fact::ConnRemoteAddr => Some(ctx.req.remote_ip().to_string()),
+            Fact::RemotePort => Some(ctx.req.remote().port().to_string()),
             Fact::RemoteUser => ctx.user.clone(),
             Fact::AuthType => ctx.auth_type.clone(),
             Fact::RemoteIdent => None,
@@ -206,7 +207,7 @@ impl Host for HostCtx<'_, '_> {
             ),
             Fact::ContextPrefix => ctx.context_prefix.clone(),
             Fact::IsSubreq => Some(if ctx.is_subreq { "true" } else { "false" }.into()),
-            Fact::Ipv6 => on_off(match ctx.req.remote.ip() {
+            Fact::Ipv6 => on_off(match ctx.req.remote_ip() {
                 std::net::IpAddr::V6(a) => a.to_ipv4_mapped().is_none(),
                 std::net::IpAddr::V4(_) => false,
             }),
@@ -313,7 +314,7 @@ impl Host for HostCtx<'_, '_> {
             self.ctx
                 .site
                 .log
-                .error("error", "rewrite", Some(self.ctx.req.remote), &msg);
+                .error("error", "rewrite", Some(self.ctx.req.remote()), &msg);
         }
         value
     }
@@ -326,7 +327,7 @@ impl Host for HostCtx<'_, '_> {
         }
     }
     fn now(&self) -> i64 {
-        self.ctx.request_time_us / 1_000_000
+        self.ctx.request_time_us() / 1_000_000
     }
     fn expr(&mut self, e: &crate::expr::Expr, cur: &Current<'_>) -> crate::expr::Outcome<bool> {
         // The expression reads the request as the rules left it so far.

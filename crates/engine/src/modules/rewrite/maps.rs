@@ -123,6 +123,9 @@ impl RewriteMap {
     /// The second value is an error-log line for a map file that cannot
     /// be read.
     pub fn lookup(&self, key: &str) -> (Option<String>, MapLog) {
+        // Map files are checked by time, `rnd:` picks at random: an answer
+        // that used a map is not kept (`answer_memo`).
+        crate::answer_memo::note_volatile();
         match &self.kind {
             Kind::Int(f) => (Some(int_map(*f, key)), None),
             Kind::Txt { path, random } => {

@@ -1,0 +1,554 @@
+//! Answers kept per worker thread, so that a request that comes again and
+//! would be decided exactly as before costs one map lookup and a few
+//! comparisons instead of the phases.
+//!
+//! Apache decides every request from scratch. The decision is a function of
+//! the request, the configuration, the file system and the clock; htaccel
+//! already keeps the configuration and the file-system facts in caches that
+//! the watcher keeps true, and moves the process-wide change counter
+//! ([`crate::watch::changes`]) whenever it drops anything from them (see
+//! [`crate::walk_memo`], which this extends from the walk to the whole
+//! answer). What is left is the request and the clock, and for those the
+//! engine *records what the decision read*, like an HTTP cache's `Vary`,
+//! but exact:
+//!
+//! * the request line, the connection's local address, TLS and the body
+//!   framing are the key;
+//! * every request header the decision looked up by name
+//!   ([`crate::http::Headers::get`] and the like) is remembered with the
+//!   values the request had; a header list read as a whole remembers all of
+//!   them;
+//! * the client's address, when anything read it (`Require ip`, `Deny from`,
+//!   `%{REMOTE_ADDR}`), its IP (and its port when that was read);
+//! * anything else makes the decision *volatile* and it is not kept: the
+//!   clock (`Expires`, `%{TIME}`, a weak `ETag`), a line for the error log,
+//!   a fact that no watch vouches for (polled directories, symlink targets),
+//!   files read outside the metadata cache (password files, RewriteMap
+//!   files, directory listings), random numbers.
+//!
+//! A kept answer is used for a later request only while the change counter
+//! still has the value read before the first decision began (after the
+//! request's `Watch::sync`), and when the later request has the same key and
+//! the same values for everything recorded. The answer is then the one the
+//! phases would give again: the same inputs, through caches that the
+//! counter says are unchanged. Only complete `200` answers of `GET` and
+//! `HEAD` without a body are kept (no back-end, no stream); the server
+//! still adds `Date`, the connection headers and the access-log line.
+//!
+//! Keeping the recording exact is a matter of where the inputs can be read:
+//! the client's address only through [`crate::http::Request::remote`] and
+//! the request context's accessors, the request time only through
+//! [`crate::request::Ctx::request_time_us`] and [`crate::engine::Engine::request_time_us`],
+//! request headers only through [`crate::http::Headers`]' methods, which
+//! record while a decision is being recorded.
+
+use crate::http::{BodyFraming, Headers, Request, Response};
+use foldhash::HashMap;
+use std::cell::{Cell, RefCell};
+use std::net::SocketAddr;
+
+/// Answers one worker thread keeps at most (also bounded by the open-file
+/// cache's share of descriptors, since a kept answer may hold one).
+pub const ENTRIES_PER_THREAD: usize = 128;
+
+/// Header names one decision may depend on before it counts as volatile.
+const NAMES_MAX: usize = 32;
+
+/// After a volatile decision, this many requests with the same key are
+/// decided without recording before the next attempt.
+const VOLATILE_SKIPS: u8 = 31;
+
+/// What the decision being recorded has read so far.
+#[derive(Default)]
+struct Recorder {
+    volatile: bool,
+    all_headers: bool,
+    remote_ip: bool,
+    remote_port: bool,
+    /// The decision found no precondition (`If-*`) header.
+    no_preconditions: bool,
+    /// Header names read (the first `used` entries; the strings are reused
+    /// from one recording to the next).
+    names: Vec<String>,
+    used: usize,
+}
+
+thread_local! {
+    static RECORDING: Cell<bool> = const { Cell::new(false) };
+    static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::default());
+    static MEMO: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+}
+
+fn recording() -> bool {
+    RECORDING.with(Cell::get)
+}
+
+fn with_recorder(f: impl FnOnce(&mut Recorder)) {
+    if recording() {
+        RECORDER.with(|r| f(&mut r.borrow_mut()));
+    }
+}
+
+/// The decision read the request header `name`.
+pub fn note_header(name: &str) {
+    with_recorder(|r| {
+        if r.all_headers || r.volatile {
+            return;
+        }
+        if r.names[..r.used]
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name))
+        {
+            return;
+        }
+        if r.used == NAMES_MAX {
+            r.all_headers = true;
+            return;
+        }
+        if r.used == r.names.len() {
+            r.names.push(String::new());
+        }
+        let slot = &mut r.names[r.used];
+        slot.clear();
+        slot.push_str(name);
+        r.used += 1;
+    });
+}
+
+/// The decision read the whole header list (iterated, counted).
+pub fn note_all_headers() {
+    with_recorder(|r| r.all_headers = true);
+}
+
+/// The decision looked for precondition headers (any `If-*` name) and
+/// found none.
+pub fn note_no_preconditions() {
+    with_recorder(|r| r.no_preconditions = true);
+}
+
+/// The decision read the client's IP address.
+pub fn note_remote_ip() {
+    with_recorder(|r| r.remote_ip = true);
+}
+
+/// The decision read the client's address and port.
+pub fn note_remote() {
+    with_recorder(|r| {
+        r.remote_ip = true;
+        r.remote_port = true;
+    });
+}
+
+/// The decision read something that is not the request and that the
+/// change counter does not cover (the clock, a file outside the caches), or
+/// had an effect besides its answer (a log line): it is not kept.
+pub fn note_volatile() {
+    with_recorder(|r| r.volatile = true);
+}
+
+/// What the decision of one request depended on.
+struct Deps {
+    all_headers: bool,
+    no_preconditions: bool,
+    names: Box<[Box<str>]>,
+    remote_ip: bool,
+    remote_port: bool,
+}
+
+enum Kept {
+    /// The last recorded decision for this key was volatile.
+    Volatile { skips: u8 },
+    Answer {
+        deps: Deps,
+        /// The request headers it was decided for (values are slices of
+        /// that request's head).
+        headers: Headers,
+        remote: SocketAddr,
+        response: Response,
+    },
+}
+
+struct Entry {
+    engine: u64,
+    stamp: u64,
+    local: SocketAddr,
+    secure: bool,
+    kept: Kept,
+}
+
+/// What to do with a request.
+pub enum Lookup {
+    /// This answer, decided for an earlier request with the same inputs.
+    Hit(Response),
+    /// Decide it and record what the decision reads.
+    Record,
+    /// Decide it without recording (a request that cannot be kept, or a key
+    /// whose decisions were volatile lately).
+    Decide,
+}
+
+/// Whether the request's own shape allows keeping its answer.
+fn keepable_request(req: &Request) -> bool {
+    req.framing == BodyFraming::None && (req.method == "GET" || req.method == "HEAD")
+}
+
+/// The kept answer for `req` if there is one for engine `engine` under the
+/// change counter's current value `stamp`.
+pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
+    if !keepable_request(req) {
+        return Lookup::Decide;
+    }
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        let Some(e) = m.get_mut(req.request_line.as_str()) else {
+            return Lookup::Record;
+        };
+        if e.engine != engine || e.stamp != stamp || e.local != req.local || e.secure != req.secure
+        {
+            return Lookup::Record;
+        }
+        match &mut e.kept {
+            Kept::Volatile { skips } => {
+                if *skips == 0 {
+                    *skips = VOLATILE_SKIPS;
+                    Lookup::Record
+                } else {
+                    *skips -= 1;
+                    Lookup::Decide
+                }
+            }
+            Kept::Answer {
+                deps,
+                headers,
+                remote,
+                response,
+            } => {
+                if same_inputs(deps, headers, *remote, req) {
+                    Lookup::Hit(response.clone())
+                } else {
+                    Lookup::Record
+                }
+            }
+        }
+    })
+}
+
+fn same_inputs(deps: &Deps, headers: &Headers, remote: SocketAddr, req: &Request) -> bool {
+    if deps.remote_ip && remote.ip() != req.peer.ip() {
+        return false;
+    }
+    if deps.remote_port && remote.port() != req.peer.port() {
+        return false;
+    }
+    if deps.all_headers {
+        return headers.same_fields(&req.headers);
+    }
+    if deps.no_preconditions && crate::http::conditional::any_precondition(&req.headers) {
+        return false;
+    }
+    deps.names
+        .iter()
+        .all(|n| headers.get_all(n).eq(req.headers.get_all(n)))
+}
+
+/// A recording in progress on this thread; ends when dropped.
+pub struct Recording(());
+
+impl Recording {
+    /// Start recording what the decision of a request reads.
+    pub fn start() -> Recording {
+        RECORDER.with(|r| {
+            let mut r = r.borrow_mut();
+            r.volatile = false;
+            r.all_headers = false;
+            r.remote_ip = false;
+            r.remote_port = false;
+            r.no_preconditions = false;
+            r.used = 0;
+        });
+        RECORDING.with(|c| c.set(true));
+        Recording(())
+    }
+
+    /// Stop recording; keep `response` as the answer to `req` when the
+    /// decision read nothing volatile and the answer is one that is kept.
+    pub fn finish(self, engine: u64, req: &Request, stamp: u64, response: Option<&Response>) {
+        RECORDING.with(|c| c.set(false));
+        let kept = RECORDER.with(|r| {
+            let r = r.borrow();
+            let response = response.filter(|resp| keepable_response(resp));
+            match response {
+                Some(resp) if !r.volatile => Kept::Answer {
+                    deps: Deps {
+                        all_headers: r.all_headers,
+                        no_preconditions: r.no_preconditions,
+                        names: r.names[..r.used]
+                            .iter()
+                            .map(|n| n.as_str().into())
+                            .collect(),
+                        remote_ip: r.remote_ip,
+                        remote_port: r.remote_port,
+                    },
+                    headers: req.headers.clone(),
+                    remote: req.peer,
+                    response: resp.clone(),
+                },
+                _ => Kept::Volatile {
+                    skips: VOLATILE_SKIPS,
+                },
+            }
+        });
+        put(
+            req.request_line.as_str(),
+            Entry {
+                engine,
+                stamp,
+                local: req.local,
+                secure: req.secure,
+                kept,
+            },
+        );
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        RECORDING.with(|c| c.set(false));
+    }
+}
+
+/// A complete answer the server sends as it is: a `200` with its whole
+/// body.
+fn keepable_response(resp: &Response) -> bool {
+    resp.status == 200
+        && !resp.stream
+        && !resp.body_follows
+        && !resp.close
+        && resp.status_line.is_none()
+}
+
+fn capacity() -> usize {
+    ENTRIES_PER_THREAD.min(crate::filecache::capacity())
+}
+
+fn put(key: &str, entry: Entry) {
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(e) = m.get_mut(key) {
+            *e = entry;
+            return;
+        }
+        if m.len() >= capacity() {
+            // Entries of an older stamp are of no use; else any entry.
+            let stamp = entry.stamp;
+            let before = m.len();
+            m.retain(|_, e| e.stamp == stamp);
+            if m.len() == before {
+                if let Some(k) = m.keys().next().cloned() {
+                    m.remove(&k);
+                }
+            }
+        }
+        m.insert(key.to_string(), entry);
+    });
+}
+
+/// Forget every kept answer of this thread (tests).
+pub fn clear() {
+    MEMO.with(|m| m.borrow_mut().clear());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(line: &str, headers: &[(&'static str, &'static str)], peer: &str) -> Request {
+        let mut h = Headers::new();
+        for (n, v) in headers {
+            h.push(*n, *v);
+        }
+        let mut parts = line.split(' ');
+        Request {
+            method: parts.next().unwrap().into(),
+            target: parts.next().unwrap().into(),
+            version: crate::http::Version::Http11,
+            request_line: line.into(),
+            headers: h,
+            framing: BodyFraming::None,
+            peer: peer.parse().unwrap(),
+            local: "127.0.0.1:80".parse().unwrap(),
+            secure: false,
+        }
+    }
+
+    fn ok(body: &str) -> Response {
+        let mut r = Response::new(200);
+        r.body = crate::http::Body::bytes(body.as_bytes().to_vec());
+        r
+    }
+
+    fn body(l: Lookup) -> Option<Vec<u8>> {
+        match l {
+            Lookup::Hit(r) => match &r.body.parts[..] {
+                [crate::http::BodyPart::Bytes(b)] => Some(b.to_vec()),
+                _ => panic!("unexpected body"),
+            },
+            _ => None,
+        }
+    }
+
+    /// Record a decision of `req` that reads what `read` reads.
+    fn decide(req: &Request, stamp: u64, resp: &Response, read: impl FnOnce(&Request)) {
+        assert!(matches!(lookup(1, req, stamp), Lookup::Record));
+        let rec = Recording::start();
+        read(req);
+        rec.finish(1, req, stamp, Some(resp));
+    }
+
+    #[test]
+    fn a_header_read_must_match_and_others_do_not_matter() {
+        clear();
+        let a = request(
+            "GET /a HTTP/1.1",
+            &[("Host", "x"), ("Accept", "1")],
+            "10.0.0.1:5000",
+        );
+        decide(&a, 3, &ok("A"), |r| {
+            r.headers.get("Range");
+            r.headers.get("host");
+        });
+        // Another Accept, another client: not read, so the same answer.
+        let b = request(
+            "GET /a HTTP/1.1",
+            &[("Host", "x"), ("Accept", "2")],
+            "10.0.0.2:6000",
+        );
+        assert_eq!(body(lookup(1, &b, 3)), Some(b"A".to_vec()));
+        // A header that was read as absent, now present: decided again.
+        let c = request(
+            "GET /a HTTP/1.1",
+            &[("Host", "x"), ("Range", "bytes=0-1")],
+            "10.0.0.1:5000",
+        );
+        assert!(matches!(lookup(1, &c, 3), Lookup::Record));
+        // Another value of a header that was read.
+        let d = request("GET /a HTTP/1.1", &[("Host", "y")], "10.0.0.1:5000");
+        assert!(matches!(lookup(1, &d, 3), Lookup::Record));
+        // A repeated header that was read: every value counts.
+        let e = request(
+            "GET /a HTTP/1.1",
+            &[("Host", "x"), ("Host", "y")],
+            "10.0.0.1:5000",
+        );
+        assert!(matches!(lookup(1, &e, 3), Lookup::Record));
+    }
+
+    #[test]
+    fn the_change_counter_the_key_and_the_engine_decide() {
+        clear();
+        let a = request("GET /a HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&a, 3, &ok("A"), |_| {});
+        assert!(body(lookup(1, &a, 3)).is_some());
+        assert!(
+            matches!(lookup(1, &a, 4), Lookup::Record),
+            "used after a change"
+        );
+        assert!(
+            matches!(lookup(2, &a, 3), Lookup::Record),
+            "used by another engine"
+        );
+        let other = request("GET /a HTTP/1.0", &[], "10.0.0.1:5000");
+        assert!(
+            matches!(lookup(1, &other, 3), Lookup::Record),
+            "another request line"
+        );
+        let mut tls = a.clone();
+        tls.secure = true;
+        assert!(matches!(lookup(1, &tls, 3), Lookup::Record), "over TLS");
+        let mut post = request("POST /a HTTP/1.1", &[], "10.0.0.1:5000");
+        assert!(
+            matches!(lookup(1, &post, 3), Lookup::Decide),
+            "not GET or HEAD"
+        );
+        post.method = "GET".into();
+        post.framing = BodyFraming::Length(3);
+        assert!(matches!(lookup(1, &post, 3), Lookup::Decide), "with a body");
+    }
+
+    #[test]
+    fn the_client_address_counts_when_read() {
+        clear();
+        let a = request("GET /ip HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&a, 1, &ok("ip"), |r| {
+            r.remote_ip();
+        });
+        let same_ip = request("GET /ip HTTP/1.1", &[], "10.0.0.1:7000");
+        assert!(body(lookup(1, &same_ip, 1)).is_some());
+        let other_ip = request("GET /ip HTTP/1.1", &[], "10.0.0.9:5000");
+        assert!(matches!(lookup(1, &other_ip, 1), Lookup::Record));
+        let b = request("GET /port HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&b, 1, &ok("port"), |r| {
+            r.remote();
+        });
+        let other_port = request("GET /port HTTP/1.1", &[], "10.0.0.1:5001");
+        assert!(matches!(lookup(1, &other_port, 1), Lookup::Record));
+    }
+
+    #[test]
+    fn a_whole_header_list_read_must_match_whole() {
+        clear();
+        let a = request(
+            "GET /all HTTP/1.1",
+            &[("A", "1"), ("B", "2")],
+            "10.0.0.1:5000",
+        );
+        decide(&a, 1, &ok("all"), |r| {
+            let _ = r.headers.iter().count();
+        });
+        let same = request(
+            "GET /all HTTP/1.1",
+            &[("a", "1"), ("b", "2")],
+            "10.0.0.2:5000",
+        );
+        assert!(body(lookup(1, &same, 1)).is_some());
+        let more = request(
+            "GET /all HTTP/1.1",
+            &[("A", "1"), ("B", "2"), ("C", "3")],
+            "10.0.0.1:5000",
+        );
+        assert!(matches!(lookup(1, &more, 1), Lookup::Record));
+    }
+
+    #[test]
+    fn volatile_decisions_and_other_answers_are_not_kept() {
+        clear();
+        let a = request("GET /t HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&a, 1, &ok("t"), |_| note_volatile());
+        // Decided without recording for a while, then recorded again.
+        for _ in 0..VOLATILE_SKIPS {
+            assert!(matches!(lookup(1, &a, 1), Lookup::Decide));
+        }
+        assert!(matches!(lookup(1, &a, 1), Lookup::Record));
+        let b = request("GET /missing HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&b, 1, &Response::new(404), |_| {});
+        assert!(matches!(lookup(1, &b, 1), Lookup::Decide));
+        // Nothing is recorded outside a recording.
+        note_volatile();
+        let c = request("GET /c HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&c, 1, &ok("c"), |_| {});
+        assert!(body(lookup(1, &c, 1)).is_some());
+    }
+
+    #[test]
+    fn stays_bounded() {
+        clear();
+        for i in 0..capacity() + 10 {
+            let r = request(&format!("GET /f{i} HTTP/1.1"), &[], "10.0.0.1:5000");
+            decide(&r, 3, &ok("f"), |_| {});
+        }
+        MEMO.with(|m| assert_eq!(m.borrow().len(), capacity()));
+        let r = request("GET /new HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&r, 4, &ok("new"), |_| {});
+        MEMO.with(|m| assert_eq!(m.borrow().len(), 1));
+    }
+}
