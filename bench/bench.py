@@ -6,7 +6,9 @@ BENCH_RUNS, BENCH_SECONDS, BENCH_WARMUP to override; BENCH_NOISY_PCT and
 BENCH_NOISY_RETRIES (repeat a run while other work used more than that
 share of the server's core; default 15 %, 2 retries, 1 in quick mode);
 HTACCEL_BIN. Group W (WordPress) measures the servers of a scenario
-interleaved, in max(BENCH_RUNS, 5) rounds (bench/wordpress_bench.py).
+interleaved, in 16 rounds of one 4 s window per server (4 rounds in quick
+mode; BENCH_WP_ROUNDS and BENCH_WP_WINDOW override), see
+bench/wordpress_bench.py.
 """
 
 import argparse
