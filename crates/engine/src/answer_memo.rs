@@ -46,6 +46,7 @@ use crate::http::{BodyFraming, Headers, Request, Response};
 use foldhash::HashMap;
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// Answers one worker thread keeps at most (also bounded by the open-file
 /// cache's share of descriptors, since a kept answer may hold one).
@@ -164,7 +165,7 @@ enum Kept {
         /// that request's head).
         headers: Headers,
         remote: SocketAddr,
-        response: Response,
+        response: Arc<Response>,
     },
 }
 
@@ -179,7 +180,7 @@ struct Entry {
 /// What to do with a request.
 pub enum Lookup {
     /// This answer, decided for an earlier request with the same inputs.
-    Hit(Response),
+    Hit(Arc<Response>),
     /// Decide it and record what the decision reads.
     Record,
     /// Decide it without recording (a request that cannot be kept, or a key
@@ -224,7 +225,7 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
                 response,
             } => {
                 if same_inputs(deps, headers, *remote, req) {
-                    Lookup::Hit(response.clone())
+                    Lookup::Hit(Arc::clone(response))
                 } else {
                     Lookup::Record
                 }
@@ -291,7 +292,11 @@ impl Recording {
                     },
                     headers: req.headers.clone(),
                     remote: req.peer,
-                    response: resp.clone(),
+                    response: {
+                        let mut kept = resp.clone();
+                        kept.head_cache = Some(crate::http::HeadCache::default());
+                        Arc::new(kept)
+                    },
                 },
                 _ => Kept::Volatile {
                     skips: VOLATILE_SKIPS,

@@ -244,14 +244,14 @@ impl Handler for Engine {
         crate::watch::global().sync();
         let stamp = crate::watch::changes();
         match crate::answer_memo::lookup(self.id, req, stamp) {
-            Lookup::Hit(resp) => Decision::Respond(resp),
+            Lookup::Hit(resp) => Decision::Kept(resp),
             Lookup::Decide => crate::handler::decide_synced(self, self.site_for(req), req),
             Lookup::Record => {
                 let recording = Recording::start();
                 let decision = crate::handler::decide_synced(self, self.site_for(req), req);
                 let answer = match &decision {
                     Decision::Respond(r) => Some(r),
-                    Decision::Backend(_) => None,
+                    Decision::Kept(_) | Decision::Backend(_) => None,
                 };
                 recording.finish(self.id, req, stamp, answer);
                 decision

@@ -21,6 +21,7 @@ use crate::site::Site;
 pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
     match decide(engine, site, req) {
         Decision::Respond(r) => r,
+        Decision::Kept(r) => std::sync::Arc::unwrap_or_clone(r),
         Decision::Backend(call) => {
             let e = BackendError::Unavailable(format!("no connection to {} here", call.addr));
             (call.finish)(Err(e)).response

@@ -31,10 +31,13 @@ mod fastcgi_exchange;
 mod http_exchange;
 
 use crate::body::{BodyError, BodyReader};
-use crate::chars::{find_token, is_chunked};
+use crate::chars::find_token;
 use crate::head::{Checked, HeadError, HeadParser, Parse};
 use crate::shutdown::Stop;
-use crate::write::{check_headers, headers_valid, status_has_no_body, write_head, Framing, Output};
+use crate::write::{
+    check_headers, headers_valid, status_has_no_body, write_head, Framing, HeadFacts, Output,
+    PreparedHead,
+};
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
 use htaccel_engine::http::backend::Decision;
@@ -149,6 +152,22 @@ impl Local {
         match &mut w[id] {
             Some(old) if old.will_wake(waker) => {}
             slot => *slot = Some(waker.clone()),
+        }
+    }
+}
+
+/// The answer to send: the engine's own, or one it kept and shares.
+enum Answer {
+    Owned(Response),
+    Shared(std::sync::Arc<Response>),
+}
+
+impl std::ops::Deref for Answer {
+    type Target = Response;
+    fn deref(&self) -> &Response {
+        match self {
+            Answer::Owned(r) => r,
+            Answer::Shared(r) => r,
         }
     }
 }
@@ -611,7 +630,8 @@ impl Conn {
             open_body: false,
         };
         let mut resp = match shared.handler.decide(&req) {
-            Decision::Respond(r) => r,
+            Decision::Respond(r) => Answer::Owned(r),
+            Decision::Kept(r) => Answer::Shared(r),
             // Boxed: the back-end exchange is the largest state of this
             // future, which every connection would otherwise carry while idle.
             Decision::Backend(call) => {
@@ -625,7 +645,7 @@ impl Conn {
                         }
                         return keep;
                     }
-                    fastcgi_exchange::Done::Answer(r) => r,
+                    fastcgi_exchange::Done::Answer(r) => Answer::Owned(r),
                 }
             }
         };
@@ -675,7 +695,7 @@ impl Conn {
                             Failure::Timeout => (408, false),
                             Failure::Io => return None,
                         };
-                        resp = if no_length {
+                        resp = Answer::Owned(if no_length {
                             // Found while the request's handler read its
                             // body: an error of that request.
                             shared.handler.body_error(&req, status)
@@ -686,7 +706,7 @@ impl Conn {
                                 head: req.method == "HEAD",
                                 ..Default::default()
                             })
-                        };
+                        });
                         ex.close = true;
                         ex.no_length = no_length;
                     }
@@ -745,8 +765,12 @@ impl Conn {
         ex: &Exchange<'_>,
         resp: &Response,
     ) -> std::io::Result<bool> {
+        if let Some(prepared) = self.prepared(shared, ex, resp) {
+            return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
+        }
         if let Some(folded) = check_headers(&resp.headers) {
-            return self.respond_checked(shared, ex, resp, folded);
+            let facts = HeadFacts::of(&resp.headers, folded);
+            return self.respond_checked(shared, ex, resp, facts, None);
         }
         // Apache's header filter refuses to send a header that could split
         // the response, and answers 500 instead.
@@ -771,7 +795,35 @@ impl Conn {
         if !headers_valid(&err.headers) {
             err = Response::new(500);
         }
-        self.respond_checked(shared, ex, &err, true)
+        let facts = HeadFacts::of(&err.headers, true);
+        self.respond_checked(shared, ex, &err, facts, None)
+    }
+
+    /// The head of an answer the engine kept, prepared by the first
+    /// exchange that sent a copy of it (`None` for other answers, and for
+    /// an exchange it was not prepared for).
+    fn prepared<'r>(
+        &self,
+        shared: &Shared,
+        ex: &Exchange<'_>,
+        resp: &'r Response,
+    ) -> Option<&'r PreparedHead> {
+        if ex.open_body || ex.http09 {
+            return None;
+        }
+        let slot = resp.head_cache.as_ref()?.0.get_or_init(|| {
+            Box::new(PreparedHead::new(
+                &resp.headers,
+                resp.status,
+                resp.entity_in_headers,
+                resp.body.len(),
+                ex.head,
+                &shared.server_header,
+            ))
+        });
+        slot.downcast_ref::<Option<PreparedHead>>()?
+            .as_ref()
+            .filter(|p| p.head == ex.head && resp.status_line.is_none())
     }
 
     fn respond_checked(
@@ -779,14 +831,13 @@ impl Conn {
         shared: &Shared,
         ex: &Exchange<'_>,
         resp: &Response,
-        folded: bool,
+        facts: HeadFacts,
+        prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
-        let engine_cl = resp.header("Content-Length").is_some();
-        let engine_chunked = resp
-            .header("Transfer-Encoding")
-            .is_some_and(|v| is_chunked(v.as_bytes()));
+        let engine_cl = facts.engine_cl;
+        let engine_chunked = facts.engine_chunked;
         // Apache decides on chunking where it decides on keep-alive, after
         // the pending `100 Continue` check: a client still waiting for one
         // gets a body ended by the close.
@@ -796,9 +847,7 @@ impl Conn {
         let stream = resp.stream && !header_only && !engine_cl && !engine_chunked;
         let synth_cl = !engine_cl && !header_only && !ex.no_length && !engine_chunked && !stream;
         let length_known = header_only || engine_cl || synth_cl || chunked || ex.proto_num >= 1001;
-        let wimpy = resp
-            .header("Connection")
-            .is_some_and(|v| find_token(v.as_bytes(), b"close"));
+        let wimpy = facts.wimpy;
         let max = shared.max_keepalive_requests;
         let left = max.saturating_sub(self.keepalives);
         let keep = !ex.close
@@ -816,20 +865,17 @@ impl Conn {
             && !shared.stop.requested();
         let chunked = chunked || (stream && keep);
         let mut framing = Framing {
-            // A backend's body follows: its own length stands.
-            body_length: (engine_cl && !header_only && !ex.open_body).then(|| resp.body.len()),
             content_length: synth_cl.then(|| resp.body.len()),
             chunked,
-            strip_length: status == 204 || status == 304,
-            strip_entity: (status == 204 || status == 304) && !resp.entity_in_headers,
-            // The engine's `Transfer-Encoding` only asks for chunking; the
-            // server writes its own header when it chunks.
-            strip_transfer_encoding: engine_chunked,
-            head: ex.head,
-            keep_alive: None,
-            connection: None,
             status_line: resp.status_line.clone(),
-            folded,
+            ..Framing::fixed(
+                status,
+                resp.entity_in_headers,
+                resp.body.len(),
+                ex.head,
+                ex.open_body,
+                &facts,
+            )
         };
         if keep {
             self.keepalives += 1;
@@ -845,14 +891,17 @@ impl Conn {
         }
         if !ex.http09 {
             // `Date` is the time the request arrived, as Apache's `request_time`.
-            write_head(
-                &mut self.out.buf,
-                status,
-                &resp.headers,
-                &shared.server_header,
-                ex.received,
-                &framing,
-            );
+            match prepared {
+                Some(p) => p.write(&mut self.out.buf, ex.received, &framing),
+                None => write_head(
+                    &mut self.out.buf,
+                    status,
+                    &resp.headers,
+                    &shared.server_header,
+                    ex.received,
+                    &framing,
+                ),
+            }
         }
         let mut sent = 0;
         if !header_only {

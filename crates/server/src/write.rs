@@ -40,7 +40,7 @@
 //! larger file parts go through `sendfile(2)`, waiting for writability on
 //! `EAGAIN`.
 
-use crate::chars::is_ctrl;
+use crate::chars::{find_token, is_chunked, is_ctrl};
 use bytes::Bytes;
 use htaccel_engine::header_table;
 use htaccel_engine::http::status;
@@ -153,21 +153,47 @@ pub(crate) fn write_head(
         }
         None => out.extend_from_slice(status::status_line(status).as_bytes()),
     }
-    out.extend_from_slice(b"\r\nDate: ");
-    match headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Date")) {
-        Some((_, v)) => out.extend_from_slice(v.as_bytes()),
-        None => with_date(now, |d| out.extend_from_slice(d)),
-    }
-    out.extend_from_slice(b"\r\n");
+    let date = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Date"))
+        .map(|(_, v)| v.as_bytes());
+    write_date(out, date, now);
     let server = headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("Server"))
         .map_or(server, |(_, v)| v.as_str());
+    write_server(out, server.as_bytes());
+    write_fields(out, headers, f, |out, merged| own_headers(out, f, merged));
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `Date`: the response's own value, else `now`.
+fn write_date(out: &mut Vec<u8>, own: Option<&[u8]>, now: SystemTime) {
+    out.extend_from_slice(b"\r\nDate: ");
+    match own {
+        Some(v) => out.extend_from_slice(v),
+        None => with_date(now, |d| out.extend_from_slice(d)),
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+fn write_server(out: &mut Vec<u8>, server: &[u8]) {
     if !server.is_empty() {
         out.extend_from_slice(b"Server: ");
-        out.extend_from_slice(server.as_bytes());
+        out.extend_from_slice(server);
         out.extend_from_slice(b"\r\n");
     }
+}
+
+/// The response's header lines in order, with `own` called once where the
+/// server's own headers go (before the trailing entity headers), told
+/// whether a `Connection` of the response already took the server's token.
+fn write_fields(
+    out: &mut Vec<u8>,
+    headers: &[(Cow<'static, str>, String)],
+    f: &Framing,
+    mut own: impl FnMut(&mut Vec<u8>, bool),
+) {
     // The server's own headers go before the trailing entity headers.
     let mut tail = headers.len();
     while tail > 0 && is_entity_header(&headers[tail - 1].0) {
@@ -176,7 +202,7 @@ pub(crate) fn write_head(
     let mut merged_connection = false;
     for (i, (name, value)) in headers.iter().enumerate() {
         if i == tail {
-            own_headers(out, f, merged_connection);
+            own(out, merged_connection);
         }
         if name.eq_ignore_ascii_case("Date")
             || name.eq_ignore_ascii_case("Server")
@@ -217,9 +243,148 @@ pub(crate) fn write_head(
         }
     }
     if tail == headers.len() {
-        own_headers(out, f, merged_connection);
+        own(out, merged_connection);
     }
-    out.extend_from_slice(b"\r\n");
+}
+
+/// What the connection layer reads from a response's header list before it
+/// frames it: the same for every copy of one answer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HeadFacts {
+    /// The values hold obs-folds to unfold ([`check_headers`]).
+    pub folded: bool,
+    /// The engine set `Content-Length`.
+    pub engine_cl: bool,
+    /// The engine asked for chunking (`Transfer-Encoding: chunked`).
+    pub engine_chunked: bool,
+    /// The response's `Connection` says `close`.
+    pub wimpy: bool,
+}
+
+impl HeadFacts {
+    /// The facts of a response whose headers passed [`check_headers`].
+    pub(crate) fn of(headers: &[(Cow<'static, str>, String)], folded: bool) -> HeadFacts {
+        let find = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_bytes())
+        };
+        HeadFacts {
+            folded,
+            engine_cl: find("Content-Length").is_some(),
+            engine_chunked: find("Transfer-Encoding").is_some_and(is_chunked),
+            wimpy: find("Connection").is_some_and(|v| find_token(v, b"close")),
+        }
+    }
+}
+
+/// A response head serialised once for every copy of an answer the answer
+/// memo hands out (`Response::head_cache`): the checks, the facts and the
+/// header lines depend only on the answer and on whether the request was a
+/// `HEAD`, so only the status line's neighbours that change (`Date`) and
+/// the server's own headers (`Keep-Alive`, `Connection`, a synthesised
+/// `Content-Length`) are written per exchange.
+#[derive(Debug)]
+pub(crate) struct PreparedHead {
+    /// Prepared for a `HEAD` request (else for any other method).
+    pub head: bool,
+    pub facts: HeadFacts,
+    status_line: &'static str,
+    date: Option<Vec<u8>>,
+    server: Vec<u8>,
+    /// The header lines, with the server's own headers to go at `split`.
+    lines: Vec<u8>,
+    split: usize,
+}
+
+impl PreparedHead {
+    /// The prepared head of `resp` for a request that was (`head`) or was
+    /// not a `HEAD`; `None` for an answer that must take the full path: a
+    /// header that fails the checks (answered 500 there), a `Connection`
+    /// the server's token would merge into, or a custom status line.
+    pub(crate) fn new(
+        headers: &[(Cow<'static, str>, String)],
+        status: u16,
+        entity_in_headers: bool,
+        body_len: u64,
+        head: bool,
+        server: &str,
+    ) -> Option<PreparedHead> {
+        let folded = check_headers(headers)?;
+        if headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("Connection"))
+        {
+            return None;
+        }
+        let facts = HeadFacts::of(headers, folded);
+        let framing = Framing::fixed(status, entity_in_headers, body_len, head, false, &facts);
+        let mut lines = Vec::with_capacity(256);
+        let mut split = None;
+        write_fields(&mut lines, headers, &framing, |out, _| {
+            split = Some(out.len())
+        });
+        let find = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_bytes().to_vec())
+        };
+        Some(PreparedHead {
+            head,
+            facts,
+            status_line: status::status_line(status),
+            date: find("Date"),
+            server: find("Server").unwrap_or_else(|| server.as_bytes().to_vec()),
+            lines,
+            split: split?,
+        })
+    }
+
+    /// Write the head for one exchange framed by `f` (whose own headers are
+    /// the only part not prepared).
+    pub(crate) fn write(&self, out: &mut Vec<u8>, now: SystemTime, f: &Framing) {
+        out.extend_from_slice(self.status_line.as_bytes());
+        write_date(out, self.date.as_deref(), now);
+        write_server(out, &self.server);
+        out.extend_from_slice(&self.lines[..self.split]);
+        own_headers(out, f, false);
+        out.extend_from_slice(&self.lines[self.split..]);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+impl Framing {
+    /// The framing decided by the answer and the request's method alone;
+    /// the exchange fills in the rest (`content_length`, `chunked`,
+    /// `keep_alive`, `connection`).
+    pub(crate) fn fixed(
+        status: u16,
+        entity_in_headers: bool,
+        body_len: u64,
+        head: bool,
+        open_body: bool,
+        facts: &HeadFacts,
+    ) -> Framing {
+        let header_only = head || status_has_no_body(status);
+        Framing {
+            // A backend's body follows: its own length stands.
+            body_length: (facts.engine_cl && !header_only && !open_body).then_some(body_len),
+            content_length: None,
+            chunked: false,
+            strip_length: status == 204 || status == 304,
+            strip_entity: (status == 204 || status == 304) && !entity_in_headers,
+            // The engine's `Transfer-Encoding` only asks for chunking; the
+            // server writes its own header when it chunks.
+            strip_transfer_encoding: facts.engine_chunked,
+            head,
+            keep_alive: None,
+            connection: None,
+            status_line: None,
+            folded: facts.folded,
+        }
+    }
 }
 
 fn own_headers(out: &mut Vec<u8>, f: &Framing, merged_connection: bool) {
@@ -557,6 +722,91 @@ mod tests {
             status_line: None,
             folded: true,
         }
+    }
+
+    /// A prepared head writes exactly what the full writer writes for the
+    /// same answer and exchange.
+    #[test]
+    fn prepared_heads_write_what_the_writer_writes() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let answers: &[(u16, &[(&str, &str)])] = &[
+            (
+                200,
+                &[
+                    ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT"),
+                    ("ETag", "\"5-abc\""),
+                    ("Accept-Ranges", "bytes"),
+                    ("Content-Length", "5"),
+                    ("Content-Type", "text/html"),
+                ],
+            ),
+            (
+                200,
+                &[
+                    ("X-A", "1"),
+                    ("Content-Type", "text/plain"),
+                    ("Content-Language", "en"),
+                ],
+            ),
+            (
+                200,
+                &[
+                    ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
+                    ("Server", "own"),
+                    ("X", "y"),
+                ],
+            ),
+            (
+                200,
+                &[("Content-Length", "0"), ("Transfer-Encoding", "chunked")],
+            ),
+            (
+                200,
+                &[("X-Fold", "a\r\n b"), ("Content-Type", "text/plain")],
+            ),
+            (
+                204,
+                &[("Content-Length", "3"), ("Content-Type", "text/plain")],
+            ),
+        ];
+        for (status, fields) in answers {
+            let headers: Vec<(Cow<'static, str>, String)> = fields
+                .iter()
+                .map(|(a, b)| (a.to_string().into(), b.to_string()))
+                .collect();
+            for head in [false, true] {
+                for (keep_alive, connection, content_length) in [
+                    (Some((5, Some(99))), Some("Keep-Alive"), None),
+                    (None, Some("close"), Some(7)),
+                    (None, None, None),
+                ] {
+                    let p = PreparedHead::new(&headers, *status, false, 5, head, "Apache")
+                        .expect("prepared");
+                    let folded = check_headers(&headers).unwrap();
+                    let facts = HeadFacts::of(&headers, folded);
+                    let f = Framing {
+                        keep_alive,
+                        connection,
+                        content_length,
+                        ..Framing::fixed(*status, false, 5, head, false, &facts)
+                    };
+                    let mut full = Vec::new();
+                    write_head(&mut full, *status, &headers, "Apache", now, &f);
+                    let mut fast = Vec::new();
+                    p.write(&mut fast, now, &f);
+                    assert_eq!(
+                        String::from_utf8(fast).unwrap(),
+                        String::from_utf8(full).unwrap(),
+                        "{status} {fields:?} head={head}"
+                    );
+                }
+            }
+        }
+        // Answers that take the full path every time.
+        let bad: Vec<(Cow<'static, str>, String)> = vec![("X".into(), "a\nb".into())];
+        assert!(PreparedHead::new(&bad, 200, false, 0, false, "A").is_none());
+        let conn: Vec<(Cow<'static, str>, String)> = vec![("Connection".into(), "close".into())];
+        assert!(PreparedHead::new(&conn, 200, false, 0, false, "A").is_none());
     }
 
     /// The order Apache 2.4.71 sent for a static file requested with

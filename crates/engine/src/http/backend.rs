@@ -23,6 +23,9 @@ use std::path::PathBuf;
 pub enum Decision<'a> {
     /// The answer is complete (static file, error, redirect …).
     Respond(Response),
+    /// A complete answer kept by the answer memo, shared rather than copied
+    /// ([`crate::answer_memo`]).
+    Kept(std::sync::Arc<Response>),
     /// Ask a backend; the server performs the exchange.
     Backend(BackendCall<'a>),
 }

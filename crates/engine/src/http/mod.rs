@@ -328,6 +328,26 @@ pub struct Response {
     /// proxied answer's, in Apache's `headers_out`), not the response's
     /// type: a 204 or 304 keeps them.
     pub entity_in_headers: bool,
+    /// Where the server keeps what it derives from this answer's header
+    /// list alone (checked and serialised once), shared by every copy of an
+    /// answer the answer memo hands out; `None` for an answer made once.
+    pub head_cache: Option<HeadCache>,
+}
+
+/// A slot, shared between the copies of one kept answer, for the server's
+/// own preparation of its head ([`Response::head_cache`]). The engine never
+/// looks inside.
+#[derive(Clone, Default)]
+pub struct HeadCache(pub Arc<std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>>);
+
+impl std::fmt::Debug for HeadCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "HeadCache(filled)"
+        } else {
+            "HeadCache(empty)"
+        })
+    }
 }
 
 impl Response {
@@ -345,6 +365,7 @@ impl Response {
             status_line: None,
             pieces: false,
             entity_in_headers: false,
+            head_cache: None,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
