@@ -45,12 +45,13 @@
 use crate::http::{BodyFraming, Headers, Request, Response};
 use foldhash::HashMap;
 use std::cell::{Cell, RefCell};
+use std::hash::BuildHasher;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// Answers one worker thread keeps at most (also bounded by the open-file
-/// cache's share of descriptors, since a kept answer may hold one).
-pub const ENTRIES_PER_THREAD: usize = 128;
+/// Answers one worker thread keeps at most (those holding an open file
+/// also bounded by the open-file cache's share of descriptors).
+pub const ENTRIES_PER_THREAD: usize = 256;
 
 /// Header names one decision may depend on before it counts as volatile.
 const NAMES_MAX: usize = 32;
@@ -58,6 +59,27 @@ const NAMES_MAX: usize = 32;
 /// After a volatile decision, this many requests with the same key are
 /// decided without recording before the next attempt.
 const VOLATILE_SKIPS: u8 = 31;
+
+/// Request lines seen lately without a kept answer, by hash: a
+/// direct-mapped table, so that a line is recorded when it comes again
+/// while its slot still holds it.
+struct Sightings(Box<[u64; SIGHTINGS]>);
+
+const SIGHTINGS: usize = 1024;
+
+impl Default for Sightings {
+    fn default() -> Self {
+        Sightings(Box::new([0; SIGHTINGS]))
+    }
+}
+
+impl Sightings {
+    /// Note `h`; whether its slot already held it.
+    fn replace(&mut self, h: u64) -> bool {
+        let slot = &mut self.0[(h as usize) % SIGHTINGS];
+        std::mem::replace(slot, h) == h
+    }
+}
 
 /// What the decision being recorded has read so far.
 #[derive(Default)]
@@ -78,6 +100,9 @@ thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::default());
     static MEMO: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+    static SEEN: RefCell<Sightings> = RefCell::new(Sightings::default());
+    /// The stamp of the last sweep of old entries.
+    static SWEPT: Cell<u64> = const { Cell::new(u64::MAX) };
 }
 
 fn recording() -> bool {
@@ -202,7 +227,12 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
         let Some(e) = m.get_mut(req.request_line.as_str()) else {
-            return Lookup::Record;
+            // Kept from its second sighting on: most request lines of a
+            // site's long tail come once, and recording and keeping their
+            // answers would only cost.
+            let h = m.hasher().hash_one(req.request_line.as_str());
+            let seen = SEEN.with(|s| s.borrow_mut().replace(h));
+            return if seen { Lookup::Record } else { Lookup::Decide };
         };
         if e.engine != engine || e.stamp != stamp || e.local != req.local || e.secure != req.secure
         {
@@ -333,22 +363,45 @@ fn keepable_response(resp: &Response) -> bool {
 }
 
 fn capacity() -> usize {
-    ENTRIES_PER_THREAD.min(crate::filecache::capacity())
+    ENTRIES_PER_THREAD
+}
+
+/// Whether a kept entry holds an open file (a body too large to be kept in
+/// memory): those count against the open-file cache's share of descriptors.
+fn holds_file(e: &Entry) -> bool {
+    match &e.kept {
+        Kept::Answer { response, .. } => response
+            .body
+            .parts
+            .iter()
+            .any(|p| matches!(p, crate::http::BodyPart::File { .. })),
+        Kept::Volatile { .. } => false,
+    }
 }
 
 fn put(key: &str, entry: Entry) {
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
+        if holds_file(&entry)
+            && m.values().filter(|e| holds_file(e)).count() >= crate::filecache::capacity()
+        {
+            // Descriptors are bounded: this answer is decided each time.
+            m.remove(key);
+            return;
+        }
         if let Some(e) = m.get_mut(key) {
             *e = entry;
             return;
         }
         if m.len() >= capacity() {
-            // Entries of an older stamp are of no use; else any entry.
+            // Entries of an older stamp are of no use: swept once per
+            // stamp, so that a working set larger than the memo does not
+            // pay a sweep on every request. Else any entry goes.
             let stamp = entry.stamp;
-            let before = m.len();
-            m.retain(|_, e| e.stamp == stamp);
-            if m.len() == before {
+            if SWEPT.with(|s| s.replace(stamp)) != stamp {
+                m.retain(|_, e| e.stamp == stamp);
+            }
+            if m.len() >= capacity() {
                 if let Some(k) = m.keys().next().cloned() {
                     m.remove(&k);
                 }
@@ -361,6 +414,8 @@ fn put(key: &str, entry: Entry) {
 /// Forget every kept answer of this thread (tests).
 pub fn clear() {
     MEMO.with(|m| m.borrow_mut().clear());
+    SEEN.with(|s| *s.borrow_mut() = Sightings::default());
+    SWEPT.with(|s| s.set(u64::MAX));
 }
 
 #[cfg(test)]
@@ -392,6 +447,18 @@ mod tests {
         r
     }
 
+    fn miss(l: Lookup) -> bool {
+        !matches!(l, Lookup::Hit(_))
+    }
+
+    #[test]
+    fn a_request_line_is_kept_from_its_second_sighting() {
+        clear();
+        let a = request("GET /once HTTP/1.1", &[], "10.0.0.1:5000");
+        assert!(matches!(lookup(1, &a, 1), Lookup::Decide));
+        assert!(matches!(lookup(1, &a, 1), Lookup::Record));
+    }
+
     fn body(l: Lookup) -> Option<Vec<u8>> {
         match l {
             Lookup::Hit(r) => match &r.body.parts[..] {
@@ -404,7 +471,10 @@ mod tests {
 
     /// Record a decision of `req` that reads what `read` reads.
     fn decide(req: &Request, stamp: u64, resp: &Response, read: impl FnOnce(&Request)) {
-        assert!(matches!(lookup(1, req, stamp), Lookup::Record));
+        // A line seen for the first time is only noted; the second is recorded.
+        if !matches!(lookup(1, req, stamp), Lookup::Record) {
+            assert!(matches!(lookup(1, req, stamp), Lookup::Record));
+        }
         let rec = Recording::start();
         read(req);
         rec.finish(1, req, stamp, Some(resp));
@@ -435,17 +505,17 @@ mod tests {
             &[("Host", "x"), ("Range", "bytes=0-1")],
             "10.0.0.1:5000",
         );
-        assert!(matches!(lookup(1, &c, 3), Lookup::Record));
+        assert!(miss(lookup(1, &c, 3)));
         // Another value of a header that was read.
         let d = request("GET /a HTTP/1.1", &[("Host", "y")], "10.0.0.1:5000");
-        assert!(matches!(lookup(1, &d, 3), Lookup::Record));
+        assert!(miss(lookup(1, &d, 3)));
         // A repeated header that was read: every value counts.
         let e = request(
             "GET /a HTTP/1.1",
             &[("Host", "x"), ("Host", "y")],
             "10.0.0.1:5000",
         );
-        assert!(matches!(lookup(1, &e, 3), Lookup::Record));
+        assert!(miss(lookup(1, &e, 3)));
     }
 
     #[test]
@@ -454,22 +524,13 @@ mod tests {
         let a = request("GET /a HTTP/1.1", &[], "10.0.0.1:5000");
         decide(&a, 3, &ok("A"), |_| {});
         assert!(body(lookup(1, &a, 3)).is_some());
-        assert!(
-            matches!(lookup(1, &a, 4), Lookup::Record),
-            "used after a change"
-        );
-        assert!(
-            matches!(lookup(2, &a, 3), Lookup::Record),
-            "used by another engine"
-        );
+        assert!(miss(lookup(1, &a, 4)), "used after a change");
+        assert!(miss(lookup(2, &a, 3)), "used by another engine");
         let other = request("GET /a HTTP/1.0", &[], "10.0.0.1:5000");
-        assert!(
-            matches!(lookup(1, &other, 3), Lookup::Record),
-            "another request line"
-        );
+        assert!(miss(lookup(1, &other, 3)), "another request line");
         let mut tls = a.clone();
         tls.secure = true;
-        assert!(matches!(lookup(1, &tls, 3), Lookup::Record), "over TLS");
+        assert!(miss(lookup(1, &tls, 3)), "over TLS");
         let mut post = request("POST /a HTTP/1.1", &[], "10.0.0.1:5000");
         assert!(
             matches!(lookup(1, &post, 3), Lookup::Decide),
@@ -490,13 +551,13 @@ mod tests {
         let same_ip = request("GET /ip HTTP/1.1", &[], "10.0.0.1:7000");
         assert!(body(lookup(1, &same_ip, 1)).is_some());
         let other_ip = request("GET /ip HTTP/1.1", &[], "10.0.0.9:5000");
-        assert!(matches!(lookup(1, &other_ip, 1), Lookup::Record));
+        assert!(miss(lookup(1, &other_ip, 1)));
         let b = request("GET /port HTTP/1.1", &[], "10.0.0.1:5000");
         decide(&b, 1, &ok("port"), |r| {
             r.remote();
         });
         let other_port = request("GET /port HTTP/1.1", &[], "10.0.0.1:5001");
-        assert!(matches!(lookup(1, &other_port, 1), Lookup::Record));
+        assert!(miss(lookup(1, &other_port, 1)));
     }
 
     #[test]
@@ -521,7 +582,7 @@ mod tests {
             &[("A", "1"), ("B", "2"), ("C", "3")],
             "10.0.0.1:5000",
         );
-        assert!(matches!(lookup(1, &more, 1), Lookup::Record));
+        assert!(miss(lookup(1, &more, 1)));
     }
 
     #[test]
@@ -542,6 +603,30 @@ mod tests {
         let c = request("GET /c HTTP/1.1", &[], "10.0.0.1:5000");
         decide(&c, 1, &ok("c"), |_| {});
         assert!(body(lookup(1, &c, 1)).is_some());
+    }
+
+    #[test]
+    fn answers_holding_files_stay_within_the_descriptor_share() {
+        clear();
+        let path = std::env::temp_dir().join(format!("htaccel-memo-{}", std::process::id()));
+        std::fs::write(&path, b"x").unwrap();
+        let file = std::sync::Arc::new(std::fs::File::open(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
+        let cap = crate::filecache::capacity();
+        for i in 0..cap + 5 {
+            let mut resp = Response::new(200);
+            resp.body = crate::http::Body::file(file.clone(), 0, 1);
+            let r = request(&format!("GET /big{i} HTTP/1.1"), &[], "10.0.0.1:5000");
+            decide(&r, 1, &resp, |_| {});
+        }
+        MEMO.with(|m| {
+            let m = m.borrow();
+            assert_eq!(m.values().filter(|e| holds_file(e)).count(), cap);
+        });
+        // Answers in memory are still kept.
+        let r = request("GET /small HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&r, 1, &ok("s"), |_| {});
+        assert!(body(lookup(1, &r, 1)).is_some());
     }
 
     #[test]
