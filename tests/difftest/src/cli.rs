@@ -24,6 +24,10 @@ contains one of them.
   --compat-report FILE  write the table of the corpus/ cases (application,
                         requests compared, identical, known deviations) to
                         FILE, relative to the repository root
+  --repeat N            send every GET and HEAD request N times to the server
+                        compared with Apache, each answer compared with
+                        Apache's one (answers htaccel keeps are then served
+                        from memory: crates/engine/src/answer_memo.rs)
   --keep                keep the temporary trees of the cases
   --list                list the cases and exit
   -h, --help            this text
@@ -40,6 +44,9 @@ pub struct Options {
     pub oracle_conf: Option<PathBuf>,
     pub time_limit: Duration,
     pub keep: bool,
+    /// `--repeat`: how many times GET and HEAD requests go to the server
+    /// compared with Apache.
+    pub repeat: usize,
     pub pending: bool,
     /// `--compat-report`: where to write the corpus compatibility table.
     pub compat_report: Option<PathBuf>,
@@ -58,6 +65,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
         oracle_conf: None,
         time_limit: Duration::from_secs(1800),
         keep: false,
+        repeat: 1,
         pending: false,
         compat_report: None,
         list: false,
@@ -85,6 +93,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--oracle-conf" => o.oracle_conf = Some(value()?.into()),
             "--time-limit" => o.time_limit = Duration::from_secs(number(&value()?)? as u64),
             "--keep" => o.keep = true,
+            "--repeat" => o.repeat = number(&value()?)?.max(1),
             "--pending" => o.pending = true,
             "--compat-report" => o.compat_report = Some(value()?.into()),
             "--list" => o.list = true,

@@ -127,6 +127,7 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         out_root: root.join("tests/difftest/out"),
         keep: opts.keep,
         apache_only: opts.apache_only,
+        repeat: opts.repeat,
     };
     let against = match &other {
         _ if opts.apache_only => "nothing (--apache-only)".to_string(),
