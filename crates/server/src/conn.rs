@@ -769,7 +769,7 @@ impl Conn {
             return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
         }
         if let Some(folded) = check_headers(&resp.headers) {
-            let facts = HeadFacts::of(&resp.headers, folded);
+            let facts = HeadFacts::of(resp, folded);
             return self.respond_checked(shared, ex, resp, facts, None);
         }
         // Apache's header filter refuses to send a header that could split
@@ -795,7 +795,7 @@ impl Conn {
         if !headers_valid(&err.headers) {
             err = Response::new(500);
         }
-        let facts = HeadFacts::of(&err.headers, true);
+        let facts = HeadFacts::of(&err, true);
         self.respond_checked(shared, ex, &err, facts, None)
     }
 
@@ -811,19 +811,14 @@ impl Conn {
         if ex.open_body || ex.http09 {
             return None;
         }
-        let slot = resp.head_cache.as_ref()?.0.get_or_init(|| {
-            Box::new(PreparedHead::new(
-                &resp.headers,
-                resp.status,
-                resp.entity_in_headers,
-                resp.body.len(),
-                ex.head,
-                &shared.server_header,
-            ))
-        });
+        let slot = resp
+            .head_cache
+            .as_ref()?
+            .0
+            .get_or_init(|| Box::new(PreparedHead::new(resp, ex.head, &shared.server_header)));
         slot.downcast_ref::<Option<PreparedHead>>()?
             .as_ref()
-            .filter(|p| p.head == ex.head && resp.status_line.is_none())
+            .filter(|p| p.head == ex.head)
     }
 
     fn respond_checked(

@@ -43,7 +43,7 @@
 use crate::chars::{find_token, is_chunked, is_ctrl};
 use bytes::Bytes;
 use htaccel_engine::header_table;
-use htaccel_engine::http::status;
+use htaccel_engine::http::{status, Response};
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, IoSlice};
@@ -263,18 +263,16 @@ pub(crate) struct HeadFacts {
 
 impl HeadFacts {
     /// The facts of a response whose headers passed [`check_headers`].
-    pub(crate) fn of(headers: &[(Cow<'static, str>, String)], folded: bool) -> HeadFacts {
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_bytes())
-        };
+    pub(crate) fn of(resp: &Response, folded: bool) -> HeadFacts {
         HeadFacts {
             folded,
-            engine_cl: find("Content-Length").is_some(),
-            engine_chunked: find("Transfer-Encoding").is_some_and(is_chunked),
-            wimpy: find("Connection").is_some_and(|v| find_token(v, b"close")),
+            engine_cl: resp.header("Content-Length").is_some(),
+            engine_chunked: resp
+                .header("Transfer-Encoding")
+                .is_some_and(|v| is_chunked(v.as_bytes())),
+            wimpy: resp
+                .header("Connection")
+                .is_some_and(|v| find_token(v.as_bytes(), b"close")),
         }
     }
 }
@@ -303,40 +301,32 @@ impl PreparedHead {
     /// not a `HEAD`; `None` for an answer that must take the full path: a
     /// header that fails the checks (answered 500 there), a `Connection`
     /// the server's token would merge into, or a custom status line.
-    pub(crate) fn new(
-        headers: &[(Cow<'static, str>, String)],
-        status: u16,
-        entity_in_headers: bool,
-        body_len: u64,
-        head: bool,
-        server: &str,
-    ) -> Option<PreparedHead> {
-        let folded = check_headers(headers)?;
-        if headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("Connection"))
-        {
+    pub(crate) fn new(resp: &Response, head: bool, server: &str) -> Option<PreparedHead> {
+        let folded = check_headers(&resp.headers)?;
+        if resp.header("Connection").is_some() || resp.status_line.is_some() {
             return None;
         }
-        let facts = HeadFacts::of(headers, folded);
-        let framing = Framing::fixed(status, entity_in_headers, body_len, head, false, &facts);
+        let facts = HeadFacts::of(resp, folded);
+        let framing = Framing::fixed(
+            resp.status,
+            resp.entity_in_headers,
+            resp.body.len(),
+            head,
+            false,
+            &facts,
+        );
         let mut lines = Vec::with_capacity(256);
         let mut split = None;
-        write_fields(&mut lines, headers, &framing, |out, _| {
+        write_fields(&mut lines, &resp.headers, &framing, |out, _| {
             split = Some(out.len())
         });
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_bytes().to_vec())
-        };
+        let own = |name: &str| resp.header(name).map(|v| v.as_bytes().to_vec());
         Some(PreparedHead {
             head,
             facts,
-            status_line: status::status_line(status),
-            date: find("Date"),
-            server: find("Server").unwrap_or_else(|| server.as_bytes().to_vec()),
+            status_line: status::status_line(resp.status),
+            date: own("Date"),
+            server: own("Server").unwrap_or_else(|| server.as_bytes().to_vec()),
             lines,
             split: split?,
         })
@@ -770,20 +760,21 @@ mod tests {
             ),
         ];
         for (status, fields) in answers {
-            let headers: Vec<(Cow<'static, str>, String)> = fields
-                .iter()
-                .map(|(a, b)| (a.to_string().into(), b.to_string()))
-                .collect();
+            let mut resp = Response::new(*status);
+            for (a, b) in fields.iter() {
+                resp.add_header(a.to_string(), b.to_string());
+            }
+            resp.body = htaccel_engine::http::Body::bytes(b"12345".to_vec());
+            let headers = &resp.headers;
             for head in [false, true] {
                 for (keep_alive, connection, content_length) in [
                     (Some((5, Some(99))), Some("Keep-Alive"), None),
                     (None, Some("close"), Some(7)),
                     (None, None, None),
                 ] {
-                    let p = PreparedHead::new(&headers, *status, false, 5, head, "Apache")
-                        .expect("prepared");
-                    let folded = check_headers(&headers).unwrap();
-                    let facts = HeadFacts::of(&headers, folded);
+                    let p = PreparedHead::new(&resp, head, "Apache").expect("prepared");
+                    let folded = check_headers(headers).unwrap();
+                    let facts = HeadFacts::of(&resp, folded);
                     let f = Framing {
                         keep_alive,
                         connection,
@@ -791,7 +782,7 @@ mod tests {
                         ..Framing::fixed(*status, false, 5, head, false, &facts)
                     };
                     let mut full = Vec::new();
-                    write_head(&mut full, *status, &headers, "Apache", now, &f);
+                    write_head(&mut full, *status, headers, "Apache", now, &f);
                     let mut fast = Vec::new();
                     p.write(&mut fast, now, &f);
                     assert_eq!(
@@ -803,10 +794,11 @@ mod tests {
             }
         }
         // Answers that take the full path every time.
-        let bad: Vec<(Cow<'static, str>, String)> = vec![("X".into(), "a\nb".into())];
-        assert!(PreparedHead::new(&bad, 200, false, 0, false, "A").is_none());
-        let conn: Vec<(Cow<'static, str>, String)> = vec![("Connection".into(), "close".into())];
-        assert!(PreparedHead::new(&conn, 200, false, 0, false, "A").is_none());
+        for (name, value) in [("X", "a\nb"), ("Connection", "close")] {
+            let mut resp = Response::new(200);
+            resp.add_header(name.to_string(), value.to_string());
+            assert!(PreparedHead::new(&resp, false, "A").is_none(), "{name}");
+        }
     }
 
     /// The order Apache 2.4.71 sent for a static file requested with
