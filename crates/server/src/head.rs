@@ -1015,7 +1015,7 @@ mod tests {
     }
 
     /// Each row: a raw request and the status Apache 2.4.71 answered
-    /// (Debian apache2, the configuration in shared/oracle, requests sent
+    /// (Debian apache2, the configuration in tests/oracle, requests sent
     /// raw through a Python socket). 200 stands for "accepted by the
     /// protocol layer" (Apache then served the file, or 404/405/501 from its
     /// handlers). The 400s and 414s closed the connection.

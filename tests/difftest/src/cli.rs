@@ -17,8 +17,8 @@ contains one of them.
   -j, --jobs N          cases run in parallel (default 2)
   --cases DIR           root of the cases (default: tests/cases)
   --oracle-conf FILE    the Apache config htaccel serve must equal (default:
-                        $DIFFTEST_ORACLE_CONF, else
-                        shared/oracle/serve-equivalent.conf beside the repository)
+                        $DIFFTEST_ORACLE_CONF, else the repository's
+                        tests/oracle/serve-equivalent.conf)
   --time-limit SECS     stop everything after this long (default 1800)
   --pending             also run cases marked PENDING (not yet required)
   --compat-report FILE  write the table of the corpus/ cases (application,

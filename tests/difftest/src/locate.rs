@@ -66,12 +66,21 @@ pub fn htaccel(option: Option<&Path>) -> Result<PathBuf, String> {
     ))
 }
 
+/// The repository's copy of the Apache config that `htaccel serve` is
+/// specified to equal, so that a fresh clone tests itself. It is kept
+/// identical to the project's shared reference (`oracle_copy_is_current`
+/// in `tests/oracle.rs` checks it wherever that reference is beside the
+/// repository).
+pub fn repo_oracle_conf() -> PathBuf {
+    repo_root().join("tests/oracle/serve-equivalent.conf")
+}
+
 /// The Apache config that `htaccel serve` is specified to equal.
 pub fn oracle_conf(option: Option<&Path>) -> Result<(PathBuf, String), String> {
     let path = option
         .map(Path::to_path_buf)
         .or_else(|| env::var_os("DIFFTEST_ORACLE_CONF").map(PathBuf::from))
-        .unwrap_or_else(|| repo_root().join("../shared/oracle/serve-equivalent.conf"));
+        .unwrap_or_else(repo_oracle_conf);
     let path = path.canonicalize().unwrap_or(path);
     std::fs::read_to_string(&path)
         .map(|text| (path.clone(), text))

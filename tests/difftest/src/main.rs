@@ -1,6 +1,6 @@
 //! `difftest`: the differential test harness. Apache is the oracle: each case
 //! (a site tree and a list of requests under `tests/cases/`) is served by real
-//! Apache 2.4 with `shared/oracle/serve-equivalent.conf` and by htaccel, the
+//! Apache 2.4 with `tests/oracle/serve-equivalent.conf` and by htaccel, the
 //! same requests go to both over TCP, and every difference a client could see
 //! is reported. Exit status: 0 all cases agree, 1 some differ, 2 the run
 //! itself could not be set up, 3 the time limit was reached.
