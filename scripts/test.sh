@@ -73,13 +73,25 @@ set +e
 # Every GET and HEAD goes to htaccel five times, each answer compared with
 # Apache's: with two worker threads, one of them sees it at least three
 # times, so answers kept by the answer memo are checked too.
-DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --repeat 5 --compat-report docs/compatibility.md" cargo test --workspace 2>&1 | tee "$log"
+DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --repeat 5 --compat-report docs/compatibility.md --summary-json target/security/difftest.json" cargo test --workspace 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+
+# The rest of the security suite, bounded (scripts/security.sh --full runs
+# the whole campaign): hostile access files, clients and faults, with
+# Apache's figures beside htaccel's; every fuzz target for 30 s; then
+# docs/security.md from what this run measured.
+echo "== security: hostile access files, clients, faults"
+python3 tests/security/hostile.py 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== security: fuzzing"
+bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+python3 scripts/security_report.py
 set -e
 
 # One closing line for the whole run: the unit and integration tests of
 # every test binary, plus each differential case compared with Apache.
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
-     /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+     /^([a-z]+: )?[0-9]+ passed, [0-9]+ failed$/ { n = ($1 ~ /:$/); p += $(1 + n); f += $(3 + n) }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -1,10 +1,22 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
-streams, and returns X-Sendfile."""
+streams, and returns X-Sendfile.
+
+It is also the naive back end of the request-smuggling probes
+(tests/cases/security/smuggling): like many back ends it reads a body by
+Content-Length only. A front end maps every path it proxies below a
+prefix (/base/ ...), so a request for /SMUGGLED can only arrive when bytes
+the front end took for a body were read here as a request of their own:
+from then on every answer carries DESYNC_MARKER, which the probe case lists
+among its secrets."""
 import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
+
+
+DESYNC_MARKER = "HTACCEL-DESYNC-4c1e"
+desynced = False
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -13,7 +25,15 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def end_headers(self):
+        if desynced:
+            self.send_header("X-Desync", DESYNC_MARKER)
+        super().end_headers()
+
     def answer(self):
+        global desynced
+        if self.path.startswith("/SMUGGLED"):
+            desynced = True
         url = urlsplit(self.path)
         q = parse_qs(url.query)
         length = int(self.headers.get("Content-Length") or 0)

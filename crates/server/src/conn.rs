@@ -669,6 +669,7 @@ impl Conn {
             match resp.disposal {
                 // A connection that will close anyway is not read from.
                 BodyDisposal::Discard if ex.close => {}
+                BodyDisposal::Unread => ex.close = true,
                 // An error answer to a client waiting for `100 Continue`:
                 // no interim response, the body (if it comes) is read after.
                 BodyDisposal::AfterResponse if ex.expecting && !over_limit => after = Some(reader),

@@ -1,5 +1,6 @@
 //! Finding the cases: every directory under the cases root that holds a
-//! `requests` file is one case, named by its path (`static/mime`). Its
+//! `requests` file (or a `generate` program that prints one) is one case,
+//! named by its path (`static/mime`). Its
 //! `site/` (the document root), `setup.sh`, `server.conf` and `README` are
 //! optional; a `PENDING` file keeps it out of the default run. A case whose files do not parse still appears, as a failure,
 //! so that one broken file does not hide the others.
@@ -28,6 +29,10 @@ pub struct Case {
     /// `wordpress` installs WordPress with a private MariaDB and starts a
     /// PHP-FPM pool for it, `@PHP_FPM@` (`wordpress.rs`).
     pub needs: Vec<String>,
+    /// Marker strings planted in files no client may ever read (a
+    /// `secrets` file, one a line): an answer of the compared server that
+    /// carries one fails its request whatever Apache answered.
+    pub secrets: Vec<String>,
     pub requests: Result<Vec<Request>, String>,
 }
 
@@ -50,7 +55,7 @@ fn walk(root: &Path, dir: &Path, depth: usize, out: &mut Vec<Case>) -> Result<()
     if depth > 8 {
         return Ok(());
     }
-    if dir.join("requests").is_file() {
+    if dir.join("requests").is_file() || dir.join(GENERATOR).is_file() {
         out.push(load(root, dir));
         return Ok(());
     }
@@ -74,19 +79,56 @@ fn load(root: &Path, dir: &Path) -> Case {
         .to_string_lossy()
         .into_owned();
     let read = |f: &str| fs::read_to_string(dir.join(f)).ok();
-    let requests = match read("requests") {
-        Some(text) => requests::parse(&text).map_err(|e| format!("{name}/requests: {e}")),
-        None => Err(format!("{name}/requests: not readable as UTF-8")),
+    let text = if dir.join(GENERATOR).is_file() {
+        generated(dir).map_err(|e| format!("{name}/{GENERATOR}: {e}"))
+    } else {
+        read("requests").ok_or(format!("{name}/requests: not readable as UTF-8"))
     };
+    let requests =
+        text.and_then(|t| requests::parse(&t).map_err(|e| format!("{name}/requests: {e}")));
     Case {
         readme: read("README").map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
         server_conf: read("server.conf"),
         needs: read("needs")
             .map(|t| t.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default(),
+        secrets: read("secrets")
+            .map(|t| {
+                t.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
         pending: read("PENDING").map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
         dir: dir.to_path_buf(),
         name,
         requests,
     }
+}
+
+/// A case's program that prints its requests (in the `requests` format),
+/// for sets too large to keep as text: hostile paths, seeded random
+/// requests. Run with `python3`, in the case's directory, with
+/// `DIFFTEST_SCALE` (a whole number, default 1: the CI size; larger runs
+/// send proportionally more) and `DIFFTEST_SEED` (default 1) in its
+/// environment, so that a run is reproduced by its seed.
+pub const GENERATOR: &str = "generate";
+
+fn generated(dir: &Path) -> Result<String, String> {
+    let scale = std::env::var("DIFFTEST_SCALE").unwrap_or_else(|_| "1".into());
+    let seed = std::env::var("DIFFTEST_SEED").unwrap_or_else(|_| "1".into());
+    let out = std::process::Command::new("python3")
+        .arg(GENERATOR)
+        .current_dir(dir)
+        .env("DIFFTEST_SCALE", scale)
+        .env("DIFFTEST_SEED", seed)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("exited with {}", out.status));
+    }
+    String::from_utf8(out.stdout).map_err(|_| "printed text that is not UTF-8".into())
 }

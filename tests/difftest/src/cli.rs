@@ -24,6 +24,9 @@ contains one of them.
   --compat-report FILE  write the table of the corpus/ cases (application,
                         requests compared, identical, known deviations) to
                         FILE, relative to the repository root
+  --summary-json FILE   write what each case came to (requests, identical,
+                        leaked secret markers, differing) as JSON to FILE,
+                        relative to the repository root
   --repeat N            send every GET and HEAD request N times to the server
                         compared with Apache, each answer compared with
                         Apache's one (answers htaccel keeps are then served
@@ -50,6 +53,8 @@ pub struct Options {
     pub pending: bool,
     /// `--compat-report`: where to write the corpus compatibility table.
     pub compat_report: Option<PathBuf>,
+    /// `--summary-json`: where to write the per-case outcome.
+    pub summary_json: Option<PathBuf>,
     pub list: bool,
     pub help: bool,
 }
@@ -68,6 +73,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
         repeat: 1,
         pending: false,
         compat_report: None,
+        summary_json: None,
         list: false,
         help: false,
     };
@@ -96,6 +102,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--repeat" => o.repeat = number(&value()?)?.max(1),
             "--pending" => o.pending = true,
             "--compat-report" => o.compat_report = Some(value()?.into()),
+            "--summary-json" => o.summary_json = Some(value()?.into()),
             "--list" => o.list = true,
             "-h" | "--help" => o.help = true,
             f if f.starts_with('-') => return Err(format!("unknown option {f}")),

@@ -22,6 +22,7 @@ mod response;
 mod runner;
 mod sandbox;
 mod servers;
+mod summary;
 mod upstream;
 mod wordpress;
 
@@ -184,6 +185,11 @@ fn run(opts: cli::Options) -> Result<bool, String> {
             // A partial run would make a partial table.
             println!("compatibility table not written: not every corpus/ case was selected");
         }
+    }
+    if let Some(path) = &opts.summary_json {
+        let path = root.join(path);
+        summary::write(&path, &results, opts.repeat)?;
+        println!("summary written to {}", path.display());
     }
     print!("\n{}", report::summary(&results));
     let _ = std::io::stdout().flush();

@@ -16,8 +16,11 @@ use std::time::{Duration, Instant, SystemTime};
 /// before the request; files this fresh would make the two servers differ.
 const SETTLE: Duration = Duration::from_millis(2100);
 /// A case whose requests take longer than this is cut short (a server
-/// that hangs on every request would otherwise cost minutes).
+/// that hangs on every request would otherwise cost minutes)...
 const CASE_BUDGET: Duration = Duration::from_secs(180);
+/// ... or, for the generated sets of tens of thousands of requests, longer
+/// than this per exchange.
+const EXCHANGE_BUDGET: Duration = Duration::from_millis(4);
 
 /// What every case needs to know.
 pub struct Settings {
@@ -46,6 +49,8 @@ pub struct CaseResult {
     pub readme: Option<String>,
     pub requests: usize,
     pub identical: usize,
+    /// Answers of the compared server that carried a secret marker.
+    pub leaks: usize,
     pub diffs: Vec<RequestDiff>,
     /// The case could not be run at all.
     pub error: Option<String>,
@@ -68,6 +73,7 @@ impl CaseResult {
             readme: case.readme.clone(),
             requests: 0,
             identical: 0,
+            leaks: 0,
             diffs: Vec::new(),
             error: None,
             apache_log: String::new(),
@@ -162,11 +168,13 @@ fn serve_and_compare(
         }
     };
     settle(sb);
-    let deadline = Instant::now() + CASE_BUDGET;
+    let exchanges = requests.len() as u32 * (1 + s.repeat as u32);
+    let budget = CASE_BUDGET.max(EXCHANGE_BUDGET * exchanges);
+    let deadline = Instant::now() + budget;
     for req in requests {
         if Instant::now() > deadline {
             result.error = Some(format!(
-                "gave up after {CASE_BUDGET:?}, before the request on line {}",
+                "gave up after {budget:?}, before the request on line {}",
                 req.line
             ));
             break;
@@ -183,7 +191,13 @@ fn serve_and_compare(
                 let mut failed = None;
                 for _ in 0..times {
                     let b = exchange(o.port, req);
-                    let problems = differences(&a, apache.port, &b, o.port, &req.opts);
+                    let mut problems = differences(&a, apache.port, &b, o.port, &req.opts);
+                    let leaked = leaked_secrets(&b, &case.secrets);
+                    if !leaked.is_empty() {
+                        result.leaks += 1;
+                        problems
+                            .insert(0, format!("leaked secret marker(s): {}", leaked.join(", ")));
+                    }
                     if !problems.is_empty() {
                         failed = Some((problems, b));
                         break;
@@ -206,6 +220,28 @@ fn serve_and_compare(
         stop(o, &mut result.other_log);
     }
     Ok(())
+}
+
+/// The case's secret markers found anywhere in what the server sent: a
+/// status line, a header or a body, or bytes that parsed as none.
+fn leaked_secrets<'a>(seen: &Exchange, secrets: &'a [String]) -> Vec<&'a str> {
+    let carries = |hay: &[u8], marker: &str| {
+        !marker.is_empty() && memchr::memmem::find(hay, marker.as_bytes()).is_some()
+    };
+    secrets
+        .iter()
+        .filter(|m| {
+            carries(&seen.trailing, m)
+                || seen.responses.iter().any(|r| {
+                    carries(r.status_line.as_bytes(), m)
+                        || carries(&r.body, m)
+                        || r.headers
+                            .iter()
+                            .any(|(n, v)| carries(n.as_bytes(), m) || carries(v.as_bytes(), m))
+                })
+        })
+        .map(String::as_str)
+        .collect()
 }
 
 /// Whether every request in `req` is a `GET` or a `HEAD`.
@@ -245,5 +281,44 @@ fn keep_logs(sb: &Sandbox, out_dir: &Path) {
                 let _ = fs::copy(e.path(), out_dir.join(format!("{prefix}.{name}")));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leaked_secrets;
+    use crate::client::{End, Exchange};
+    use crate::response::Response;
+
+    fn answer(body: &str, header: (&str, &str)) -> Exchange {
+        Exchange {
+            responses: vec![Response {
+                status_line: "HTTP/1.1 200 OK".into(),
+                status: 200,
+                headers: vec![(header.0.into(), header.1.into())],
+                body: body.as_bytes().to_vec(),
+            }],
+            trailing: b"tail".to_vec(),
+            end: End::Closed,
+        }
+    }
+
+    #[test]
+    fn secret_markers_are_found_in_bodies_headers_and_stray_bytes() {
+        let secrets = vec!["S3CRET".to_string(), "tail".to_string()];
+        let clean = Exchange {
+            trailing: Vec::new(),
+            ..answer("nothing here", ("X-A", "b"))
+        };
+        assert!(leaked_secrets(&clean, &secrets).is_empty());
+        assert_eq!(
+            leaked_secrets(&answer("a S3CRET b", ("X-A", "b")), &secrets),
+            ["S3CRET", "tail"]
+        );
+        let in_header = Exchange {
+            trailing: Vec::new(),
+            ..answer("", ("X-Desync", "S3CRET"))
+        };
+        assert_eq!(leaked_secrets(&in_header, &secrets), ["S3CRET"]);
     }
 }

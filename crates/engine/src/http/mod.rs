@@ -290,6 +290,11 @@ pub enum BodyDisposal {
     /// `Connection: close` and the body, if it comes, is read after it. A
     /// declared length over the limit is a 413 in every case.
     AfterResponse,
+    /// Not read at all: the answer closes the connection, for a request
+    /// whose body framing a handler refused before reading it (mod_proxy_http
+    /// and a `Transfer-Encoding` other than `chunked`, AH01093), so that
+    /// no byte of that body is ever taken for a request.
+    Unread,
 }
 
 /// A response as the engine decided it. The server adds `Date`, `Server`,

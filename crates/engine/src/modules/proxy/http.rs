@@ -246,6 +246,23 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
         && ctx.site.env.is_loaded("mod_proxy.c")
 }
 
+/// mod_proxy_http passes on a request body framed by `chunked` alone (or
+/// by a length); any other `Transfer-Encoding` the protocol layer let
+/// through (`identity, chunked`, `gzip, chunked`, or two fields that
+/// join to one of those) is refused with 500 before the body is read or
+/// the upstream is asked, and the connection closes. A back end that
+/// frames by `Content-Length` can then never be handed bytes the front
+/// end took for a body. Returns the refused codings, as joined.
+fn unsupported_transfer_coding(ctx: &Ctx<'_>) -> Option<String> {
+    let mut codings = ctx.headers_in.get_all("Transfer-Encoding").peekable();
+    codings.peek()?;
+    let joined = codings
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    (!joined.eq_ignore_ascii_case("chunked")).then_some(joined)
+}
+
 /// Hop-by-hop request headers never forwarded (`Expect: 100-continue`
 /// goes on: Apache relays it to the upstream).
 const HOP_BY_HOP: &[&str] = &["connection", "keep-alive", "te", "upgrade", "host"];
@@ -272,6 +289,16 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             format!("AH01144: No protocol handler was valid for the URL {} (scheme 'http'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
         ));
         return Decision::Respond(super::respond_error(ctx, 403));
+    }
+    if let Some(codings) = unsupported_transfer_coding(&ctx) {
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH01093: {codings} Transfer-Encoding is not supported"),
+        ));
+        let mut resp = super::respond_error(ctx, 500);
+        resp.close = true;
+        resp.disposal = crate::http::BodyDisposal::Unread;
+        return Decision::Respond(resp);
     }
     let Some(rest) = url
         .strip_prefix("http://")

@@ -1,0 +1,68 @@
+//! `--summary-json FILE`: what each case of the run came to, as JSON, for
+//! reports assembled outside the harness (`scripts/security_report.py`
+//! turns the `security/` cases into `docs/security.md`). One object per
+//! case that ran: its name and README line, requests planned, answers
+//! identical to Apache's, answers that carried a secret marker, requests
+//! that differed, whether it could run at all, seconds, and the run's
+//! `--repeat` and `DIFFTEST_SCALE`.
+
+use crate::runner::CaseResult;
+use std::fmt::Write;
+use std::path::Path;
+
+pub fn write(path: &Path, results: &[CaseResult], repeat: usize) -> Result<(), String> {
+    let scale = std::env::var("DIFFTEST_SCALE").unwrap_or_else(|_| "1".into());
+    let mut out = String::from("[\n");
+    for (i, r) in results.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {{\"name\": {}, \"readme\": {}, \"requests\": {}, \"identical\": {}, \
+             \"leaks\": {}, \"differing\": {}, \"error\": {}, \"seconds\": {:.1}, \
+             \"repeat\": {repeat}, \"scale\": {}}}{}",
+            string(&r.name),
+            string(r.readme.as_deref().unwrap_or("")),
+            r.requests,
+            r.identical,
+            r.leaks,
+            r.diffs.len(),
+            r.error
+                .as_deref()
+                .map(string)
+                .unwrap_or_else(|| "null".into()),
+            r.elapsed.as_secs_f64(),
+            string(&scale),
+            if i + 1 < results.len() { "," } else { "" },
+        );
+    }
+    out.push_str("]\n");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A JSON string literal.
+fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn strings_are_escaped() {
+        assert_eq!(super::string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\"");
+    }
+}
