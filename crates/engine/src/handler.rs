@@ -39,9 +39,8 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
 
 /// [`decide`] once the watcher's queue was read for this request.
 pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decision<'a> {
-    if req.method == "TRACE" {
-        return Decision::Respond(trace(engine, site, req));
-    }
+    // The target is checked before anything else, TRACE included
+    // (Apache refuses `/../x`, `%2f` and `%00` before its TRACE handler).
     let parsed = match request_uri(site, req) {
         Ok(u) => u,
         Err(e) => {
@@ -60,6 +59,13 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     let uri = String::from_utf8(parsed.path)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
+    if req.method == "TRACE" {
+        if let Err(status) = ctx.before_trace() {
+            let resp = request::respond(&mut ctx, Err(status));
+            return error_backend::respond_or_backend(&mut ctx, resp);
+        }
+        return Decision::Respond(trace(engine, site, req));
+    }
     if req.target == "*" {
         // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
         if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {
