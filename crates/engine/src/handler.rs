@@ -79,6 +79,9 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     // (the front-controller rewrite to index.php).
     let mut prev = None;
     while phases.is_ok() {
+        if crate::modules::php::handler::wants(&ctx) {
+            return crate::modules::php::handler::decide(ctx, prev);
+        }
         if crate::modules::proxy::wants(&ctx) {
             return crate::modules::proxy::decide(ctx, prev);
         }
@@ -240,6 +243,9 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 
 /// The default handler: the file itself, or its refusal (404, 405, 501).
 fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    if crate::modules::php::handler::refuses_as_file(ctx) {
+        return Err(403);
+    }
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);
     let path_info_ok = ctx.path_info.is_empty() || ctx.conf.core.accept_path_info == Some(true);
     let file = if is_file && path_info_ok {

@@ -69,6 +69,7 @@ pub static ALL: &[&Module] = &[
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,
+    &php::MODULE8,
 ];
 
 /// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.

@@ -218,7 +218,18 @@ fn run_load_module(
         );
         return Ok(());
     }
-    match crate::modules::by_identifier(identifier) {
+    let file = inv.words.get(1).map(String::as_str).unwrap_or("");
+    let module =
+        crate::modules::by_identifier(identifier).or_else(|| crate::modules::php::by_file(file));
+    if module.is_some_and(crate::modules::php::is_mod_php) {
+        if let Some(build) = w.server.as_deref_mut() {
+            build
+                .global
+                .mod_php
+                .get_or_insert_with(|| (inv.origin.clone(), file.to_string()));
+        }
+    }
+    match module {
         Some(m) => w.env.modules.push(m),
         None => w.warn(
             inv.origin,
