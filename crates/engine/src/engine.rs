@@ -94,12 +94,7 @@ impl Engine {
     pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
         let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
-        let types_path = b
-            .global
-            .types_config
-            .clone()
-            .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
-        let types = TypesTable::load(&types_path)?;
+        // Before anything else can fail: no PHP pool, no start.
         let php = crate::modules::php::pool::resolve(
             b.global.mod_php.as_ref().map(|(origin, _)| origin),
             b.global.php_fpm_socket.as_ref(),
@@ -107,6 +102,12 @@ impl Engine {
             std::path::Path::new(crate::modules::php::pool::DEBIAN_RUN_DIR),
             std::path::Path::new(crate::modules::php::pool::RHEL_SOCKET),
         )?;
+        let types_path = b
+            .global
+            .types_config
+            .clone()
+            .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
+        let types = TypesTable::load(&types_path)?;
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));

@@ -124,7 +124,7 @@ fn default_socket(module_file: Option<&str>, debian: &Path, rhel: &Path) -> Opti
         })
         .collect();
     // The newest version first (php8.3 before php8.2 before php7.4).
-    versioned.sort_by(|a, b| version_key(b).cmp(&version_key(a)));
+    versioned.sort_by_key(|p| std::cmp::Reverse(version_key(p)));
     candidates.extend(versioned);
     candidates.push(rhel.to_path_buf());
     candidates.into_iter().find(|p| is_socket(p))
