@@ -68,7 +68,11 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
         return Decision::Respond(proxy::respond_error(ctx, 500));
     };
     if let Some(status) = refusal(&mut ctx) {
-        return Decision::Respond(proxy::respond_error(ctx, status));
+        // Through the error path, whose local ErrorDocument may be a
+        // script itself (`ErrorDocument 404 /404.php`).
+        let mut resp = crate::errors::error_response(&mut ctx, status);
+        crate::filters::output(&mut ctx, &mut resp, true);
+        return crate::error_backend::respond_or_backend(&mut ctx, resp);
     }
     // As mod_proxy_fcgi names the script; PHP-FPM strips the prefix.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
