@@ -309,6 +309,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: ignored },
     Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: ignored },
     Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: ignored },
+    Directive { name: "MinSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle children", run: ignored },
+    Directive { name: "MaxSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle children", run: ignored },
     Directive { name: "MinSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle threads", run: ignored },
     Directive { name: "MaxSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle threads", run: ignored },
     Directive { name: "ThreadLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of worker threads per child process", run: ignored },
