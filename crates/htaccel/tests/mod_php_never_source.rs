@@ -154,6 +154,8 @@ fn scripts_go_to_the_pool_not_the_client() {
     assert_eq!(server.get("/up/a.php").0, 403);
     assert_eq!(server.get("/e/a.php").0, 403);
     assert_eq!(server.get("/x.php7").0, 403);
+    // What does not exist is still a 404 where no PHP handler applies.
+    assert_eq!(server.get("/missing.php7").0, 404);
 }
 
 #[test]

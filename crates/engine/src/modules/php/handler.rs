@@ -138,14 +138,15 @@ fn engine_off(ctx: &Ctx<'_>) -> bool {
         })
 }
 
-/// The default handler's guard while mod_php is loaded: a file whose name
-/// ends like a PHP script's (`.php`, `.php3`…`.php8`, `.phtml`, `.phar`,
-/// `.phps`, any case) is refused (403, with the line for the error log)
-/// instead of sent. Apache would send it where no PHP handler applies;
+/// The default handler's guard while mod_php is loaded: an existing file
+/// whose name ends like a PHP script's (`.php`, `.php3`…`.php8`, `.phtml`,
+/// `.phar`, `.phps`, any case) is refused (403, with the line for the
+/// error log) instead of sent. Apache would send it where no PHP handler applies;
 /// with mod_php loaded that is a script meant to run, and its source may
 /// hold passwords.
 pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
-    if ctx.engine.php.is_none() || !looks_like_php(&ctx.filename) {
+    let is_file = ctx.finfo.map(|f| f.kind) == Some(crate::fs::Kind::File);
+    if ctx.engine.php.is_none() || !is_file || !looks_like_php(&ctx.filename) {
         return false;
     }
     ctx.reason = Some((
