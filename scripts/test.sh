@@ -19,6 +19,9 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 # php-fpm: the PHP differential cases run a private pool (never the service).
 ls /usr/sbin/php-fpm* >/dev/null 2>&1 || command -v php-fpm >/dev/null 2>&1 || missing+=(php-fpm)
+# mod_php: Apache runs PHP in process in the cases that need mod_php (htaccel
+# runs the same scripts on PHP-FPM).
+ls /usr/lib/apache2/modules/libphp*.so >/dev/null 2>&1 || missing+=(libapache2-mod-php)
 # mod_xsendfile: the oracle for X-Sendfile from PHP.
 [ -e /usr/lib/apache2/modules/mod_xsendfile.so ] || missing+=(libapache2-mod-xsendfile)
 # Flask under gunicorn: the application behind the flask/ proxy cases.

@@ -22,6 +22,9 @@ pub struct Engine {
     pub server_header: String,
     /// `TraceEnable`.
     pub trace_enable: bool,
+    /// The PHP-FPM pool that runs PHP for mod_php, when the configuration
+    /// loads mod_php (`modules::php::pool`; no pool, no engine).
+    pub php: Option<crate::modules::proxy::FcgiTarget>,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -61,9 +64,14 @@ pub fn load(
     server_root: PathBuf,
     defines: Vec<String>,
 ) -> Result<Loaded, ConfigError> {
+    // `HTACCEL` is always defined, so that one file can hold what only
+    // htaccel reads (`<IfDefine HTACCEL> PHPFPMSocket … </IfDefine>`).
     let mut env = Environment {
         modules: crate::modules::builtin(),
-        defines: defines.into_iter().map(|d| (d, String::new())).collect(),
+        defines: std::iter::once("HTACCEL".to_string())
+            .chain(defines)
+            .map(|d| (d, String::new()))
+            .collect(),
         server_root,
     };
     let mut build = ServerBuild::new();
@@ -86,6 +94,14 @@ impl Engine {
     pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
         let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
+        // Before anything else can fail: no PHP pool, no start.
+        let php = crate::modules::php::pool::resolve(
+            b.global.mod_php.as_ref().map(|(origin, _)| origin),
+            b.global.php_fpm_socket.as_ref(),
+            b.global.mod_php.as_ref().map(|(_, file)| file.as_str()),
+            std::path::Path::new(crate::modules::php::pool::DEBIAN_RUN_DIR),
+            std::path::Path::new(crate::modules::php::pool::RHEL_SOCKET),
+        )?;
         let types_path = b
             .global
             .types_config
@@ -116,6 +132,7 @@ impl Engine {
             types: Arc::new(types),
             log,
             server_header,
+            php,
             trace_enable: !b
                 .global
                 .trace_enable

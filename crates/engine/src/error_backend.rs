@@ -61,7 +61,7 @@ impl Drop for Parked<'_> {
 
 /// Whether the request wants a backend handler (FastCGI or HTTP proxy).
 pub fn wants(ctx: &Ctx<'_>) -> bool {
-    proxy::wants(ctx) || proxy::http::wants(ctx)
+    crate::modules::php::handler::wants(ctx) || proxy::wants(ctx) || proxy::http::wants(ctx)
 }
 
 /// The backend exchange for an error document the error path parked on
@@ -80,7 +80,9 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
             doc.headers_in.to_mut().set("Content-Length", "0");
         }
     }
-    let mut d = if proxy::wants(&doc) {
+    let mut d = if crate::modules::php::handler::wants(&doc) {
+        crate::modules::php::handler::decide(doc, Some(prev))
+    } else if proxy::wants(&doc) {
         proxy::decide(doc, Some(prev))
     } else {
         proxy::http::decide(doc, Some(prev))

@@ -261,7 +261,7 @@ pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
 /// `Host` is looked at. Only a 417 comes after the virtual host was chosen
 /// from `Host` (`ap_check_request_header` tests `Expect` last).
 pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Response {
-    if let Some(req) = e.request {
+    if let Some(req) = e.request.filter(|_| e.additional.is_none()) {
         let site = if e.status == 417 {
             engine.site_for(req)
         } else {
@@ -281,6 +281,7 @@ pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Re
         expect: e.expect,
         head: e.head,
         server_admin: engine.main.server_admin.as_deref(),
+        additional_error: e.additional,
         ..Default::default()
     };
     let mut r = error_page::error_response(e.status, &ectx);

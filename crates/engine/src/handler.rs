@@ -39,9 +39,8 @@ pub fn decide<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decis
 
 /// [`decide`] once the watcher's queue was read for this request.
 pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -> Decision<'a> {
-    if req.method == "TRACE" {
-        return Decision::Respond(trace(engine, site, req));
-    }
+    // The target is checked before anything else, TRACE included
+    // (Apache refuses `/../x`, `%2f` and `%00` before its TRACE handler).
     let parsed = match request_uri(site, req) {
         Ok(u) => u,
         Err(e) => {
@@ -60,6 +59,13 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     let uri = String::from_utf8(parsed.path)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
+    if req.method == "TRACE" {
+        if let Err(status) = ctx.before_trace() {
+            let resp = request::respond(&mut ctx, Err(status));
+            return error_backend::respond_or_backend(&mut ctx, resp);
+        }
+        return Decision::Respond(trace(engine, site, req));
+    }
     if req.target == "*" {
         // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
         if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {
@@ -73,6 +79,9 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     // (the front-controller rewrite to index.php).
     let mut prev = None;
     while phases.is_ok() {
+        if crate::modules::php::handler::wants(&ctx) {
+            return crate::modules::php::handler::decide(ctx, prev);
+        }
         if crate::modules::proxy::wants(&ctx) {
             return crate::modules::proxy::decide(ctx, prev);
         }
@@ -234,6 +243,9 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 
 /// The default handler: the file itself, or its refusal (404, 405, 501).
 fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
+    if crate::modules::php::handler::refuses_as_file(ctx) {
+        return Err(403);
+    }
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);
     let path_info_ok = ctx.path_info.is_empty() || ctx.conf.core.accept_path_info == Some(true);
     let file = if is_file && path_info_ok {

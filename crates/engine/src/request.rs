@@ -276,6 +276,15 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// What a `TRACE` passes before the core answers it: Apache's core
+    /// echoes the request from its `map_to_storage` hook, so the target's
+    /// checks (made by the caller), `post_read_request` and `translate_name`
+    /// (a server-context rewrite or `Redirect`) come first.
+    pub fn before_trace(&mut self) -> Result<(), Status> {
+        self.post_read_request();
+        self.translate_name()
+    }
+
     /// `header_parser`: per-directory hooks that read the request headers
     /// before access control (main requests only, as in Apache).
     fn header_parser(&mut self) {

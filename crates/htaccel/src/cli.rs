@@ -9,9 +9,9 @@ use std::path::PathBuf;
 #[derive(Debug)]
 pub enum Cmd {
     /// Serve a document root with the built-in configuration.
-    /// `php`: accept mod_php's directives (`LoadModule php_module`);
-    /// with an address (`--php=unix:/run/php/php-fpm.sock`), also send
-    /// `.php` files to PHP-FPM there.
+    /// `php`: load mod_php (`LoadModule php_module`): `.php` files run on
+    /// PHP-FPM at the address (`--php=unix:/run/php/php-fpm.sock`), or on
+    /// the distribution's default pool when none is given.
     Serve {
         docroot: PathBuf,
         listen: String,
@@ -61,7 +61,7 @@ fn command() -> Command {
                 .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
                 .arg(Arg::new("docroot").value_name("DOCROOT").default_value(".").help("Directory to serve"))
                 .arg(Arg::new("listen").long("listen").short('l').value_name("ADDR").default_value("127.0.0.1:8080").help("Address and port to listen on"))
-                .arg(Arg::new("php").long("php").value_name("FPM").num_args(0..=1).default_missing_value("").help("Accept php_value, php_flag and the php_admin_* forms as if mod_php were loaded; with FPM (unix:/run/php/php-fpm.sock, a .sock path, or host:port) run .php files on PHP-FPM there, index.php as directory index")),
+                .arg(Arg::new("php").long("php").value_name("FPM").num_args(0..=1).default_missing_value("").help("Load mod_php: .php files run on PHP-FPM at FPM (unix:/run/php/php-fpm.sock, a .sock path, or host:port), without FPM on the distribution's default pool (refused when there is none); php_value, php_flag and the php_admin_* forms accepted; index.php as directory index")),
         )
         .subcommand(
             Command::new("check")

@@ -17,6 +17,7 @@ mod check;
 mod cli;
 mod explain;
 mod logs;
+mod php_scan;
 mod privileges;
 mod run;
 

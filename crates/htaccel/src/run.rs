@@ -6,6 +6,7 @@ use crate::logs::{self, Logs};
 use crate::privileges;
 use htaccel_conf::{Node, ParseOptions};
 use htaccel_engine::engine::{self, Engine, Loaded};
+use htaccel_engine::modules::php::pool;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,11 +66,25 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                     root.display()
                 ));
             }
-            let fpm = php.as_deref().filter(|a| !a.is_empty()).map(php_handler);
+            // A bare `--php` loads mod_php, which needs a pool: the
+            // distribution's default one, else a clear refusal.
+            let php = match php.as_deref() {
+                Some("") => Some(
+                    htaccel_engine::modules::php::pool::find_default(None)
+                        .map(|p| format!("unix:{}", p.display()))
+                        .ok_or_else(|| serve_php_refusal(&root))?,
+                ),
+                _ => php,
+            };
+            let fpm = php.as_deref().map(|a| (a, pool::proxy_handler(a)));
+            if fpm.is_none() {
+                warn_php_files(&root);
+            }
             let text = SERVE_CONF
                 .replace("@DOCROOT@", &root.to_string_lossy())
                 .replace("@LISTEN@", &listen)
-                .replace("@PHP_HANDLER@", fpm.as_deref().unwrap_or(""));
+                .replace("@PHP_FPM@", fpm.as_ref().map_or("", |f| f.0))
+                .replace("@PHP_HANDLER@", fpm.as_ref().map_or("", |f| f.1.as_str()));
             let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
                 .map_err(|e| e.to_string())?;
             // `--php` turns on serve.conf's `LoadModule php_module`.
@@ -104,15 +119,29 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
     }
 }
 
-/// The `SetHandler` value for PHP-FPM at `addr`: `unix:/path` (or a bare
-/// absolute path) for a Unix socket, else `host:port` over TCP.
-fn php_handler(addr: &str) -> String {
-    let socket = addr
-        .strip_prefix("unix:")
-        .or_else(|| addr.starts_with('/').then_some(addr));
-    match socket {
-        Some(path) => format!("proxy:unix:{path}|fcgi://localhost"),
-        None => format!("proxy:fcgi://{addr}"),
+/// Why `htaccel serve --php` (no address) cannot start: no default pool.
+fn serve_php_refusal(root: &Path) -> String {
+    format!(
+        "htaccel: serve --php: no PHP-FPM pool found (no {}/php*-fpm.sock, no {}). Start PHP-FPM (Debian: apt install php-fpm), or name its socket:\n\n    htaccel serve {} --php=unix:/run/php/php8.2-fpm.sock\n",
+        pool::DEBIAN_RUN_DIR,
+        pool::RHEL_SOCKET,
+        root.display()
+    )
+}
+
+/// `htaccel serve` without a PHP backend: say so at start when the
+/// directory holds PHP files, which are then sent as files, source
+/// included, as Apache without PHP sends them.
+fn warn_php_files(root: &Path) {
+    if let Some(found) = crate::php_scan::first_php_file(root) {
+        eprintln!(
+            "htaccel: warning: {} holds PHP files (such as {}) and no PHP backend is configured: \
+they are sent as plain files, source code included, as Apache without PHP sends them. \
+To run them on PHP-FPM: htaccel serve {} --php=unix:/run/php/php8.2-fpm.sock",
+            root.display(),
+            found.display(),
+            root.display()
+        );
     }
 }
 

@@ -330,6 +330,9 @@ enum Next {
     Close,
 }
 
+/// Apache's `DEFAULT_LIMIT_BLANK_LINES`, as `ap_check_pipeline` uses it.
+const PIPELINED_BLANK_LINES: u32 = 10;
+
 impl Conn {
     /// Serve requests until the connection is done; whether to linger.
     async fn run(&mut self, shared: &Shared) -> bool {
@@ -338,7 +341,8 @@ impl Conn {
                 Next::Head(n, received, started) => {
                     self.served += 1;
                     match self.exchange(shared, n, received, started).await {
-                        Some(true) => continue,
+                        Some(true) if self.skip_pipelined_blank_lines() => continue,
+                        Some(true) => return self.finish(shared).await,
                         Some(false) => return self.finish(shared).await,
                         None => return false,
                     }
@@ -381,6 +385,30 @@ impl Conn {
                     return self.finish(shared).await;
                 }
                 Next::Close => return self.finish(shared).await,
+            }
+        }
+    }
+
+    /// Apache's `ap_check_pipeline` after a request that keeps the
+    /// connection: empty lines (CRLF or a bare LF) the client already sent
+    /// after it are dropped, up to [`PIPELINED_BLANK_LINES`]; one more and
+    /// the connection closes after the answer. Only bytes already received
+    /// are looked at (Apache reads without blocking): an empty line that
+    /// comes later is read as part of the next request, where a bare LF is
+    /// a 400. Whether the connection goes on.
+    fn skip_pipelined_blank_lines(&mut self) -> bool {
+        let mut blank = 0;
+        loop {
+            let len = match self.rbuf.first() {
+                Some(b'\n') => 1,
+                Some(b'\r') if self.rbuf.get(1) == Some(&b'\n') => 2,
+                // A CR not followed by LF (or not yet) is data.
+                _ => return true,
+            };
+            self.rbuf.advance(len);
+            blank += 1;
+            if blank > PIPELINED_BLANK_LINES {
+                return false;
             }
         }
     }
@@ -573,6 +601,14 @@ impl Conn {
                 let (e, req) = *refused;
                 let conn = req.headers.get_joined("Connection");
                 let conn = conn.as_deref().unwrap_or_default();
+                if e.status == 417 {
+                    if let Some(answer) = self
+                        .discard_before_417(shared, &req, received, started)
+                        .await
+                    {
+                        return answer;
+                    }
+                }
                 let ex = Exchange {
                     request: Some(&req),
                     head: e.head_only,
@@ -600,6 +636,7 @@ impl Conn {
                     expect: expect.as_deref(),
                     head: e.head_only,
                     request: Some(&req),
+                    additional: None,
                 });
                 resp.close = false;
                 self.respond(shared, &ex, &resp).ok()?;
@@ -728,6 +765,61 @@ impl Conn {
                 .ok()?;
         }
         Some(keep)
+    }
+
+    /// A 417 is answered through Apache's `ap_die`, whose end
+    /// (`ap_finalize_request_protocol`) reads and drops the request body
+    /// before the page leaves: the client's body is waited for, and a body
+    /// that fails (a malformed chunk, the client gone or too slow) turns the
+    /// answer into that failure's, with the 417 named as the error being
+    /// handled, closing the connection without a length. `None`: the body
+    /// was read, the 417 follows; `Some`: what [`Conn::exchange`] returns.
+    async fn discard_before_417(
+        &mut self,
+        shared: &Shared,
+        req: &Request,
+        received: SystemTime,
+        started: Instant,
+    ) -> Option<Option<bool>> {
+        // LimitRequestBody's default: the 417 dies with the server's
+        // configuration, before any directory's is known.
+        const LIMIT: u64 = 1 << 30;
+        let reader = match req.framing {
+            BodyFraming::None | BodyFraming::Length(0) => return None,
+            BodyFraming::Length(n) => BodyReader::length(n, LIMIT),
+            BodyFraming::Chunked => BodyReader::chunked(LIMIT, shared.limits.field_size),
+        };
+        let status = match self.discard(shared, reader).await {
+            Ok(()) => return None,
+            Err(Failure::Io) => return Some(None),
+            Err(Failure::Timeout) => 408,
+            Err(Failure::Body(e @ BodyError::TooLarge)) => e.status(),
+            Err(Failure::Body(_) | Failure::Eof) => 400,
+        };
+        let ex = Exchange {
+            request: Some(req),
+            head: req.method == "HEAD",
+            proto_num: self.parser.proto_num(),
+            http09: false,
+            close: true,
+            expecting: false,
+            client_close: true,
+            client_keep_alive: false,
+            no_length: true,
+            received,
+            started,
+            open_body: false,
+        };
+        let resp = shared.handler.protocol_error(&ProtocolError {
+            status,
+            method: Some(&req.method),
+            head: req.method == "HEAD",
+            request: Some(req),
+            additional: Some(417),
+            ..Default::default()
+        });
+        self.respond(shared, &ex, &resp).ok()?;
+        Some(Some(false))
     }
 
     /// Read and drop a request body.

@@ -72,7 +72,8 @@ pub fn start_with(dir: &Path, extra: &[String]) -> Result<(Process, Vec<PathBuf>
          pm = static\n\
          pm.max_children = 4\n\
          catch_workers_output = yes\n\
-         decorate_workers_output = no\n",
+         decorate_workers_output = no\n\
+         security.limit_extensions = .php .phar .phtml .html .tpl\n",
         dir = fpm_dir.display(),
         log = log.display(),
         sock = sock.display(),

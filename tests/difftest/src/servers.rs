@@ -52,6 +52,9 @@ pub fn start_apache(
     let output = rundir.join("apache.out");
     with_free_port(|port| {
         let conf = write_conf(oracle, case, sb, side, port)?;
+        if case.needs.iter().any(|n| n == "mod_php") {
+            use_prefork(&conf)?;
+        }
         let mut cmd = Command::new(apache);
         cmd.arg("-f").arg(&conf).arg("-DFOREGROUND");
         let proc = spawn(cmd, &output)?;
@@ -91,6 +94,20 @@ pub fn start_htaccel(
         let error_log = sb.rundir(Side::Other).join("error.log");
         wait_ready(proc, port, vec![output.clone(), error_log], || true)
     })
+}
+
+/// `needs mod_php`: Apache runs Debian's mod_php, which refuses a threaded
+/// MPM, so its config loads prefork instead of the oracle's event MPM.
+/// htaccel reads the case's config unchanged (it has no MPMs).
+fn use_prefork(conf: &Path) -> Result<(), StartError> {
+    const EVENT: &str = "LoadModule mpm_event_module   modules/mod_mpm_event.so";
+    const PREFORK: &str = "LoadModule mpm_prefork_module modules/mod_mpm_prefork.so";
+    let fail = |e: String| StartError::Failed(format!("needs mod_php: {e}"));
+    let text = fs::read_to_string(conf).map_err(|e| fail(e.to_string()))?;
+    if !text.contains(EVENT) {
+        return Err(fail(format!("the oracle config has no `{EVENT}` line")));
+    }
+    fs::write(conf, text.replace(EVENT, PREFORK)).map_err(|e| fail(e.to_string()))
 }
 
 /// Why a start failed: only a busy port is worth another try.

@@ -101,6 +101,13 @@ pub struct Global {
     pub access_file_watch: Option<bool>,
     pub access_file_check_interval: Option<std::time::Duration>,
     pub stat_cache_entries: Option<usize>,
+    /// Where mod_php was loaded (`LoadModule php_module …`, any of its
+    /// names or `libphp*.so` files), if it was: `.php` files are then meant
+    /// to run, and htaccel runs them on PHP-FPM (`modules::php`).
+    /// The origin of the `LoadModule` line and the module's file.
+    pub mod_php: Option<(Origin, String)>,
+    /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
+    pub php_fpm_socket: Option<(String, Origin)>,
 }
 
 /// The configuration being read.

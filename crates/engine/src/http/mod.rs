@@ -444,6 +444,12 @@ pub struct ProtocolError<'a> {
     /// server's configuration, as Apache's `ap_read_request` dies with the
     /// connection's default server and its `lookup_defaults`.
     pub request: Option<&'a Request>,
+    /// The status of the error whose answer was being made when this one
+    /// was found (Apache's recursive error: a 417 whose discarded request
+    /// body turned out malformed is answered 400 with "Additionally, a 417
+    /// Expectation Failed error was encountered …"). Such an answer is the
+    /// plain built-in page: Apache does not retry a custom one.
+    pub additional: Option<u16>,
 }
 
 /// Sink for the access log and the error log.

@@ -42,6 +42,8 @@ pub static ALL: &[&Module] = &[
     &SO_MODULE,
     &UNIXD_MODULE,
     &MPM_EVENT_MODULE,
+    &MPM_PREFORK_MODULE,
+    &MPM_WORKER_MODULE,
     &authz_core::MODULE,
     &authz_core::HOST_MODULE,
     &authz_groupfile::USER_MODULE,
@@ -69,6 +71,7 @@ pub static ALL: &[&Module] = &[
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,
+    &php::MODULE8,
 ];
 
 /// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.
@@ -90,10 +93,24 @@ static UNIXD_MODULE: Module = Module {
     builtin: true,
     directives: &[],
 };
-/// The MPM: htaccel's own thread-per-core model stands in for it.
+/// The MPM: htaccel's own thread-per-core model stands in for whichever
+/// one is loaded (prefork is the one mod_php requires, so Debian's mod_php
+/// configurations load it; its directives are accepted with no effect).
 static MPM_EVENT_MODULE: Module = Module {
     source: "event.c",
     identifier: "mpm_event_module",
+    builtin: false,
+    directives: &[],
+};
+static MPM_PREFORK_MODULE: Module = Module {
+    source: "prefork.c",
+    identifier: "mpm_prefork_module",
+    builtin: false,
+    directives: &[],
+};
+static MPM_WORKER_MODULE: Module = Module {
+    source: "worker.c",
+    identifier: "mpm_worker_module",
     builtin: false,
     directives: &[],
 };

@@ -218,7 +218,18 @@ fn run_load_module(
         );
         return Ok(());
     }
-    match crate::modules::by_identifier(identifier) {
+    let file = inv.words.get(1).map(String::as_str).unwrap_or("");
+    let module =
+        crate::modules::by_identifier(identifier).or_else(|| crate::modules::php::by_file(file));
+    if module.is_some_and(crate::modules::php::is_mod_php) {
+        if let Some(build) = w.server.as_deref_mut() {
+            build
+                .global
+                .mod_php
+                .get_or_insert_with(|| (inv.origin.clone(), file.to_string()));
+        }
+    }
+    match module {
         Some(m) => w.env.modules.push(m),
         None => w.warn(
             inv.origin,
@@ -298,6 +309,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: ignored },
     Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: ignored },
     Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: ignored },
+    Directive { name: "MinSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle children", run: ignored },
+    Directive { name: "MaxSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle children", run: ignored },
     Directive { name: "MinSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle threads", run: ignored },
     Directive { name: "MaxSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle threads", run: ignored },
     Directive { name: "ThreadLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of worker threads per child process", run: ignored },

@@ -296,7 +296,7 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
     )
 }
 
-fn call<'a>(
+pub(crate) fn call<'a>(
     mut ctx: Ctx<'a>,
     target: FcgiTarget,
     script_filename: String,

@@ -1,20 +1,30 @@
-//! mod_php's configuration directives: `php_value`, `php_flag`,
-//! `php_admin_value`, `php_admin_flag` (and `PHPINIDir`), recorded per
-//! directory for the FastCGI layer, which hands them to PHP-FPM as
-//! `PHP_VALUE` and `PHP_ADMIN_VALUE`.
+//! mod_php, as htaccel stands in for it: a configuration that loads
+//! mod_php (`LoadModule php_module …`, its PHP 5/7/8 names, any
+//! `libphp*.so`) expects `.php` files to run, and htaccel runs them on a
+//! PHP-FPM pool instead of in process (`pool`: htaccel's `PHPFPMSocket`,
+//! else the distribution's default pool, else no start), with mod_php's
+//! handler names and checks (`handler`).
+//!
+//! This file holds mod_php's configuration directives: `php_value`,
+//! `php_flag`, `php_admin_value`, `php_admin_flag` (and `PHPINIDir`),
+//! recorded per directory for the FastCGI layer, which hands them to
+//! PHP-FPM as `PHP_VALUE` and `PHP_ADMIN_VALUE`.
 //!
 //! Apache without mod_php — the usual PHP-FPM setup, and htaccel's default
 //! — does not know these names: a `.htaccess` using them outside a false
 //! `<IfModule mod_php…>` fails with "Invalid command 'php_value'…" (500).
 //! htaccel answers exactly that unless the configuration loads mod_php
-//! (`LoadModule php_module …`, which `htaccel serve --php` adds): then they
-//! are accepted as mod_php accepts them, `<IfModule mod_php.c>` is true, and
-//! nothing is executed in process.
+//! (which `htaccel serve --php` does): then they are accepted as mod_php
+//! accepts them, `<IfModule mod_php.c>` is true, and nothing is executed
+//! in process.
 //!
 //! As in mod_php: `php_value`/`php_flag` need `AllowOverride Options` in a
 //! `.htaccess`; the admin forms are main-configuration only; a value of
 //! `none` means empty; a flag is `1` for `On` or `1`, else `0`; a child
 //! directory overrides a setting unless the parent's was an admin one.
+
+pub mod handler;
+pub mod pool;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
@@ -161,6 +171,24 @@ pub static DIRECTIVES: &[Directive] = &[
         },
     },
     Directive {
+        name: "PHPFPMSocket",
+        args: Args::Take1,
+        req_override: RSRC_CONF,
+        about: "htaccel's own: the PHP-FPM pool that runs PHP for mod_php (unix:/path/to/php-fpm.sock, or host:port)",
+        run: |w, inv, _c| {
+            let build = w
+                .server
+                .as_deref_mut()
+                .ok_or("PHPFPMSocket not allowed here")?;
+            if build.in_virtual_host() {
+                return Err("PHPFPMSocket cannot occur within <VirtualHost> section".into());
+            }
+            pool::target(&inv.words[0])?;
+            build.global.php_fpm_socket = Some((inv.words[0].clone(), inv.origin.clone()));
+            Ok(())
+        },
+    },
+    Directive {
         name: "PHPINIDir",
         args: Args::Take1,
         req_override: RSRC_CONF,
@@ -191,6 +219,35 @@ pub static MODULE5: Module = Module {
     builtin: false,
     directives: DIRECTIVES,
 };
+
+/// PHP 8 as some builds name it.
+pub static MODULE8: Module = Module {
+    source: "mod_php8.c",
+    identifier: "php8_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+/// Whether `m` is one of mod_php's names.
+pub fn is_mod_php(m: &Module) -> bool {
+    [&MODULE, &MODULE7, &MODULE5, &MODULE8]
+        .iter()
+        .any(|p| std::ptr::eq(*p, m))
+}
+
+/// mod_php loaded under a name htaccel does not list, recognised by its
+/// file (`libphp.so`, `libphp8.2.so`, `libphp7.so`, `mod_php5.so`).
+pub fn by_file(file: &str) -> Option<&'static Module> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let stem = name.strip_suffix(".so")?;
+    let version = stem
+        .strip_prefix("libphp")
+        .or_else(|| stem.strip_prefix("mod_php"))?;
+    version
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.')
+        .then_some(&MODULE)
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,1 @@
+<?php /* SOURCE-MARKER */ echo "index ran\n";

@@ -1,0 +1,3 @@
+<?php
+// SOURCE-MARKER
+header("Location: /hello.php?q=again", true, 302);

@@ -1,0 +1,1 @@
+<? /* SOURCE-MARKER */ echo "short tags on\n"; ?>
