@@ -1,6 +1,7 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
 streams, and returns X-Sendfile."""
+import hashlib
 import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,11 +14,25 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def read_body(self):
+        """The request body, by its length or decoded from chunks."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
     def answer(self):
         url = urlsplit(self.path)
         q = parse_qs(url.query)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
         if url.path.endswith("/chunked") or "chunked" in q:
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
@@ -33,7 +48,11 @@ class Handler(BaseHTTPRequestHandler):
         out.append("%s %s %s" % (self.command, self.path, self.request_version))
         for k, v in self.headers.items():
             out.append("%s: %s" % (k, v))
-        out.append("body=%s" % body.decode("latin-1"))
+        if "sum" in q:
+            # Large bodies: their length and digest only.
+            out.append("body=%d bytes md5=%s" % (len(body), hashlib.md5(body).hexdigest()))
+        else:
+            out.append("body=%s" % body.decode("latin-1"))
         text = ("\n".join(out) + "\n").encode()
         self.send_response(status, q.get("reason", [None])[0])
         for h in q.get("h", []):
