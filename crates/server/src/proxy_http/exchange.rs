@@ -3,11 +3,12 @@
 //! module, beside the FastCGI exchange whose body and logging helpers it
 //! shares.
 
-use super::fastcgi_exchange::{send, BodyStop, Done};
+use super::backend_body::BodyStop;
+use super::fastcgi_exchange::{send, Done};
 use super::{Conn, Exchange, Shared, Stage};
 use crate::body::BodyReader;
 use crate::fastcgi::pool;
-use crate::proxy_http::{parse_head, request_head, BodyFraming, ResponseHead};
+use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, ResponseHead};
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
     BackendAddr, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
@@ -36,37 +37,55 @@ impl Conn {
                 return Done::Answer(r);
             }
         }
-        // A chunked body is read whole first and sent with its length.
-        let spooled = if req.framing == ClientFraming::Chunked {
-            match self.spool_body(shared, ex, body_limit, false).await {
-                Ok(b) => Some(b),
+        // A chunked body goes with its length when mod_proxy_http's
+        // prefetch holds all of it, else chunked as it arrives.
+        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let prefetched = if req.framing == ClientFraming::Chunked {
+            self.continue_100(ex);
+            match self
+                .prefetch_chunked(shared, &mut stage, body_limit, true)
+                .await
+            {
+                Ok(p) => Some(p),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
         } else {
             None
         };
-        let streamed = match req.framing {
-            ClientFraming::Length(n) if n > 0 => Some(n),
-            _ => None,
+        let body = match (req.framing, &prefetched) {
+            (ClientFraming::None, _) => RequestBody::None,
+            (ClientFraming::Length(n), _) => RequestBody::Length(n),
+            (ClientFraming::Chunked, Some(p)) if p.rest.is_none() => {
+                RequestBody::Length(p.data.len() as u64)
+            }
+            (ClientFraming::Chunked, _) => RequestBody::Chunked,
         };
-        let body_len = match req.framing {
-            ClientFraming::None => None,
-            ClientFraming::Length(n) => Some(n),
-            ClientFraming::Chunked => spooled.as_ref().map(|b| b.len() as u64),
+        // The rest of the client's body is read while it is sent.
+        let (mut rest, first) = match (req.framing, prefetched) {
+            (ClientFraming::Length(n), _) if n > 0 => {
+                (Some(BodyReader::length(n, body_limit)), Vec::new())
+            }
+            (_, Some(p)) => (p.rest, p.data),
+            _ => (None, Vec::new()),
         };
+        let chunked = body == RequestBody::Chunked;
+        // Some of the client's body was read before connecting.
+        let consumed = req.framing == ClientFraming::Chunked;
+        // Some of it is read only while it is sent (no second try then).
+        let streams = rest.is_some();
         let keep_upstream = !head.close;
-        let head_bytes = request_head(&head, body_len, keep_upstream);
+        let head_bytes = request_head(&head, body, keep_upstream);
         // A kept-alive connection may have been closed by the upstream
         // meanwhile: one more try on a new one, when nothing of the
         // client's body was consumed by the failed try.
         let mut tries = 0;
         let (mut lease, response, mut inbuf) = loop {
             tries += 1;
-            let reuse = keep_upstream && streamed.is_none() && tries == 1;
+            let reuse = keep_upstream && !streams && tries == 1;
             let (mut lease, reused) = match pool::connect_or_reuse(&addr, timeout, reuse).await {
                 Ok(x) => x,
                 Err(e) => {
-                    if spooled.is_some() {
+                    if consumed {
                         ex.close = true;
                         let resp = finish(Err(e)).response;
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
@@ -77,21 +96,25 @@ impl Conn {
                 }
             };
             let mut out = BytesMut::from(&head_bytes[..]);
-            if let Some(b) = &spooled {
-                out.extend_from_slice(b);
-            }
+            push_body_data(&mut out, &first, chunked);
             let sent = match send(&mut lease, &mut out, timeout).await {
-                Ok(()) if streamed.is_some() => {
-                    self.stream_raw(shared, ex, req, body_limit, &mut lease)
-                        .await
-                }
+                Ok(()) => match rest.take() {
+                    Some(reader) => {
+                        // (A `Content-Length` body: mod_proxy_http asks
+                        // for it once the upstream is reached.)
+                        self.continue_100(ex);
+                        self.stream_raw(shared, reader, chunked, &mut stage, &mut lease)
+                            .await
+                    }
+                    None => Ok(()),
+                },
                 other => other,
             };
             if let Err(stop) = sent {
                 match stop {
                     BodyStop::Backend(_) if reused => continue,
                     BodyStop::Backend(e) => {
-                        ex.close = ex.close || streamed.is_some();
+                        ex.close = ex.close || streams;
                         let resp = finish(Err(e)).response;
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
                     }
@@ -288,35 +311,36 @@ impl Conn {
         }
     }
 
-    /// Stream a `Content-Length` client body upstream as it arrives.
+    /// Stream the rest of the client's body upstream as it arrives, each
+    /// piece read a chunk when `chunked` (then the last chunk).
     async fn stream_raw(
         &mut self,
         shared: &Shared,
-        ex: &mut Exchange<'_>,
-        req: &Request,
-        limit: u64,
+        mut reader: BodyReader,
+        chunked: bool,
+        stage: &mut Stage,
         lease: &mut pool::Lease,
     ) -> Result<(), BodyStop> {
         let timeout = shared.timeouts.timeout;
-        let ClientFraming::Length(n) = req.framing else {
-            return Ok(());
-        };
-        let mut reader = BodyReader::length(n, limit);
-        self.continue_100(ex);
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
         let mut out = BytesMut::new();
+        let mut data = Vec::new();
         loop {
             if !self.rbuf.is_empty() {
                 let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
-                    out.extend_from_slice(d)
+                    data.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
+                push_body_data(&mut out, &data, chunked);
+                data.clear();
+            }
+            if chunked && reader.is_done() {
+                out.extend_from_slice(b"0\r\n\r\n");
             }
             send(lease, &mut out, timeout).await?;
             if reader.is_done() {
                 return Ok(());
             }
-            self.more_body(shared, &mut stage).await?;
+            self.more_body(shared, stage).await?;
         }
     }
 
@@ -373,5 +397,19 @@ impl Conn {
                 }
             }
         }
+    }
+}
+
+/// Body data as it goes upstream: as it is, or as one chunk.
+fn push_body_data(out: &mut BytesMut, data: &[u8], chunked: bool) {
+    if data.is_empty() {
+        return;
+    }
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    }
+    out.extend_from_slice(data);
+    if chunked {
+        out.extend_from_slice(b"\r\n");
     }
 }
