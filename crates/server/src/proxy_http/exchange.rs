@@ -61,7 +61,7 @@ impl Conn {
             (ClientFraming::Chunked, _) => RequestBody::Chunked,
         };
         // The rest of the client's body is read while it is sent.
-        let (mut rest, first) = match (req.framing, prefetched) {
+        let (mut rest, mut first) = match (req.framing, prefetched) {
             (ClientFraming::Length(n), _) if n > 0 => {
                 (Some(BodyReader::length(n, body_limit)), Vec::new())
             }
@@ -97,6 +97,10 @@ impl Conn {
             };
             let mut out = BytesMut::from(&head_bytes[..]);
             push_body_data(&mut out, &first, chunked);
+            if streams {
+                // No second try: the prefetch is not needed again.
+                first = Vec::new();
+            }
             let sent = match send(&mut lease, &mut out, timeout).await {
                 Ok(()) => match rest.take() {
                     Some(reader) => {
