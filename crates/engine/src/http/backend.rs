@@ -68,7 +68,9 @@ pub struct BackendCall<'a> {
 /// What to send, by protocol.
 pub enum BackendRequest {
     /// FastCGI (PHP-FPM): the CGI environment, sent as parameters in this
-    /// order; the request body follows as `FCGI_STDIN`.
+    /// order; the request body follows as `FCGI_STDIN`. (For a chunked
+    /// body the server sets `CONTENT_LENGTH` when mod_proxy's prefetch
+    /// held all of it, and otherwise streams it without one.)
     /// `keep_conn`: ask PHP-FPM to keep the connection (`FCGI_KEEP_CONN`)
     /// and keep it for later requests (`ProxyPass … enablereuse=on`).
     FastCgi {
@@ -80,7 +82,8 @@ pub enum BackendRequest {
 }
 
 /// An HTTP/1.1 request head for an upstream. The server adds the body's
-/// framing (`Content-Length`) and `Connection`.
+/// framing (`Content-Length`, or `Transfer-Encoding: chunked` for a chunked
+/// body longer than mod_proxy's prefetch) and `Connection`.
 #[derive(Clone, Debug)]
 pub struct HttpRequest {
     pub method: String,
