@@ -55,7 +55,8 @@ pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> Backe
 pub struct BackendCall<'a> {
     pub addr: BackendAddr,
     pub request: BackendRequest,
-    /// `LimitRequestBody` for the body streamed to the backend (0: none).
+    /// `LimitRequestBody` for the body (0: none, as for any proxied
+    /// request in Apache; set only for a body already read, `body_read`).
     pub body_limit: u64,
     /// The request body was already read and dropped (Apache's default
     /// handler discards it before refusing, and its error document then

@@ -351,7 +351,6 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     if !has_worker(&ctx, &url) {
         ctx.env.set("proxy-nokeepalive", "1");
     }
-    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
@@ -361,7 +360,9 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     Decision::Backend(BackendCall {
         addr: BackendAddr::Tcp(format!("{host}:{port}")),
         request: BackendRequest::Http(request),
-        body_limit,
+        // LimitRequestBody does not apply to a proxied request: Apache's
+        // input filter skips it when `r->proxyreq` is set.
+        body_limit: 0,
         body_read: false,
         finish: Box::new(move |result| match result {
             Ok(head) => finish(ctx, head),
