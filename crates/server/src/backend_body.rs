@@ -18,6 +18,7 @@
 
 use super::{Conn, Event, Exchange, Shared, Stage};
 use crate::body::{BodyError, BodyReader};
+use crate::spool::{Spooled, SPOOL_MAX};
 use bytes::Buf;
 use htaccel_engine::http::backend::BackendError;
 
@@ -32,31 +33,75 @@ pub(super) enum BodyStop {
     /// answer goes without a length, as Apache's for a body error).
     Client(u16, bool),
     Backend(BackendError),
+    /// The temporary file of a spooled body failed: 500, and this for
+    /// the error log.
+    Spool(String),
     Gone,
 }
 
-/// What a prefetch read of a chunked body.
+/// The start of a chunked body that a prefetch did not hold whole.
 pub(super) struct Prefetched {
     /// The body data read.
     pub data: Vec<u8>,
-    /// The reader for the rest of the body; `None` when `data` is all of it.
-    pub rest: Option<BodyReader>,
+    /// The reader for the rest of the body.
+    pub rest: BodyReader,
     /// Some of the body had arrived (Apache's `seen_data`: no
     /// `100 Continue` is sent for it any more).
     pub seen: bool,
 }
 
+/// How a chunked body goes to a backend.
+pub(super) enum ChunkedBody {
+    /// All of it, read by the prefetch: sent with its length.
+    Whole(Vec<u8>),
+    /// All of it, spooled (`proxy-sendcl`): sent with its length.
+    Spooled(Spooled),
+    /// Its start; the rest is streamed as it arrives, without a length.
+    Streamed(Box<Prefetched>),
+}
+
+impl ChunkedBody {
+    /// The length it is sent with, if any.
+    pub(super) fn len(&self) -> Option<u64> {
+        match self {
+            ChunkedBody::Whole(d) => Some(d.len() as u64),
+            ChunkedBody::Spooled(s) => Some(s.len()),
+            ChunkedBody::Streamed(_) => None,
+        }
+    }
+}
+
 impl Conn {
+    /// Read as much of a chunked body as decides how it is sent: the
+    /// prefetch, and with `send_length` (`proxy-sendcl`) the rest too.
+    pub(super) async fn chunked_body(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        stage: &mut Stage,
+        limit: u64,
+        wait: bool,
+        send_length: bool,
+    ) -> Result<ChunkedBody, BodyStop> {
+        match self.prefetch_chunked(shared, stage, limit, wait).await? {
+            ChunkedBody::Streamed(p) if send_length => self
+                .spool_rest(shared, ex, stage, *p)
+                .await
+                .map(ChunkedBody::Spooled),
+            other => Ok(other),
+        }
+    }
+
     /// Read the start of a chunked body: until it ends or
     /// [`PREFETCH_ENOUGH`] bytes are read; with `wait` false, only what
     /// has already arrived.
-    pub(super) async fn prefetch_chunked(
+    async fn prefetch_chunked(
         &mut self,
         shared: &Shared,
         stage: &mut Stage,
         limit: u64,
         wait: bool,
-    ) -> Result<Prefetched, BodyStop> {
+    ) -> Result<ChunkedBody, BodyStop> {
         let mut reader = BodyReader::chunked(limit, shared.limits.field_size);
         let mut data = Vec::new();
         let mut seen = false;
@@ -72,11 +117,7 @@ impl Conn {
                 self.take_fed(fed)?;
             }
             if reader.is_done() {
-                return Ok(Prefetched {
-                    data,
-                    rest: None,
-                    seen,
-                });
+                return Ok(ChunkedBody::Whole(data));
             }
             if data.len() >= PREFETCH_ENOUGH {
                 break;
@@ -87,11 +128,58 @@ impl Conn {
                 break;
             }
         }
-        Ok(Prefetched {
+        Ok(ChunkedBody::Streamed(Box::new(Prefetched {
             data,
-            rest: Some(reader),
+            rest: reader,
             seen,
-        })
+        })))
+    }
+
+    /// Read the rest of a body whose start was prefetched, keeping the
+    /// prefetch in memory and the rest in a temporary file
+    /// (`ap_proxy_spool_input`): for a body that must go with its length.
+    async fn spool_rest(
+        &mut self,
+        shared: &Shared,
+        ex: &mut Exchange<'_>,
+        stage: &mut Stage,
+        prefetched: Prefetched,
+    ) -> Result<Spooled, BodyStop> {
+        /// What is gathered before it is written.
+        const WRITE_AT: usize = 64 * 1024;
+        let Prefetched {
+            data,
+            rest: mut reader,
+            mut seen,
+        } = prefetched;
+        let mut spooled = Spooled::new(data);
+        let mut pending = Vec::with_capacity(2 * WRITE_AT);
+        loop {
+            if !self.rbuf.is_empty() {
+                seen = true;
+                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                    pending.extend_from_slice(d)
+                });
+                self.take_fed(fed)?;
+            }
+            if spooled.len() + pending.len() as u64 > SPOOL_MAX {
+                return Err(BodyStop::Client(413, true));
+            }
+            if pending.len() >= WRITE_AT || (reader.is_done() && !pending.is_empty()) {
+                let data = std::mem::take(&mut pending);
+                pending = spooled.append(data).await.map_err(|e| {
+                    BodyStop::Spool(format!(
+                        "({}){e}: AH01091: write to temporary file failed",
+                        e.raw_os_error().unwrap_or(0)
+                    ))
+                })?;
+            }
+            if reader.is_done() {
+                return Ok(spooled);
+            }
+            self.before_body_wait(ex, seen);
+            self.more_body(shared, stage).await?;
+        }
     }
 
     /// Read what the client has sent without waiting: whether anything came.

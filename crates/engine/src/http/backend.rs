@@ -63,6 +63,10 @@ pub struct BackendCall<'a> {
     /// goes to the backend): the server discards it before the exchange,
     /// and the backend gets none.
     pub body_read: bool,
+    /// The body must go with its length (`proxy-sendcl`): a chunked body
+    /// longer than mod_proxy's prefetch is spooled (to a temporary file)
+    /// before it is sent, instead of streamed without one.
+    pub send_length: bool,
     pub finish: Finish<'a>,
 }
 

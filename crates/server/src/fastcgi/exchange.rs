@@ -3,10 +3,11 @@
 //! client's body and writes the response through the connection's own
 //! buffers, with the connection's timeouts.
 
-use super::backend_body::{BodyStop, Prefetched};
+use super::backend_body::{BodyStop, ChunkedBody, Prefetched};
 use super::{Conn, Exchange, Shared, Stage};
 use crate::body::BodyReader;
 use crate::fastcgi::{codec, head_end, head_lines, pool};
+use crate::spool::Spooled;
 use crate::write::status_has_no_body;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
@@ -55,6 +56,7 @@ impl Conn {
             request,
             body_limit,
             body_read,
+            send_length,
             finish,
         } = call;
         // A body a content handler already read (an error document's
@@ -89,7 +91,7 @@ impl Conn {
             BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {
                 return self
-                    .http_backend(shared, ex, req, addr, head, body_limit, finish)
+                    .http_backend(shared, ex, req, addr, head, body_limit, send_length, finish)
                     .await
             }
         };
@@ -110,31 +112,25 @@ impl Conn {
         // What has arrived of a chunked body decides how PHP-FPM learns of
         // it, as in mod_proxy_fcgi: all of it, with CONTENT_LENGTH; else
         // streamed with no length (PHP then reads none of it) and the
-        // client's Transfer-Encoding.
+        // client's Transfer-Encoding, or with `proxy-sendcl` spooled and
+        // sent with its length.
         let mut params = params;
         let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
-        let prefetched = if req.framing == BodyFraming::Chunked {
+        let chunked = if req.framing == BodyFraming::Chunked {
             match self
-                .prefetch_chunked(shared, &mut stage, body_limit, false)
+                .chunked_body(shared, ex, &mut stage, body_limit, false, send_length)
                 .await
             {
-                Ok(p) => {
-                    if p.rest.is_none() {
-                        params.retain(|(n, _)| {
-                            n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH"
-                        });
-                        params.push((
-                            "CONTENT_LENGTH".into(),
-                            p.data.len().to_string().into_bytes(),
-                        ));
-                    }
-                    Some(p)
-                }
+                Ok(b) => Some(b),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
         } else {
             None
         };
+        if let Some(len) = chunked.as_ref().and_then(ChunkedBody::len) {
+            params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
+            params.push(("CONTENT_LENGTH".into(), len.to_string().into_bytes()));
+        }
         let mut lease = match pool::connect_or_reuse(&addr, timeout, keep_conn)
             .await
             .map(|(l, _)| l)
@@ -160,25 +156,24 @@ impl Conn {
                 &format!("AH02536: couldn't encode envvar '{name}' in 16384 bytes"),
             );
         }
-        let sent = match prefetched {
-            Some(Prefetched {
-                data, rest: None, ..
-            }) => {
+        let sent = match chunked {
+            Some(ChunkedBody::Whole(data)) => {
                 codec::put_stream(&mut out, codec::STDIN, ID, &data);
                 codec::put_stream(&mut out, codec::STDIN, ID, &[]);
                 send(&mut lease, &mut out, timeout).await
             }
-            Some(Prefetched {
-                data,
-                rest: Some(reader),
-                seen,
-            }) => {
+            Some(ChunkedBody::Spooled(spooled)) => {
+                self.send_spooled(&spooled, &mut lease, &mut out, timeout)
+                    .await
+            }
+            Some(ChunkedBody::Streamed(p)) => {
+                let Prefetched { data, rest, seen } = *p;
                 codec::put_stream(&mut out, codec::STDIN, ID, &data);
                 drop(data);
                 self.stream_body(
                     shared,
                     ex,
-                    Some(reader),
+                    Some(rest),
                     seen,
                     &mut stage,
                     &mut lease,
@@ -351,6 +346,13 @@ impl Conn {
             BodyStop::Client(status, no_length) => (status, no_length),
             BodyStop::Gone => return Done::Sent(None),
             BodyStop::Backend(e) => (e.status(), false),
+            BodyStop::Spool(message) => {
+                shared
+                    .handler
+                    .log()
+                    .error("error", "proxy", Some(self.remote), &message);
+                (500, false)
+            }
         };
         let resp = shared.handler.protocol_error(&ProtocolError {
             status,
@@ -400,6 +402,37 @@ impl Conn {
                 self.before_body_wait(ex, seen);
                 self.more_body(shared, stage).await?;
             }
+        }
+        codec::put_stream(out, codec::STDIN, ID, &[]);
+        send(lease, out, timeout).await
+    }
+
+    /// Send what is in `out`, then a spooled body as `FCGI_STDIN`, then the
+    /// end of the stream.
+    async fn send_spooled(
+        &mut self,
+        spooled: &Spooled,
+        lease: &mut pool::Lease,
+        out: &mut BytesMut,
+        timeout: std::time::Duration,
+    ) -> Result<(), BodyStop> {
+        codec::put_stream(out, codec::STDIN, ID, &spooled.head);
+        send(lease, out, timeout).await?;
+        let mut offset = 0;
+        let mut piece = Vec::new();
+        loop {
+            piece = spooled.piece(offset, piece).await.map_err(|e| {
+                BodyStop::Spool(format!(
+                    "({}){e}: AH01075: Error dispatching request: reading the spooled body",
+                    e.raw_os_error().unwrap_or(0)
+                ))
+            })?;
+            if piece.is_empty() {
+                break;
+            }
+            offset += piece.len() as u64;
+            codec::put_stream(out, codec::STDIN, ID, &piece);
+            send(lease, out, timeout).await?;
         }
         codec::put_stream(out, codec::STDIN, ID, &[]);
         send(lease, out, timeout).await

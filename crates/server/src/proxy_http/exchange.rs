@@ -3,12 +3,13 @@
 //! module, beside the FastCGI exchange whose body and logging helpers it
 //! shares.
 
-use super::backend_body::BodyStop;
+use super::backend_body::{BodyStop, ChunkedBody};
 use super::fastcgi_exchange::{send, Done};
 use super::{Conn, Exchange, Shared, Stage};
 use crate::body::BodyReader;
 use crate::fastcgi::pool;
 use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, ResponseHead};
+use crate::spool::Spooled;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
     BackendAddr, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
@@ -26,6 +27,7 @@ impl Conn {
         addr: BackendAddr,
         head: HttpRequest,
         body_limit: u64,
+        send_length: bool,
         finish: Finish<'_>,
     ) -> Done {
         let timeout = shared.timeouts.timeout;
@@ -38,35 +40,42 @@ impl Conn {
             }
         }
         // A chunked body goes with its length when mod_proxy_http's
-        // prefetch holds all of it, else chunked as it arrives.
+        // prefetch holds all of it (or `proxy-sendcl` had it spooled),
+        // else chunked as it arrives.
         let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
-        let prefetched = if req.framing == ClientFraming::Chunked {
+        let chunked_body = if req.framing == ClientFraming::Chunked {
             self.continue_100(ex);
             match self
-                .prefetch_chunked(shared, &mut stage, body_limit, true)
+                .chunked_body(shared, ex, &mut stage, body_limit, true, send_length)
                 .await
             {
-                Ok(p) => Some(p),
+                Ok(b) => Some(b),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
         } else {
             None
         };
-        let body = match (req.framing, &prefetched) {
+        let body = match (req.framing, &chunked_body) {
             (ClientFraming::None, _) => RequestBody::None,
             (ClientFraming::Length(n), _) => RequestBody::Length(n),
-            (ClientFraming::Chunked, Some(p)) if p.rest.is_none() => {
-                RequestBody::Length(p.data.len() as u64)
-            }
-            (ClientFraming::Chunked, _) => RequestBody::Chunked,
+            (ClientFraming::Chunked, b) => b
+                .as_ref()
+                .and_then(ChunkedBody::len)
+                .map_or(RequestBody::Chunked, RequestBody::Length),
         };
-        // The rest of the client's body is read while it is sent.
-        let (mut rest, mut first) = match (req.framing, prefetched) {
+        // What is sent after the head: bytes in memory, a spooled body, and
+        // the rest of the client's body, read while it is sent.
+        let (mut rest, mut first, spooled) = match (req.framing, chunked_body) {
             (ClientFraming::Length(n), _) if n > 0 => {
-                (Some(BodyReader::length(n, body_limit)), Vec::new())
+                (Some(BodyReader::length(n, body_limit)), Vec::new(), None)
             }
-            (_, Some(p)) => (p.rest, p.data),
-            _ => (None, Vec::new()),
+            (_, Some(ChunkedBody::Whole(data))) => (None, data, None),
+            (_, Some(ChunkedBody::Spooled(s))) => (None, Vec::new(), Some(s)),
+            (_, Some(ChunkedBody::Streamed(p))) => {
+                let p = *p;
+                (Some(p.rest), p.data, None)
+            }
+            _ => (None, Vec::new(), None),
         };
         let chunked = body == RequestBody::Chunked;
         // Some of the client's body was read before connecting.
@@ -101,7 +110,11 @@ impl Conn {
                 // No second try: the prefetch is not needed again.
                 first = Vec::new();
             }
-            let sent = match send(&mut lease, &mut out, timeout).await {
+            let mut sent = send(&mut lease, &mut out, timeout).await;
+            if let (Ok(()), Some(spooled)) = (&sent, &spooled) {
+                sent = send_spooled(spooled, &mut lease, timeout).await;
+            }
+            let sent = match sent {
                 Ok(()) => match rest.take() {
                     Some(reader) => {
                         // (A `Content-Length` body: mod_proxy_http asks
@@ -401,6 +414,32 @@ impl Conn {
                 }
             }
         }
+    }
+}
+
+/// A spooled body's bytes after its head (which went with the request head).
+async fn send_spooled(
+    spooled: &Spooled,
+    lease: &mut pool::Lease,
+    timeout: std::time::Duration,
+) -> Result<(), BodyStop> {
+    let mut out = BytesMut::from(&spooled.head[..]);
+    send(lease, &mut out, timeout).await?;
+    let mut offset = 0;
+    let mut piece = Vec::new();
+    loop {
+        piece = spooled.piece(offset, piece).await.map_err(|e| {
+            BodyStop::Spool(format!(
+                "({}){e}: AH01097: pass request body failed: reading the spooled body",
+                e.raw_os_error().unwrap_or(0)
+            ))
+        })?;
+        if piece.is_empty() {
+            return Ok(());
+        }
+        offset += piece.len() as u64;
+        let mut out = BytesMut::from(&piece[..]);
+        send(lease, &mut out, timeout).await?;
     }
 }
 

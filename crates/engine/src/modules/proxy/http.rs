@@ -364,6 +364,10 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         // input filter skips it when `r->proxyreq` is set.
         body_limit: 0,
         body_read: false,
+        // mod_proxy_http spools for proxy-sendcl unless told to chunk too.
+        send_length: ctx.env.contains("proxy-sendcl")
+            && !ctx.env.contains("proxy-sendchunks")
+            && !ctx.env.contains("proxy-sendchunked"),
         finish: Box::new(move |result| match result {
             Ok(head) => finish(ctx, head),
             Err(e) => super::reply::failed(ctx, e),

@@ -322,6 +322,7 @@ fn call<'a>(
         // input filter skips it when `r->proxyreq` is set.
         body_limit: 0,
         body_read: false,
+        send_length: ctx.env.contains("proxy-sendcl"),
         finish: Box::new(move |result| match result {
             Ok(head) => reply::finish(ctx, head),
             Err(e) => reply::failed(ctx, e),
