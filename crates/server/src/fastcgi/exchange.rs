@@ -136,6 +136,14 @@ impl Conn {
             .map(|(l, _)| l)
         {
             Ok(l) => l,
+            Err(e) if chunked.is_some() => {
+                // Some of the body was read already: the ordinary path
+                // cannot discard the rest; the connection ends after the
+                // answer (as Apache's does).
+                ex.close = true;
+                let resp = finish(Err(e)).response;
+                return Done::Sent(self.respond(shared, ex, &resp).ok());
+            }
             Err(e) => {
                 let mut r = finish(Err(e)).response;
                 r.body_limit = body_limit;
