@@ -11,7 +11,9 @@
 //! connection ever holds more than one prefetch of a body, however large
 //! or slow the body is: memory per connection is bounded by buffers, not
 //! by what a client chooses to send. mod_proxy_fcgi prefetches without
-//! waiting (what has arrived), mod_proxy_http waits for it.
+//! waiting (what has arrived), mod_proxy_http waits for it. Where the body
+//! must go with its length (`proxy-sendcl`), the rest goes to a temporary
+//! file first (`crate::spool`), not to memory.
 //!
 //! A child of the connection module: it reads through the connection's
 //! buffer, under mod_reqtimeout's body stage.

@@ -417,7 +417,8 @@ impl Conn {
     }
 }
 
-/// A spooled body's bytes after its head (which went with the request head).
+/// A spooled body, after the request head: its bytes in memory, then the
+/// file's.
 async fn send_spooled(
     spooled: &Spooled,
     lease: &mut pool::Lease,
