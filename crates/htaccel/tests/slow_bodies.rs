@@ -131,6 +131,10 @@ fn stalled_chunked_bodies_stream_to_the_backend_instead_of_piling_up() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let growth = peak.saturating_sub(before);
+    // Meanwhile the server answers others at once.
+    let asked = Instant::now();
+    assert_eq!(server.get("/not-here").0, 404);
+    assert!(asked.elapsed() < Duration::from_secs(2), "a plain request waited");
     eprintln!(
         "{} clients, {} MiB each: RSS {before} KiB before, peak {peak} KiB (+{growth} KiB); \
          upstream got {} MiB, FastCGI {} MiB, in {:?}",
