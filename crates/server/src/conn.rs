@@ -25,6 +25,8 @@
 //! the connection waits for input, so that pipelined requests already read
 //! are answered in one write. Large files are flushed at once.
 
+#[path = "backend_body.rs"]
+mod backend_body;
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
 #[path = "proxy_http/exchange.rs"]

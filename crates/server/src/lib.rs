@@ -72,6 +72,7 @@ mod head;
 mod listener;
 mod proxy_http;
 mod shutdown;
+mod spool;
 mod target;
 mod watch_ready;
 mod write;

@@ -3,7 +3,7 @@
 //! stray bytes, how the connection ended), with bounded waits so that a
 //! server that hangs costs seconds, never the whole run.
 
-use crate::requests::{methods_in, Request};
+use crate::requests::{methods_in, Gap, Request};
 use crate::response::{parse, Parsed, Response};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -85,6 +85,10 @@ pub fn exchange(port: u16, req: &Request) -> Exchange {
         }
         sent.extend_from_slice(segment);
         if k + 1 < req.segments.len() {
+            if let Gap::Sleep(d) = req.gaps[k] {
+                std::thread::sleep(d);
+                continue;
+            }
             // wait for the answers to everything sent so far, or for an
             // interim answer (`100 Continue` invites the body)
             let want = methods_in(&sent).len();
