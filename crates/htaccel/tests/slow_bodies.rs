@@ -134,7 +134,10 @@ fn stalled_chunked_bodies_stream_to_the_backend_instead_of_piling_up() {
     // Meanwhile the server answers others at once.
     let asked = Instant::now();
     assert_eq!(server.get("/not-here").0, 404);
-    assert!(asked.elapsed() < Duration::from_secs(2), "a plain request waited");
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "a plain request waited"
+    );
     eprintln!(
         "{} clients, {} MiB each: RSS {before} KiB before, peak {peak} KiB (+{growth} KiB); \
          upstream got {} MiB, FastCGI {} MiB, in {:?}",

@@ -138,7 +138,7 @@ impl Conn {
                     other => return self.body_stopped(shared, ex, req, other),
                 }
             }
-            match self.upstream_head(&mut lease, timeout).await {
+            match self.upstream_head(&mut lease, timeout, ex).await {
                 Ok((h, buf)) => break (lease, h, buf),
                 Err((e, nothing)) if reused && nothing => {
                     let _ = e;
@@ -361,13 +361,17 @@ impl Conn {
         }
     }
 
-    /// Read the upstream's response head (interim 1xx answers skipped):
-    /// the head and the bytes after it. On failure, whether nothing at all
-    /// had come (a kept-alive connection the upstream had closed).
+    /// Read the upstream's response head: the head and the bytes after it.
+    /// An interim `100 Continue` is passed on to a client still waiting
+    /// for one, as mod_proxy_http relays it (the `Expect` field went
+    /// upstream); other interim answers are not passed on
+    /// (docs/deviations.md). On failure, whether nothing at all had come (a
+    /// kept-alive connection the upstream had closed).
     async fn upstream_head(
         &mut self,
         lease: &mut pool::Lease,
         timeout: std::time::Duration,
+        ex: &mut Exchange<'_>,
     ) -> Result<(ResponseHead, BytesMut), (BackendError, bool)> {
         let mut buf = BytesMut::with_capacity(8 * 1024);
         let mut received = false;
@@ -376,6 +380,9 @@ impl Conn {
                 Ok(Some((h, n))) => {
                     let _ = buf.split_to(n);
                     if (100..200).contains(&h.status) && h.status != 101 {
+                        if h.status == 100 {
+                            self.continue_100(ex);
+                        }
                         continue;
                     }
                     return Ok((h, buf));
