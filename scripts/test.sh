@@ -37,6 +37,12 @@ ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)
 dpkg -s libcrypt-dev >/dev/null 2>&1 || missing+=(libcrypt-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# The Debian package's build and checks (scripts/package_check.sh).
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v help2man >/dev/null 2>&1 || missing+=(help2man)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
+command -v objcopy >/dev/null 2>&1 || missing+=(binutils)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -90,6 +96,9 @@ echo "== security: fuzzing"
 bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 python3 scripts/security_report.py
+echo "== the Debian package: build, lintian, systemd-analyze"
+bash scripts/package_check.sh 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 set -e
 
 # One closing line for the whole run: the unit and integration tests of

@@ -209,7 +209,7 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         );
     }
 
-    let after_bind = privilege_step(&loaded, serve_root)?;
+    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
     let opts = htaccel_server::ServerOptions {
         listen,
         threads: std::thread::available_parallelism()
@@ -231,6 +231,28 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         ..Default::default()
     };
     htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
+}
+
+/// Once bound and running as the configured user: tell systemd the
+/// service is ready (`Type=notify`) and, under `WatchdogSec=`, keep
+/// telling it that the process lives.
+fn announce_ready(after_bind: AfterBind) -> AfterBind {
+    Box::new(move || {
+        after_bind()?;
+        let notifier = crate::sd_notify::Notifier::from_env();
+        if let Err(e) = notifier.notify("READY=1") {
+            eprintln!("htaccel: warning: could not notify systemd of readiness: {e}");
+        }
+        if let Some(every) = notifier.watchdog_interval() {
+            std::thread::Builder::new()
+                .name("watchdog".into())
+                .spawn(move || loop {
+                    std::thread::sleep(every);
+                    let _ = notifier.notify("WATCHDOG=1");
+                })?;
+        }
+        Ok(())
+    })
 }
 
 /// What to do once the sockets are bound: become `User`/`Group` when
