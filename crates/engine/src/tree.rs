@@ -39,7 +39,7 @@ pub enum LevelError {
     /// An access file that failed to compile: 500.
     Config,
     /// An access file that exists but cannot be read: 403.
-    Unreadable(String),
+    Unreadable(htaccess::Unreadable),
 }
 
 /// A directory's own access file, compiled under one set of overrides.
@@ -306,10 +306,8 @@ impl ConfigTree {
 fn compile_own(site: &Site, overrides: Overrides, found: Found, stamps: Vec<Stamp>) -> Own {
     let (compiled, error, problem) = match &found {
         Found::Absent => (None, None, None),
-        Found::Unreadable(msg) => {
-            site.log.error("crit", "core", None, msg);
-            (None, Some(LevelError::Unreadable(msg.clone())), None)
-        }
+        // Logged by every request it stops, as Apache logs it.
+        Found::Unreadable(u) => (None, Some(LevelError::Unreadable(u.clone())), None),
         Found::Loaded(l) => match htaccess::compile(&site.env, l, &overrides, &*site.log) {
             Ok(c) => (Some(Arc::new(c)), None, None),
             Err(p) => (None, Some(LevelError::Config), Some(p)),
