@@ -19,6 +19,7 @@
 use crate::config::{Context, Environment, Walker};
 use crate::dirconf::DirConf;
 use crate::http::Log;
+use crate::open_writers::Writers;
 use htaccel_conf::Node;
 use std::collections::HashSet;
 use std::io::Read as _;
@@ -70,6 +71,11 @@ pub struct Loaded {
     pub bytes: u64,
     /// The parsed file, or why it cannot be compiled at all.
     pub nodes: Result<Vec<Node>, Problem>,
+    /// The file's status-change time when it was read (`None` for text
+    /// that did not come from the disk).
+    pub changed: Option<std::time::SystemTime>,
+    /// Whether a writer had the file open just after it was read.
+    pub writers: Writers,
 }
 
 /// An access file that is there but cannot be read: what Apache logs on
@@ -155,8 +161,8 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
             Err(e) if means_absent(&e) => continue,
             Err(e) => return os_error(&e),
         };
-        match file.metadata() {
-            Ok(m) if m.file_type().is_file() => {}
+        let changed = match file.metadata() {
+            Ok(m) if m.file_type().is_file() => status_change_time(&m),
             // Apache's pcfg_openfile refuses it, then reports EBADF.
             Ok(_) => {
                 return unreadable(
@@ -168,14 +174,25 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
                 )
             }
             Err(e) => return os_error(&e),
-        }
+        };
         let mut bytes = Vec::new();
-        if let Err(e) = file.take(limits.max_bytes + 1).read_to_end(&mut bytes) {
+        if let Err(e) = (&file).take(limits.max_bytes + 1).read_to_end(&mut bytes) {
             return os_error(&e);
         }
-        return Found::Loaded(Arc::new(parse(path, &bytes, limits)));
+        let writers = crate::open_writers::of(&file);
+        let mut loaded = parse(path, &bytes, limits);
+        loaded.changed = changed;
+        loaded.writers = writers;
+        return Found::Loaded(Arc::new(loaded));
     }
     Found::Absent
+}
+
+/// `st_ctime` as a time (`None` before the epoch).
+fn status_change_time(m: &std::fs::Metadata) -> Option<std::time::SystemTime> {
+    let secs = u64::try_from(m.ctime()).ok()?;
+    let nanos = u32::try_from(m.ctime_nsec()).ok()?;
+    Some(std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos))
 }
 
 /// Parse file contents under the limits.
@@ -215,6 +232,8 @@ pub fn parse(path: PathBuf, bytes: &[u8], limits: HtaccessLimits) -> Loaded {
         path,
         bytes: bytes.len() as u64,
         nodes,
+        changed: None,
+        writers: Writers::None,
     }
 }
 
