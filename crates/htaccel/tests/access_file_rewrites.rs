@@ -19,7 +19,8 @@ mod common;
 
 use common::{Server, TempDir};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -74,7 +75,9 @@ fn writer(path: PathBuf, two_parts: bool) -> (u64, Duration) {
 /// less a margin for the two clocks.
 const WRITER_WAIT: Duration = Duration::from_millis(4500);
 
-/// Answers seen by `clients` threads requesting `path` until `stop`.
+/// Answers seen by `clients` threads requesting `path` until `stop`, each
+/// over keep-alive connections (fresh connections at this rate would run
+/// through the ephemeral ports).
 fn clients(
     port: u16,
     path: &'static str,
@@ -87,15 +90,59 @@ fn clients(
             let (stop, total) = (stop.clone(), total.clone());
             std::thread::spawn(move || {
                 let mut seen = BTreeMap::new();
+                let mut conn: Option<BufReader<TcpStream>> = None;
                 while !stop.load(Ordering::SeqCst) {
-                    let (status, _) = common::get(port, path);
-                    *seen.entry(status).or_insert(0) += 1;
-                    total.fetch_add(1, Ordering::Relaxed);
+                    let c = conn.get_or_insert_with(|| {
+                        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                        BufReader::new(s)
+                    });
+                    match exchange(c, path) {
+                        Some((status, open)) => {
+                            *seen.entry(status).or_insert(0) += 1;
+                            total.fetch_add(1, Ordering::Relaxed);
+                            if !open {
+                                conn = None;
+                            }
+                        }
+                        // Closed by the server between requests: again.
+                        None => conn = None,
+                    }
                 }
                 seen
             })
         })
         .collect()
+}
+
+/// One `GET` on a kept-alive connection: the status, and whether the
+/// server keeps the connection open. `None` when it closed before answering.
+fn exchange(c: &mut BufReader<TcpStream>, path: &str) -> Option<(u16, bool)> {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    c.get_mut().write_all(request.as_bytes()).ok()?;
+    let mut line = String::new();
+    if c.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let status = line.split(' ').nth(1)?.parse().ok()?;
+    let (mut length, mut open) = (0usize, true);
+    loop {
+        line.clear();
+        c.read_line(&mut line).expect("read header");
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':').expect("header line");
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().expect("length"),
+            "connection" => open = !value.trim().eq_ignore_ascii_case("close"),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length];
+    c.read_exact(&mut body).expect("read body");
+    Some((status, open))
 }
 
 /// Runs until one is conclusive (at most three).
