@@ -31,7 +31,13 @@
 //! * **Never half a file.** An access file being written (modified, not yet
 //!   closed) keeps its previous compiled version until the writer closes it
 //!   (`IN_CLOSE_WRITE`), or at most [`SETTLE`] after the write began, so a
-//!   writer that never closes cannot freeze the old rules forever.
+//!   writer that never closes cannot freeze the old rules forever. Events
+//!   about each directory's access files are counted, and a reader asks
+//!   before and after reading them ([`Watch::begin_access_read`],
+//!   [`Watch::access_read_verdict`]): the queue is read both times, so a
+//!   write that began or ended meanwhile is known whichever thread's
+//!   request would have read its events ([`crate::tree`] decides what to
+//!   do with the answer).
 //!
 //! Where a directory cannot be watched (inotify unavailable, the watch limit
 //! reached, or a network file system whose changes made on other hosts
