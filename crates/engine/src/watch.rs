@@ -1049,6 +1049,62 @@ mod tests {
     }
 
     #[test]
+    fn a_read_knows_of_writes_begun_during_it_and_of_open_writers() {
+        let (d, w, _r) = setup();
+        let dir = d.slash();
+        w.ensure(&dir);
+        let path = format!("{dir}.htaccess");
+        let name = OsStr::new(".htaccess");
+        std::fs::write(&path, "x").unwrap();
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
+        // A rewrite in place begins while the file is read.
+        use std::io::Write;
+        let before = w.begin_access_read(&dir);
+        let mut f = std::fs::File::create(&path).unwrap();
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Writing
+        );
+        f.write_all(b"y").unwrap();
+        drop(f);
+        // It ended after the read began: the read may be torn.
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Changed
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
+        // A writer the reader found holding the file open is waited for
+        // until its close is reported.
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, Some(name)),
+            ReadVerdict::Writing
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Writing
+        );
+        drop(std::fs::OpenOptions::new().write(true).open(&path).unwrap());
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Changed
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
+    }
+
+    #[test]
     fn pending_write_settles() {
         let (d, w, r) = setup();
         let dir = d.slash();
