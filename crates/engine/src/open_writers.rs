@@ -14,8 +14,9 @@
 //! Leases are allowed to the file's owner and to holders of `CAP_LEASE`;
 //! elsewhere (htaccel running as another user than the site's) the answer
 //! is [`Writers::Unknown`]. A writer opening the file in the microseconds
-//! the lease is held waits for its release; the lease-break signal is set
-//! to `SIGURG`, which a process ignores unless it asks for it.
+//! the lease is held waits for its release (one opening it with
+//! `O_NONBLOCK` is told `EWOULDBLOCK` instead); the lease-break signal is
+//! set to `SIGURG`, which a process ignores unless it asks for it.
 
 use std::os::fd::AsRawFd;
 

@@ -6,11 +6,16 @@
 //! A level stays in force while
 //! * its parent is the same object (a parent recomputed means every level
 //!   below merges again; their own compiled files are reused), and
-//! * nothing reported a change: the watcher ([`crate::watch`]) drops a level
-//!   when one of its access files is created, replaced, removed or finished
-//!   being written, and drops whole subtrees when a directory on the path
-//!   appears, disappears or moves. While a directory is watched, the
-//!   request path never looks at its access files.
+//! * nothing reported a change: the watcher ([`crate::watch`]) marks a level
+//!   superseded when one of its access files is created, replaced, removed
+//!   or finished being written, and drops whole subtrees when a directory on
+//!   the path appears, disappears or moves. While a directory is watched,
+//!   the request path never looks at its access files.
+//!
+//! A superseded level is recomputed by the next request that reaches it,
+//! and its own file stays at hand as the previous complete version: if the
+//! new read catches a writer mid-write ([`read_access_files`]), that
+//! version answers instead, so a file is never compiled half written.
 //!
 //! Levels in directories that cannot be watched (nor any directory above
 //! them) are revalidated instead: their candidates are `stat`ed again once
