@@ -14,7 +14,7 @@
 //!
 //! A superseded level is recomputed by the next request that reaches it,
 //! and its own file stays at hand as the previous complete version: if the
-//! new read catches a writer mid-write ([`read_access_files`]), that
+//! new read catches a writer mid-write (`read_access_files`), that
 //! version answers instead, so a file is never compiled half written.
 //!
 //! Levels in directories that cannot be watched (nor any directory above
