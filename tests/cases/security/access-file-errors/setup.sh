@@ -13,4 +13,3 @@ printf 'Require all granted\n' > noperm/.htaccess; chmod 000 noperm/.htaccess   
 printf 'Require all granted\n' > ../hidden-ht; chmod 000 ../hidden-ht
 ln -s ../../hidden-ht noperm-link/.htaccess    # EACCES through a link
 ln -s "$(head -c 300 /dev/zero | tr '\0' n)" toolong/.htaccess   # ENAMETOOLONG
-mv ok/.htaccess-src ok/.htaccess
