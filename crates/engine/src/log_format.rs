@@ -924,6 +924,9 @@ fn render_time(spec: &TimeSpec, t: SystemTime, out: &mut Vec<u8>) {
 /// [client 127.0.0.1:56126] message`. The message is escaped as Apache
 /// escapes it (control and non-ASCII bytes as `\xhh`, `\` doubled, `"`
 /// left alone). `tid` is left out when `None`, as under a non-threaded MPM.
+/// A message that begins with an OS error as Apache prints it
+/// (`(13)Permission denied: `) has it put where Apache puts a request's OS
+/// error: before the client.
 pub fn error_log_line(
     now: SystemTime,
     level: &str,
@@ -933,18 +936,48 @@ pub fn error_log_line(
     client: Option<SocketAddr>,
     message: impl AsRef<[u8]>,
 ) -> String {
+    let (errno, message) = split_os_error(message.as_ref());
     let record = ErrorRecord {
         time: now,
         level,
         module,
         pid,
         tid,
-        errno: None,
+        errno,
         client,
-        message: message.as_ref(),
+        message,
         referer: None,
     };
     record.render()
+}
+
+/// `(errno)text: rest` → (`errno`, `rest`) when `text` is that error's own
+/// text; else the message whole.
+fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
+    let whole = (None, message);
+    let Some(rest) = message.strip_prefix(b"(") else {
+        return whole;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let Some(errno) = std::str::from_utf8(&rest[..digits])
+        .ok()
+        .and_then(|d| d.parse::<i32>().ok())
+    else {
+        return whole;
+    };
+    let Some(after) = rest[digits..].strip_prefix(b")") else {
+        return whole;
+    };
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    let suffix = format!(" (os error {errno})");
+    let text = text.strip_suffix(&suffix).unwrap_or(&text);
+    match after
+        .strip_prefix(text.as_bytes())
+        .and_then(|r| r.strip_prefix(b": "))
+    {
+        Some(rest) => (Some(errno), rest),
+        None => whole,
+    }
 }
 
 /// Everything Apache's default error-log line can show.
@@ -1423,6 +1456,33 @@ mod tests {
             "[Sat Nov 21 06:37:06.331008 2026] [core:crit] [pid 32355] (13)Permission denied: \
              [client ::1:5555] AH00529: /x/.htaccess pcfg_openfile: unable to check htaccess file"
         );
+        // An OS error leading the message goes before the client.
+        let line = error_log_line(
+            SystemTime::now(),
+            "crit",
+            "core",
+            7,
+            Some(8),
+            Some("127.0.0.1:9".parse().unwrap()),
+            "(40)Too many levels of symbolic links: AH00529: /x/.htaccess pcfg_openfile",
+        );
+        assert!(
+            line.ends_with(
+                "[pid 7:tid 8] (40)Too many levels of symbolic links: [client 127.0.0.1:9] AH00529: /x/.htaccess pcfg_openfile"
+            ),
+            "{line}"
+        );
+        // Not an OS error's own text: left in the message.
+        let line = error_log_line(
+            SystemTime::now(),
+            "crit",
+            "core",
+            7,
+            Some(8),
+            None,
+            "(40)x: m",
+        );
+        assert!(line.ends_with("[pid 7:tid 8] (40)x: m"), "{line}");
         let line = error_log_line(SystemTime::now(), "alert", "core", 7, Some(8), None, "m\n");
         assert!(
             line.ends_with("] [core:alert] [pid 7:tid 8] m\\n"),

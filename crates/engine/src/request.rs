@@ -333,16 +333,14 @@ impl<'a> Ctx<'a> {
         let walked = match walk::directory_walk(self.site, &self.filename) {
             Ok(w) => w,
             Err(WalkError::Config) => return Err(500),
-            Err(WalkError::Forbidden {
-                log,
-                htaccess_unreadable,
-            }) => {
-                if htaccess_unreadable {
-                    self.error_note = Some(
-                        "Server unable to read htaccess file, denying access to be safe".into(),
-                    );
+            Err(WalkError::Forbidden { log }) => return Err(self.fail(403, "error", log)),
+            Err(WalkError::AccessFile(u)) => {
+                if let Some(line) = &u.not_regular {
+                    self.site.log.error("error", "core", None, line);
                 }
-                return Err(self.fail(403, "error", log));
+                self.error_note =
+                    Some("Server unable to read htaccess file, denying access to be safe".into());
+                return Err(self.fail(403, "crit", u.message));
             }
         };
         self.filename = walked.filename;
