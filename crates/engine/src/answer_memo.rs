@@ -438,6 +438,7 @@ mod tests {
             peer: peer.parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

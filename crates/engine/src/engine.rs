@@ -213,7 +213,9 @@ pub fn request_host(req: &Request) -> Option<(String, Option<u16>)> {
     ))
 }
 
-fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
+/// Whether a `<VirtualHost>` address (`*:443`, `1.2.3.4:80`, `[::1]:8443`,
+/// `_default_:443`) covers the local address of a connection.
+pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
     let (host, port) = match spec.rsplit_once(':') {
         Some((h, p))
             if !h.ends_with(':') && !spec.starts_with('[')

@@ -1110,6 +1110,7 @@ mod tests {
             peer: "127.0.0.1:43232".parse().unwrap(),
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

@@ -73,6 +73,8 @@ mod listener;
 mod proxy_http;
 mod shutdown;
 mod target;
+pub mod tls;
+mod transport;
 mod watch_ready;
 mod write;
 
@@ -180,6 +182,8 @@ pub struct ServerOptions {
     /// On SIGTERM/SIGINT, how long requests in flight may take to finish
     /// before their connections are dropped.
     pub shutdown_timeout: Duration,
+    /// The addresses that speak TLS, with their certificates (mod_ssl).
+    pub tls: Option<tls::SharedTlsSetup>,
 }
 
 impl Default for ServerOptions {
@@ -193,6 +197,7 @@ impl Default for ServerOptions {
             max_keepalive_requests: 100,
             server_header: "htaccel".to_string(),
             shutdown_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }

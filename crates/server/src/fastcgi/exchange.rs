@@ -50,7 +50,7 @@ pub(super) enum BodyStop {
     Gone,
 }
 
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     pub(super) async fn backend(
         &mut self,
         shared: &Shared,
@@ -280,7 +280,7 @@ impl Conn {
                 if ended {
                     break true;
                 }
-                if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+                if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                     break false;
                 }
                 match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
@@ -300,7 +300,7 @@ impl Conn {
                 "AH01075: Error dispatching request to backend: the backend broke off the response",
             );
             self.log_backend(shared, ex, status, total, &headers);
-            let _ = self.out.flush(&self.stream, timeout).await;
+            let _ = self.flush_out(timeout).await;
             return Done::Sent(None);
         }
         if chunked {
