@@ -199,7 +199,18 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
+    /// The TLS facts mod_ssl's request checks read without marking the
+    /// answer volatile: the server of the handshake, and whether SNI came.
+    tls: TlsKey,
     kept: Kept,
+}
+
+type TlsKey = Option<(Option<usize>, bool)>;
+
+fn tls_key(req: &Request) -> TlsKey {
+    req.tls
+        .as_deref()
+        .map(|t| (t.handshake_site, t.sni.is_some()))
 }
 
 /// What to do with a request.
@@ -234,7 +245,11 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             let seen = SEEN.with(|s| s.borrow_mut().replace(h));
             return if seen { Lookup::Record } else { Lookup::Decide };
         };
-        if e.engine != engine || e.stamp != stamp || e.local != req.local || e.secure != req.secure
+        if e.engine != engine
+            || e.stamp != stamp
+            || e.local != req.local
+            || e.secure != req.secure
+            || e.tls != tls_key(req)
         {
             return Lookup::Record;
         }
@@ -340,6 +355,7 @@ impl Recording {
                 stamp,
                 local: req.local,
                 secure: req.secure,
+                tls: tls_key(req),
                 kept,
             },
         );

@@ -22,6 +22,9 @@ pub struct Engine {
     pub server_header: String,
     /// `TraceEnable`.
     pub trace_enable: bool,
+    /// Ports whose `Listen` protocol is `https` (mod_ssl's default for a
+    /// server with certificates there).
+    pub https_ports: Vec<u16>,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -116,6 +119,7 @@ impl Engine {
             types: Arc::new(types),
             log,
             server_header,
+            https_ports: b.global.https_ports.clone(),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -157,6 +161,12 @@ impl Engine {
             }
         }
         candidates[0]
+    }
+
+    /// The addresses that speak TLS, with the settings of their servers
+    /// (mod_ssl), for the server's handshakes.
+    pub fn tls_ports(&self) -> Vec<crate::http::tls::TlsPortSpec> {
+        crate::modules::ssl::ports::tls_ports(self)
     }
 
     /// `ap_construct_url`: an absolute URL for `path` on this server, from

@@ -39,6 +39,8 @@ pub struct Site {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip (a vhost's settings over the main server's).
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_ssl (a vhost's settings over the main server's).
+    pub ssl: crate::modules::ssl::SslServer,
 }
 
 impl Site {
@@ -126,6 +128,10 @@ impl Site {
                     crate::modules::remoteip::RemoteIpServer::merge(&m.remoteip, &conf.remoteip)
                 }
                 None => conf.remoteip.clone(),
+            },
+            ssl: match main {
+                Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
+                None => conf.ssl.clone(),
             },
         }
     }

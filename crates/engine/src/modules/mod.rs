@@ -25,6 +25,7 @@ pub mod proxy;
 pub mod remoteip;
 pub mod rewrite;
 pub mod setenvif;
+pub mod ssl;
 pub mod unsupported;
 pub mod xsendfile;
 
@@ -65,6 +66,7 @@ pub static ALL: &[&Module] = &[
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,
+    &ssl::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,
