@@ -6,6 +6,7 @@
 //! itself could not be set up, 3 the time limit was reached.
 
 mod cases;
+mod certs;
 mod cli;
 mod client;
 mod compare;
@@ -22,6 +23,7 @@ mod response;
 mod runner;
 mod sandbox;
 mod servers;
+mod tls;
 mod upstream;
 mod wordpress;
 

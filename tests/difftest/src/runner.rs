@@ -144,6 +144,9 @@ fn serve_and_compare(
     } else {
         None
     };
+    if case.needs.iter().any(|n| n == "https") {
+        crate::certs::make(&sb.dir).map_err(|e| format!("certificates: {e}"))?;
+    }
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {
@@ -171,7 +174,7 @@ fn serve_and_compare(
             ));
             break;
         }
-        let a = exchange(apache.port, req);
+        let a = exchange(apache.port, apache.tls_port, req);
         match &other {
             None => result
                 .transcript
@@ -182,8 +185,12 @@ fn serve_and_compare(
                 let times = if only_reads(req) { s.repeat } else { 1 };
                 let mut failed = None;
                 for _ in 0..times {
-                    let b = exchange(o.port, req);
-                    let problems = differences(&a, apache.port, &b, o.port, &req.opts);
+                    let b = exchange(o.port, o.tls_port, req);
+                    let ports = |s: &crate::servers::Server| crate::compare::Ports {
+                        plain: s.port,
+                        tls: s.tls_port,
+                    };
+                    let problems = differences(&a, ports(&apache), &b, ports(o), &req.opts);
                     if !problems.is_empty() {
                         failed = Some((problems, b));
                         break;

@@ -142,7 +142,8 @@ fn compatible(a: &SslServer, b: &SslServer) -> bool {
 
 /// `ssl_hook_ReadReq`'s checks on the initial request of a TLS
 /// connection: an SNI name and no host is a 400; a host whose server has
-/// other TLS settings than the handshake's is a 421; no SNI where
+/// other TLS settings than the handshake's (chosen by SNI, or the
+/// address's default without) is a 421; no SNI where
 /// `SSLStrictSNIVHostCheck` asks for it is a 403.
 pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     // Read without marking the answer volatile: the answer memo keys its
@@ -160,30 +161,34 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         None => &engine.main,
     };
     let hs = handshake(tls.handshake_site);
-    if tls.sni.is_some() {
-        if crate::engine::request_host(ctx.req).is_none() {
-            ctx.reason = Some((
-                "error".into(),
-                format!(
-                    "AH02031: Hostname {} provided via SNI, but no hostname provided in HTTP request",
-                    tls.sni.as_deref().unwrap_or("")
-                ),
-            ));
-            return Err(400);
-        }
-        if here != tls.handshake_site && !compatible(&hs.ssl, &ctx.site.ssl) {
-            let host = crate::engine::request_host(ctx.req).map(|h| h.0);
-            ctx.reason = Some((
-                "error".into(),
-                format!(
-                    "AH02032: Hostname {} provided via SNI and hostname {} provided via HTTP have no compatible SSL setup",
-                    tls.sni.as_deref().unwrap_or(""),
-                    host.unwrap_or_default()
-                ),
-            ));
-            return Err(421);
-        }
-    } else if (ctx.site.ssl.strict_sni == Some(true) || hs.ssl.strict_sni == Some(true))
+    if let (Some(sni), None) = (&tls.sni, crate::engine::request_host(ctx.req)) {
+        ctx.reason = Some((
+            "error".into(),
+            format!(
+                "AH02031: Hostname {sni} provided via SNI, but no hostname provided in HTTP request"
+            ),
+        ));
+        return Err(400);
+    }
+    // Apache 2.4.71 checks the host against the handshake's server with
+    // or without SNI (without: the address's default server).
+    if here != tls.handshake_site && !compatible(&hs.ssl, &ctx.site.ssl) {
+        let host = crate::engine::request_host(ctx.req).map(|h| h.0);
+        let via = match &tls.sni {
+            Some(sni) => format!("{sni} provided via SNI"),
+            None => format!("{} (default host as no SNI was provided)", hs.server_name),
+        };
+        ctx.reason = Some((
+            "error".into(),
+            format!(
+                "AH02032: Hostname {via} and hostname {} provided via HTTP have no compatible SSL setup",
+                host.unwrap_or_default()
+            ),
+        ));
+        return Err(421);
+    }
+    if tls.sni.is_none()
+        && (ctx.site.ssl.strict_sni == Some(true) || hs.ssl.strict_sni == Some(true))
         && engine
             .vhosts
             .iter()
