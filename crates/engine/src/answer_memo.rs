@@ -199,18 +199,28 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
-    /// The TLS facts mod_ssl's request checks read without marking the
-    /// answer volatile: the server of the handshake, and whether SNI came.
+    /// The TLS facts mod_ssl reads without marking the answer volatile
+    /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
+    /// the server of the handshake and the SNI name.
     tls: TlsKey,
     kept: Kept,
 }
 
-type TlsKey = Option<(Option<usize>, bool)>;
+type TlsKey = Option<(Option<usize>, Option<String>)>;
 
 fn tls_key(req: &Request) -> TlsKey {
     req.tls
         .as_deref()
-        .map(|t| (t.handshake_site, t.sni.is_some()))
+        .map(|t| (t.handshake_site, t.sni.clone()))
+}
+
+/// [`tls_key`] compared without building it.
+fn same_tls(key: &TlsKey, req: &Request) -> bool {
+    match (key, req.tls.as_deref()) {
+        (None, None) => true,
+        (Some((site, sni)), Some(t)) => *site == t.handshake_site && *sni == t.sni,
+        _ => false,
+    }
 }
 
 /// What to do with a request.
@@ -249,7 +259,7 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             || e.stamp != stamp
             || e.local != req.local
             || e.secure != req.secure
-            || e.tls != tls_key(req)
+            || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
         }

@@ -427,6 +427,7 @@ impl<'a> Ctx<'a> {
         crate::modules::rewrite::fixup(self)?;
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
+        crate::modules::ssl::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),

@@ -74,10 +74,6 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
     for (n, v) in ctx.env.iter() {
         e.set(n, v);
     }
-    // mod_ssl's fixup puts its variables in the environment.
-    for (n, v) in crate::modules::ssl::vars::script_env(ctx) {
-        e.set(&n, v);
-    }
     for (name, value) in ctx.headers_in.iter() {
         if name.eq_ignore_ascii_case("Content-Type") {
             e.set("CONTENT_TYPE", value.to_vec());

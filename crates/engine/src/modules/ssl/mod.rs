@@ -399,6 +399,14 @@ fn run_require_ssl(
     Ok(())
 }
 
+/// `ssl_hook_Fixup`: mod_ssl's variables into the request's environment
+/// (for scripts, `%{…}e`, `SetEnvIf`'s later readers).
+pub fn fixup(ctx: &mut Ctx<'_>) {
+    for (name, value) in vars::fixup_env(ctx) {
+        ctx.env.set(&name, value);
+    }
+}
+
 /// `ssl_hook_Access` for `SSLRequireSSL`: a request over plain HTTP is
 /// forbidden, with mod_ssl's error-log line.
 pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {

@@ -122,9 +122,12 @@ const STD_ENV_VARS: &[&str] = &[
     "SSL_SESSION_RESUMED",
 ];
 
-/// `ssl_hook_Fixup`: the variables a script's environment gets, in order.
-pub fn script_env(ctx: &Ctx<'_>) -> Vec<(String, String)> {
-    let Some(t) = ctx.req.tls_info() else {
+/// `ssl_hook_Fixup`: the variables a TLS request's environment gets, in
+/// order: `HTTPS=on` and `SSL_TLS_SNI` always (read without marking the
+/// answer volatile: the answer memo keys kept answers by the SNI name),
+/// the `+StdEnvVars` list when the directory asks for it.
+pub fn fixup_env(ctx: &Ctx<'_>) -> Vec<(String, String)> {
+    let Some(t) = ctx.req.tls.as_deref() else {
         return Vec::new();
     };
     let mut out = vec![("HTTPS".to_string(), "on".to_string())];
@@ -132,6 +135,9 @@ pub fn script_env(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         out.push(("SSL_TLS_SNI".into(), sni.clone()));
     }
     if ctx.conf.ssl.has(super::OPT_STD_ENV_VARS) {
+        let Some(t) = ctx.req.tls_info() else {
+            return out;
+        };
         for (prefix, dn) in [
             ("SSL_SERVER_S_DN_", &t.server_subject),
             ("SSL_SERVER_I_DN_", &t.server_issuer),
