@@ -175,10 +175,11 @@ impl Engine {
         let scheme = if req.secure { "https" } else { "http" };
         let default_port = if req.secure { 443 } else { 80 };
         // UseCanonicalName Off: the client's host and port. Without a port
-        // from the client, Apache 2.4 uses the scheme's default port (or the
-        // one `ServerName host:port` gives when there is no Host at all).
+        // from the client, the server's port (`ServerName host:port`, or a
+        // virtual host's address), else the scheme's default
+        // (`ap_get_server_port`).
         let (host, port) = match request_host(req) {
-            Some((h, p)) => (h, p.unwrap_or(default_port)),
+            Some((h, p)) => (h, p.or(site.port).unwrap_or(default_port)),
             None => (site.server_name.clone(), site.port.unwrap_or(default_port)),
         };
         if port == default_port {

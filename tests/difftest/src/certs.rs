@@ -2,7 +2,10 @@
 //! the sandbox (`@CERTS@` in `server.conf`), the same files for both
 //! servers: `localhost` (RSA), `one.test` (RSA), `two.test` (ECDSA P-256,
 //! also `*.two.test`), each with its key beside it (`NAME.crt`,
-//! `NAME.key`), and `localhost-ec` (ECDSA) for a server with both kinds.
+//! `NAME.key`), `localhost-ec` (ECDSA) for a server with both kinds, and
+//! as a certificate authority issues them, `example.com` (ECDSA, also
+//! `www.example.com`) signed by `ca.crt`, with `example.com-fullchain.pem`
+//! holding the leaf and the CA as certbot's `fullchain.pem` does.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,5 +45,86 @@ pub fn make(sandbox: &Path) -> Result<(), String> {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
     }
-    Ok(())
+    issued(&d)
+}
+
+fn openssl(d: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(d)
+        .output()
+        .map_err(|e| format!("openssl: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// A CA and `example.com` signed by it, with certbot's `fullchain.pem` shape.
+fn issued(d: &Path) -> Result<(), String> {
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "365",
+            "-newkey",
+            "rsa:2048",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/O=htaccel tests/CN=htaccel test CA",
+        ],
+    )?;
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "example.com.key",
+            "-out",
+            "example.com.csr",
+            "-subj",
+            "/CN=example.com",
+        ],
+    )?;
+    std::fs::write(
+        d.join("example.com.ext"),
+        "subjectAltName=DNS:example.com,DNS:www.example.com\n",
+    )
+    .map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "example.com.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            "example.com.ext",
+            "-out",
+            "example.com.crt",
+        ],
+    )?;
+    let mut chain = std::fs::read(d.join("example.com.crt")).map_err(|e| e.to_string())?;
+    chain.extend(std::fs::read(d.join("ca.crt")).map_err(|e| e.to_string())?);
+    std::fs::write(d.join("example.com-fullchain.pem"), chain).map_err(|e| e.to_string())
 }

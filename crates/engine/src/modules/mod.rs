@@ -66,6 +66,7 @@ pub static ALL: &[&Module] = &[
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,
+    &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
@@ -96,6 +97,16 @@ static UNIXD_MODULE: Module = Module {
 static MPM_EVENT_MODULE: Module = Module {
     source: "event.c",
     identifier: "mpm_event_module",
+    builtin: false,
+    directives: &[],
+};
+
+/// The shared-memory session cache mod_ssl's `SSLSessionCache shmcb:…`
+/// names: htaccel keeps TLS sessions in each worker's memory, so loading
+/// it only makes `<IfModule>` see it.
+static SOCACHE_SHMCB_MODULE: Module = Module {
+    source: "mod_socache_shmcb.c",
+    identifier: "socache_shmcb_module",
     builtin: false,
     directives: &[],
 };
