@@ -40,13 +40,14 @@ impl Handler for TlsHandler {
         }
         let tls = req.tls.as_deref();
         r.body = Body::bytes(format!(
-            "{} secure={} sni={:?} proto={} site={:?} subject={}\n",
+            "{} secure={} sni={:?} proto={} site={:?} subject={} resumed={}\n",
             req.target,
             req.secure,
             tls.and_then(|t| t.sni.clone()),
             tls.map_or("", |t| t.protocol),
             tls.and_then(|t| t.handshake_site),
             tls.map_or("", |t| t.server_subject.as_str()),
+            tls.is_some_and(|t| t.resumed),
         ));
         r
     }
@@ -180,21 +181,37 @@ impl ServerCertVerifier for AnyCert {
     }
 }
 
+fn client_config(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    alpn: &[&[u8]],
+) -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Arc::new(config)
+}
+
 /// A TLS client session to `addr`, with SNI `sni` (or none for an IP).
 fn connect(
     addr: SocketAddr,
     sni: &str,
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(versions)
-        .unwrap()
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        .with_no_client_auth();
+    connect_with(addr, sni, client_config(versions, &[]))
+}
+
+fn connect_with(
+    addr: SocketAddr,
+    sni: &str,
+    config: Arc<rustls::ClientConfig>,
+) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
     let name = ServerName::try_from(sni.to_string()).unwrap();
-    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let conn = rustls::ClientConnection::new(config, name).unwrap();
     let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     rustls::StreamOwned::new(conn, tcp)
@@ -395,4 +412,43 @@ fn a_missing_or_mismatched_key_is_an_error_naming_the_file() {
     }])
     .unwrap_err();
     assert!(err.contains("nothere.crt"), "{err}");
+}
+
+#[test]
+fn resumption_and_alpn() {
+    let dir = temp_dir();
+    let mut tls12 = site(
+        None,
+        &["localhost"],
+        vec![make_cert(&dir, "localhost", false)],
+    );
+    tls12.session_cache = 64;
+    let (server, addr) = start(vec![tls12], Duration::from_secs(20));
+    for versions in [ALL, &[&rustls::version::TLS12][..]] {
+        // One client configuration keeps the session: the second
+        // handshake resumes it (tickets for 1.3, tickets or IDs for 1.2).
+        let config = client_config(versions, &[b"h2", b"http/1.1"]);
+        for round in 0..2 {
+            let mut s = connect_with(addr, "localhost", config.clone());
+            s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+            // As Apache, http/1.1 is selected when the client offers it.
+            assert_eq!(s.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
+            assert!(
+                text.contains(&format!("resumed={}", round == 1)),
+                "{versions:?} round {round}: {text}"
+            );
+        }
+    }
+    // A client offering only h2 is still served HTTP/1.1 (no ALPN answer)
+    // rather than refused.
+    let mut s = connect_with(addr, "localhost", client_config(ALL, &[b"h2"]));
+    s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert_eq!(s.conn.alpn_protocol(), None);
+    server.shutdown();
+    server.wait().unwrap();
 }

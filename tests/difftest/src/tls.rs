@@ -1,10 +1,11 @@
 //! The client's TLS (rustls with *ring*): a session to the server's TLS
 //! port with the SNI name a request asks for (`# sni NAME`, `# https` for
 //! `localhost`, `# no-sni` for none) and, with `# tls1.2`, TLS 1.2 only.
-//! The server's certificate is not verified (both servers use the case's
-//! own self-signed certificates); it is described instead, with the
-//! protocol, and compared: which certificate a server chose is what a
-//! browser would see.
+//! The client offers `h2` and `http/1.1` by ALPN, as browsers do. The
+//! server's certificate is not verified (both servers use the case's own
+//! self-signed certificates); it is described instead, with the protocol
+//! and the ALPN protocol selected, and compared: which certificate a
+//! server chose is what a browser would see.
 
 use crate::requests::TlsOptions;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -68,6 +69,8 @@ pub fn handshake(
         .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
         .with_no_client_auth();
     config.enable_sni = opts.sni.is_some();
+    // What browsers offer: the protocol the server selects is compared.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let name = opts.sni.clone().unwrap_or_else(|| "localhost".into());
     let name = ServerName::try_from(name).map_err(|e| e.to_string())?;
     let conn = ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
@@ -90,8 +93,10 @@ pub fn handshake(
         })
         .collect();
     let described = format!(
-        "{:?}, certificates {}",
+        "{:?}, ALPN {}, certificates {}",
         c.protocol_version(),
+        c.alpn_protocol()
+            .map_or("none".into(), |p| String::from_utf8_lossy(p).into_owned()),
         chain.join(" ")
     );
     Ok((session, described))

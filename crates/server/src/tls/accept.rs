@@ -129,7 +129,15 @@ async fn handshake(
     let sni = hello.server_name().map(str::to_ascii_lowercase);
     let site = setup.ports[port].choose(sni.as_deref());
     let key = site.pick_key(hello.signature_schemes());
-    let mut conn = match accepted.into_connection(key.config.clone()) {
+    let offers_http11 = hello
+        .alpn()
+        .is_none_or(|mut protocols| protocols.any(|p| p == super::config::ALPN_HTTP11));
+    let config = if offers_http11 {
+        key.config.clone()
+    } else {
+        key.config_no_alpn.clone()
+    };
+    let mut conn = match accepted.into_connection(config) {
         Ok(c) => c,
         Err((_, mut alert)) => {
             let _ = alert.write(&mut SockIo(&tcp));

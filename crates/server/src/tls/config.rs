@@ -20,7 +20,11 @@ use std::sync::Arc;
 
 /// One certificate of a server, ready for handshakes.
 pub(crate) struct KeyConfig {
+    /// Selects `http/1.1` by ALPN when the client offers it, as Apache does.
     pub config: Arc<ServerConfig>,
+    /// The same without ALPN, for a client whose ALPN list lacks
+    /// `http/1.1` (rustls would refuse it; Apache answers anyway).
+    pub config_no_alpn: Arc<ServerConfig>,
     /// The key is ECDSA (else RSA, or Ed25519).
     pub ecdsa: bool,
     /// The signature schemes the key can make.
@@ -28,6 +32,9 @@ pub(crate) struct KeyConfig {
     /// What `SSL_SERVER_*` shows of the certificate.
     pub cert: der::CertFacts,
 }
+
+/// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
+pub(crate) const ALPN_HTTP11: &[u8] = b"http/1.1";
 
 /// OpenSSL's name of a rustls suite.
 pub(crate) fn openssl_name(suite: CipherSuite) -> Option<&'static str> {
@@ -118,8 +125,11 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
             Some(t) => config.ticketer = t.clone(),
             None => config.send_tls13_tickets = 0,
         }
+        let config_no_alpn = Arc::new(config.clone());
+        config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
         out.push(KeyConfig {
             config: Arc::new(config),
+            config_no_alpn,
             ecdsa,
             schemes,
             cert,
