@@ -22,9 +22,9 @@ pub struct Engine {
     pub server_header: String,
     /// `TraceEnable`.
     pub trace_enable: bool,
-    /// Ports whose `Listen` protocol is `https` (mod_ssl's default for a
-    /// server with certificates there).
-    pub https_ports: Vec<u16>,
+    /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
+    /// for a virtual host with certificates on that very address).
+    pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -119,7 +119,7 @@ impl Engine {
             types: Arc::new(types),
             log,
             server_header,
-            https_ports: b.global.https_ports.clone(),
+            https_listeners: b.global.https_listeners.clone(),
             trace_enable: !b
                 .global
                 .trace_enable

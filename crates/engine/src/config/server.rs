@@ -92,8 +92,9 @@ pub struct ServerConf {
 #[derive(Clone, Debug, Default)]
 pub struct Global {
     pub listen: Vec<(String, Origin)>,
-    /// Ports whose `Listen` protocol is `https` (named, or port 443).
-    pub https_ports: Vec<u16>,
+    /// The `Listen` addresses (IP, `None` for all) whose protocol is
+    /// `https` (named, or port 443).
+    pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     pub user: Option<String>,
     pub group: Option<String>,
     pub pid_file: Option<String>,

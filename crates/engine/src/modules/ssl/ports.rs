@@ -5,9 +5,10 @@
 //!
 //! As in Apache, a connection speaks TLS when the default server of its
 //! address (the first `<VirtualHost>` listing it, or the main server) has
-//! TLS on: `SSLEngine on`, or certificates and no `SSLEngine` on a port
-//! whose `Listen` protocol is `https` (named, or port 443). The SNI name
-//! then chooses among the address's servers with TLS on.
+//! TLS on: `SSLEngine on`, or, for a virtual host, certificates and no
+//! `SSLEngine` on an address that is exactly a `Listen` address whose
+//! protocol is `https` (named, or port 443). The SNI name then chooses
+//! among the address's servers with TLS on.
 
 use super::{protocol::Protocols, SslEngine, SslServer};
 use crate::engine::Engine;
@@ -18,21 +19,40 @@ use crate::site::Site;
 /// Sessions kept for resumption by ID when `SSLSessionCache` is set.
 const SESSION_CACHE_ENTRIES: usize = 4096;
 
-fn port_of(spec: &str) -> Option<u16> {
-    spec.rsplit(':').next()?.parse().ok()
+/// Whether a `<VirtualHost>` address is a listener's address exactly
+/// (`apr_sockaddr_equal` in `ap_setup_listeners`): `*` and `_default_`
+/// are the listener without an IP (or `0.0.0.0`, `[::]`).
+fn is_listener(spec: &str, listeners: &[(Option<std::net::IpAddr>, u16)]) -> bool {
+    let Some((host, port)) = spec.rsplit_once(':') else {
+        return false;
+    };
+    let Ok(port) = port.parse::<u16>() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let ip = match host {
+        "*" | "_default_" => None,
+        h => match h.parse::<std::net::IpAddr>() {
+            Ok(ip) if ip.is_unspecified() => None,
+            Ok(ip) => Some(ip),
+            Err(_) => return false,
+        },
+    };
+    listeners
+        .iter()
+        .any(|(l, p)| *p == port && l.filter(|a| !a.is_unspecified()) == ip)
 }
 
-/// Whether `site`, listening on `addrs`, has TLS on.
-fn enabled(ssl: &SslServer, addrs: &[String], https_ports: &[u16]) -> bool {
+/// Whether a virtual host listening on `addrs` has TLS on.
+fn enabled(
+    ssl: &SslServer,
+    addrs: &[String],
+    listeners: &[(Option<std::net::IpAddr>, u16)],
+) -> bool {
     match ssl.engine {
         Some(SslEngine::On) => true,
         Some(SslEngine::Off) => false,
-        None => {
-            !ssl.cert_files.is_empty()
-                && addrs
-                    .iter()
-                    .any(|a| port_of(a).is_some_and(|p| https_ports.contains(&p)))
-        }
+        None => !ssl.cert_files.is_empty() && addrs.iter().any(|a| is_listener(a, listeners)),
     }
 }
 
@@ -76,7 +96,7 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
 
 /// The TLS addresses of the configuration, most specific first.
 pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
-    let https = &engine.https_ports;
+    let https = &engine.https_listeners;
     let mut specs: Vec<&String> = Vec::new();
     for v in &engine.vhosts {
         for a in &v.addrs {
@@ -111,26 +131,14 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
                 .collect(),
         });
     }
+    // The main server has no address of its own: only `SSLEngine on`
+    // turns TLS on there, for the addresses no virtual host lists.
     let main = &engine.main;
-    let main_on = match main.ssl.engine {
-        Some(SslEngine::On) => true,
-        Some(SslEngine::Off) => false,
-        None => !main.ssl.cert_files.is_empty() && !https.is_empty(),
-    };
-    if main_on {
-        // The main server answers the addresses no virtual host lists;
-        // without `SSLEngine on`, only the `https` ports among them.
-        let addrs: Vec<String> = if main.ssl.engine == Some(SslEngine::On) {
-            vec!["*".into()]
-        } else {
-            https.iter().map(|p| format!("*:{p}")).collect()
-        };
-        for addr in addrs {
-            out.push(TlsPortSpec {
-                addr,
-                sites: vec![site_spec(main, None)],
-            });
-        }
+    if main.ssl.enabled() {
+        out.push(TlsPortSpec {
+            addr: "*".into(),
+            sites: vec![site_spec(main, None)],
+        });
     }
     out
 }
