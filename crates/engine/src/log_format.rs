@@ -126,6 +126,10 @@ struct Field {
 
 #[derive(Clone, Debug)]
 enum Kind {
+    /// `%{VAR}x`: a mod_ssl variable.
+    SslVar,
+    /// `%{version|cipher|subjectdn|issuerdn|errcode|errstr}c`.
+    SslConn,
     RemoteHost,
     RemoteAddr,
     LocalAddr,
@@ -248,6 +252,9 @@ fn kind_of(name: &str) -> Option<Kind> {
         "O" => Kind::BytesOut,
         "S" => Kind::BytesInOut,
         "^FB" => Kind::Ttfb,
+        // mod_ssl's: `%{VAR}x` a variable, `%{version}c` and the like.
+        "x" => Kind::SslVar,
+        "c" => Kind::SslConn,
         _ => return None,
     })
 }
@@ -582,6 +589,22 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
                 ConnectionStatus::Close => b'-',
             });
             true
+        }
+        Kind::SslVar => req
+            .and_then(|r| crate::modules::ssl::vars::lookup(r, &f.arg))
+            .is_some_and(|v| escaped(v.as_bytes(), out)),
+        Kind::SslConn => {
+            // `ssl_var_log_handler_c`: only on a TLS connection.
+            let var = match f.arg.as_str() {
+                "version" => "SSL_PROTOCOL",
+                "cipher" => "SSL_CIPHER",
+                "subjectdn" => "SSL_CLIENT_S_DN",
+                "issuerdn" => "SSL_CLIENT_I_DN",
+                _ => "",
+            };
+            req.filter(|r| r.secure)
+                .and_then(|r| crate::modules::ssl::vars::lookup(r, var))
+                .is_some_and(|v| escaped(v.as_bytes(), out))
         }
         Kind::Cookie => {
             let header = req.and_then(|r| r.headers.get_joined("Cookie"));
@@ -1194,6 +1217,33 @@ mod tests {
         assert_eq!(
             mask_time(&line),
             "127.0.0.1 - - [T] \"HEAD /sub/a.txt HTTP/1.1\" 200 -\n"
+        );
+    }
+
+    #[test]
+    fn mod_ssl_fields() {
+        let fmt = "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %{HTTPS}x %{version}c %{cipher}c %{subjectdn}c";
+        let mut req = request("GET", "/", &[]);
+        let plain = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(plain, "- - off - - -\n");
+        req.secure = true;
+        req.tls = Some(std::sync::Arc::new(crate::http::TlsInfo {
+            protocol: "TLSv1.3",
+            cipher: "TLS_AES_256_GCM_SHA384",
+            ..Default::default()
+        }));
+        let tls = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(
+            tls,
+            "TLSv1.3 TLS_AES_256_GCM_SHA384 on TLSv1.3 TLS_AES_256_GCM_SHA384 -\n"
         );
     }
 

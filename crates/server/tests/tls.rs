@@ -385,6 +385,41 @@ fn plain_http_on_the_tls_port_and_the_handshake_limit() {
 }
 
 #[test]
+fn der_certificates_and_keys_as_mod_ssl_accepts_them() {
+    let dir = temp_dir();
+    let pem = make_cert(&dir, "der.test", false);
+    let der = KeyPairSpec {
+        cert: dir.join("der.test.der"),
+        key: Some(dir.join("der.test.key.der")),
+    };
+    for (what, from, to) in [
+        ("x509", &pem.cert, &der.cert),
+        ("pkey", pem.key.as_ref().unwrap(), der.key.as_ref().unwrap()),
+    ] {
+        let ok = std::process::Command::new("openssl")
+            .args([what, "-outform", "DER", "-in"])
+            .arg(from)
+            .arg("-out")
+            .arg(to)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    let (server, addr) = start(
+        vec![site(None, &["der.test"], vec![der])],
+        Duration::from_secs(20),
+    );
+    let mut s = connect(addr, "der.test", ALL);
+    s.write_all(b"GET / HTTP/1.1\r\nHost: der.test\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+    assert!(text.contains("subject=CN=der.test,O=Test"), "{text}");
+    server.shutdown();
+    server.wait().unwrap();
+}
+
+#[test]
 fn a_missing_or_mismatched_key_is_an_error_naming_the_file() {
     let dir = temp_dir();
     let a = make_cert(&dir, "a.test", false);

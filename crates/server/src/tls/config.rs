@@ -180,6 +180,10 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("certificate file {}: {e}", path.display()))?;
+    if certs.is_empty() && pem.first() == Some(&0x30) {
+        // DER, as mod_ssl also accepts: one certificate.
+        return Ok(vec![CertificateDer::from(pem)]);
+    }
     if certs.is_empty() {
         return Err(format!(
             "certificate file {}: no certificate in it",
@@ -210,8 +214,14 @@ fn load_pair(
             key_path.display()
         ));
     }
-    let key = PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|e| format!("private key file {}: {e}", key_path.display()))?;
+    let key = match PrivateKeyDer::from_pem_slice(&pem) {
+        Ok(k) => k,
+        // DER (PKCS#8, PKCS#1 or SEC1), as mod_ssl also accepts.
+        Err(_) if pem.first() == Some(&0x30) => PrivateKeyDer::try_from(pem.as_slice())
+            .map_err(|e| format!("private key file {}: {e}", key_path.display()))?
+            .clone_key(),
+        Err(e) => return Err(format!("private key file {}: {e}", key_path.display())),
+    };
     let key = provider
         .key_provider
         .load_private_key(key)
