@@ -6,8 +6,8 @@
 //! As in Apache, a connection speaks TLS when the default server of its
 //! address (the first `<VirtualHost>` listing it, or the main server) has
 //! TLS on: `SSLEngine on`, or, for a virtual host, certificates and no
-//! `SSLEngine` on an address that is exactly a `Listen` address whose
-//! protocol is `https` (named, or port 443). The SNI name then chooses
+//! `SSLEngine` on an IP address and port that are exactly a `Listen`
+//! address whose protocol is `https` (named, or port 443). The SNI name then chooses
 //! among the address's servers with TLS on.
 
 use super::{protocol::Protocols, SslEngine, SslServer};
@@ -20,8 +20,11 @@ use crate::site::Site;
 const SESSION_CACHE_ENTRIES: usize = 4096;
 
 /// Whether a `<VirtualHost>` address is a listener's address exactly
-/// (`apr_sockaddr_equal` in `ap_setup_listeners`): `*` and `_default_`
-/// are the listener without an IP (or `0.0.0.0`, `[::]`).
+/// (`apr_sockaddr_equal` in `ap_setup_listeners`). Observed with Apache
+/// 2.4.71: `<VirtualHost 127.0.0.1:P>` on `Listen 127.0.0.1:P https`
+/// speaks TLS, while `<VirtualHost *:P>` on `Listen P https` or on
+/// `Listen 0.0.0.0:P https` does not: a wildcard vhost never takes a
+/// listener's protocol.
 fn is_listener(spec: &str, listeners: &[(Option<std::net::IpAddr>, u16)]) -> bool {
     let Some((host, port)) = spec.rsplit_once(':') else {
         return false;
@@ -30,17 +33,10 @@ fn is_listener(spec: &str, listeners: &[(Option<std::net::IpAddr>, u16)]) -> boo
         return false;
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    let ip = match host {
-        "*" | "_default_" => None,
-        h => match h.parse::<std::net::IpAddr>() {
-            Ok(ip) if ip.is_unspecified() => None,
-            Ok(ip) => Some(ip),
-            Err(_) => return false,
-        },
+    let Ok(ip) = host.parse::<std::net::IpAddr>() else {
+        return false;
     };
-    listeners
-        .iter()
-        .any(|(l, p)| *p == port && l.filter(|a| !a.is_unspecified()) == ip)
+    listeners.iter().any(|(l, p)| *p == port && *l == Some(ip))
 }
 
 /// Whether a virtual host listening on `addrs` has TLS on.
