@@ -136,6 +136,7 @@ fn start(sites: Vec<TlsSiteSpec>, header_timeout: Duration) -> (Server, SocketAd
                 max_timeout: Duration::ZERO,
                 min_rate: 0,
             },
+            keepalive: Duration::from_secs(2),
             ..Timeouts::default()
         },
         tls: Some(Arc::new(setup)),
@@ -484,6 +485,42 @@ fn resumption_and_alpn() {
     let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
     assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
     assert_eq!(s.conn.alpn_protocol(), None);
+    server.shutdown();
+    server.wait().unwrap();
+}
+
+#[test]
+fn timeouts_over_tls() {
+    let dir = temp_dir();
+    let (server, addr) = start(
+        vec![site(
+            None,
+            &["localhost"],
+            vec![make_cert(&dir, "localhost", false)],
+        )],
+        Duration::from_secs(2),
+    );
+    // A head cut short after its request line: 408 when the header stage
+    // (2 s here) runs out, through the TLS session.
+    let mut s = connect(addr, "localhost", ALL);
+    s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+    assert!(text.starts_with("HTTP/1.1 408 "), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(6));
+    // An idle keep-alive session is closed after KeepAliveTimeout (2 s).
+    let mut s = connect(addr, "localhost", ALL);
+    s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(6),
+        "{waited:?}"
+    );
     server.shutdown();
     server.wait().unwrap();
 }
