@@ -339,6 +339,12 @@ impl LogFormat {
     /// `\r` and `\\` are decoded here; any other backslash stays. The
     /// error text is Apache's (`Unrecognized LogFormat directive %Z`).
     pub fn compile(spec: &str) -> Result<LogFormat, String> {
+        Self::compile_for(spec, false)
+    }
+
+    /// [`LogFormat::compile`], with mod_ssl's `%{…}x` and `%{…}c` known
+    /// when `ssl` (mod_ssl loaded registers them).
+    pub fn compile_for(spec: &str, ssl: bool) -> Result<LogFormat, String> {
         let mut items = Vec::new();
         let b = spec.as_bytes();
         let mut i = 0;
@@ -424,9 +430,13 @@ impl LogFormat {
                     }
                     _ => {
                         let three = (c == b'^').then(|| spec.get(i..i + 3)).flatten();
-                        let (kind, len) = match three.and_then(kind_of) {
+                        let known = |name: &str| {
+                            kind_of(name)
+                                .filter(|k| ssl || !matches!(k, Kind::SslVar | Kind::SslConn))
+                        };
+                        let (kind, len) = match three.and_then(known) {
                             Some(k) => (k, 3),
-                            None => match spec.get(i..i + 1).and_then(kind_of) {
+                            None => match spec.get(i..i + 1).and_then(known) {
                                 Some(k) => (k, 1),
                                 None if c.is_ascii() => {
                                     return Err(format!(
@@ -1223,6 +1233,13 @@ mod tests {
     #[test]
     fn mod_ssl_fields() {
         let fmt = "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %{HTTPS}x %{version}c %{cipher}c %{subjectdn}c";
+        let render = |fmt: &str, e: &AccessEntry<'_>, d: &AccessDetails<'_>| {
+            let mut out = Vec::new();
+            LogFormat::compile_for(fmt, true)
+                .unwrap()
+                .render_with(e, d, &mut out);
+            String::from_utf8(out).unwrap()
+        };
         let mut req = request("GET", "/", &[]);
         let plain = render(
             fmt,

@@ -163,8 +163,12 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         })?;
         access.push((
             f,
-            Logs::format(&cl.format, &main.log_formats)
-                .map_err(|e| format!("{}: {e}", cl.origin))?,
+            Logs::format(
+                &cl.format,
+                &main.log_formats,
+                loaded.env.is_loaded("ssl_module"),
+            )
+            .map_err(|e| format!("{}: {e}", cl.origin))?,
         ));
     }
     let level = main.log_level.clone().unwrap_or_else(|| "warn".into());

@@ -120,7 +120,19 @@ fn what_rustls_cannot_speak_is_said() {
     assert!(!ok && out.contains("Compression"), "{out}");
     let (ok, out) = configtest(&dir, &format!("{certs}SSLVerifyClient require"));
     assert!(
-        !ok && out.contains("client certificates are not supported"),
+        !ok && out.contains("SSLVerifyClient needs SSLCACertificateFile"),
+        "{out}"
+    );
+    let (ok, out) = configtest(
+        &dir,
+        &format!("{certs}<Directory /srv>\nSSLVerifyClient require\n</Directory>"),
+    );
+    assert!(!ok && out.contains("needs a renegotiation"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLVerifyClient optional_no_ca"));
+    assert!(!ok && out.contains("optional_no_ca"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLOptions +FakeBasicAuth"));
+    assert!(
+        !ok && out.contains("FakeBasicAuth is not supported"),
         "{out}"
     );
     let (ok, out) = configtest(&dir, &format!("{certs}SSLUseStapling on"));

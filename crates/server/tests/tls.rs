@@ -112,6 +112,7 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         honor_cipher_order: false,
         session_tickets: true,
         session_cache: 0,
+        client_auth: None,
     }
 }
 

@@ -5,7 +5,8 @@
 //! `NAME.key`), `localhost-ec` (ECDSA) for a server with both kinds, and
 //! as a certificate authority issues them, `example.com` (ECDSA, also
 //! `www.example.com`) signed by `ca.crt`, with `example.com-fullchain.pem`
-//! holding the leaf and the CA as certbot's `fullchain.pem` does.
+//! holding the leaf and the CA as certbot's `fullchain.pem` does; client
+//! certificates `alice` (issued by the CA) and `mallory` (self-signed).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -122,6 +123,69 @@ fn issued(d: &Path) -> Result<(), String> {
             "example.com.ext",
             "-out",
             "example.com.crt",
+        ],
+    )?;
+    // Client certificates: alice issued by the CA, mallory self-signed.
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "alice.key",
+            "-out",
+            "alice.csr",
+            "-subj",
+            "/C=DE/O=htaccel tests/CN=alice",
+        ],
+    )?;
+    std::fs::write(d.join("alice.ext"), "extendedKeyUsage=clientAuth\n")
+        .map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "alice.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            "alice.ext",
+            "-out",
+            "alice.crt",
+        ],
+    )?;
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "90",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "mallory.key",
+            "-out",
+            "mallory.crt",
+            "-subj",
+            "/CN=mallory",
+            "-addext",
+            "extendedKeyUsage=clientAuth",
         ],
     )?;
     let mut chain = std::fs::read(d.join("example.com.crt")).map_err(|e| e.to_string())?;

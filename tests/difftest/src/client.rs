@@ -75,8 +75,14 @@ fn no_connection(e: String) -> Exchange {
 }
 
 /// Sends `req` to 127.0.0.1:`port` (over TLS to `tls_port` when the
-/// request asks for it) and reads what comes back.
-pub fn exchange(port: u16, tls_port: Option<u16>, req: &Request) -> Exchange {
+/// request asks for it, with a client certificate from `certs` if it names
+/// one) and reads what comes back.
+pub fn exchange(
+    port: u16,
+    tls_port: Option<u16>,
+    certs: &std::path::Path,
+    req: &Request,
+) -> Exchange {
     let port = match (req.opts.tls.is_some(), tls_port) {
         (false, _) => port,
         (true, Some(p)) => p,
@@ -94,7 +100,7 @@ pub fn exchange(port: u16, tls_port: Option<u16>, req: &Request) -> Exchange {
     match &req.opts.tls {
         None => talk(stream, req, None),
         Some(tls) if tls.plain => talk(stream, req, None),
-        Some(tls) => match crate::tls::handshake(stream, tls) {
+        Some(tls) => match crate::tls::handshake(stream, tls, certs) {
             Ok((session, described)) => talk(session, req, Some(described)),
             Err(e) => no_connection(format!("TLS handshake: {e}")),
         },

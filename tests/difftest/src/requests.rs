@@ -55,6 +55,9 @@ pub struct TlsOptions {
     pub tls12_only: bool,
     /// `# plain-on-tls-port`: plain HTTP to the TLS port (no TLS at all).
     pub plain: bool,
+    /// `# client-cert NAME`: present the certificate `NAME.crt` (key
+    /// `NAME.key`) of the case's certificates.
+    pub client_cert: Option<String>,
 }
 
 impl Request {
@@ -154,6 +157,15 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
             opts.tls.get_or_insert_with(Default::default).sni = Some(name.to_string());
         }
         Some("plain-on-tls-port") => opts.tls.get_or_insert_with(Default::default).plain = true,
+        Some("client-cert") => {
+            let name = words.next().ok_or("client-cert needs a certificate name")?;
+            opts.tls
+                .get_or_insert_with(|| TlsOptions {
+                    sni: Some("localhost".into()),
+                    ..Default::default()
+                })
+                .client_cert = Some(name.to_string());
+        }
         Some("no-sni") => opts.tls.get_or_insert_with(Default::default).sni = None,
         Some("tls1.2") => {
             let t = opts.tls.get_or_insert_with(|| TlsOptions {

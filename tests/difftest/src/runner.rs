@@ -174,7 +174,8 @@ fn serve_and_compare(
             ));
             break;
         }
-        let a = exchange(apache.port, apache.tls_port, req);
+        let certs = crate::certs::dir(&sb.dir);
+        let a = exchange(apache.port, apache.tls_port, &certs, req);
         match &other {
             None => result
                 .transcript
@@ -185,7 +186,7 @@ fn serve_and_compare(
                 let times = if only_reads(req) { s.repeat } else { 1 };
                 let mut failed = None;
                 for _ in 0..times {
-                    let b = exchange(o.port, o.tls_port, req);
+                    let b = exchange(o.port, o.tls_port, &certs, req);
                     let ports = |s: &crate::servers::Server| crate::compare::Ports {
                         plain: s.port,
                         tls: s.tls_port,

@@ -55,6 +55,7 @@ impl ServerCertVerifier for AnyCert {
 pub fn handshake(
     tcp: TcpStream,
     opts: &TlsOptions,
+    certs: &std::path::Path,
 ) -> Result<(StreamOwned<ClientConnection, TcpStream>, String), String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = if opts.tls12_only {
@@ -62,12 +63,26 @@ pub fn handshake(
     } else {
         &[&rustls::version::TLS13, &rustls::version::TLS12]
     };
-    let mut config = ClientConfig::builder_with_provider(provider.clone())
+    let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| e.to_string())?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)));
+    let mut config = match &opts.client_cert {
+        None => builder.with_no_client_auth(),
+        Some(name) => {
+            use rustls::pki_types::pem::PemObject;
+            let chain = CertificateDer::pem_file_iter(certs.join(format!("{name}.crt")))
+                .and_then(|i| i.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("client certificate {name}: {e}"))?;
+            let key =
+                rustls::pki_types::PrivateKeyDer::from_pem_file(certs.join(format!("{name}.key")))
+                    .map_err(|e| format!("client key {name}: {e}"))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| e.to_string())?
+        }
+    };
     config.enable_sni = opts.sni.is_some();
     // What browsers offer: the protocol the server selects is compared.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

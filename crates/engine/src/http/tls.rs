@@ -32,6 +32,18 @@ pub struct TlsInfo {
     /// The virtual host whose TLS settings made the handshake: an index
     /// into the engine's virtual hosts, `None` for the main server.
     pub handshake_site: Option<usize>,
+    /// The client's verified certificate (`SSLVerifyClient`).
+    pub client: Option<ClientCert>,
+}
+
+/// What `SSL_CLIENT_*` shows of a client certificate the handshake verified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientCert {
+    pub subject: String,
+    pub issuer: String,
+    pub serial: String,
+    pub version: u32,
+    pub key_alg: &'static str,
 }
 
 /// One certificate and its key (`SSLCertificateFile` with the
@@ -67,6 +79,18 @@ pub struct TlsSiteSpec {
     pub session_tickets: bool,
     /// `SSLSessionCache`: sessions kept for resumption by ID (0: none).
     pub session_cache: usize,
+    /// `SSLVerifyClient optional|require` with its CAs.
+    pub client_auth: Option<ClientAuthSpec>,
+}
+
+/// Client certificates asked for in the handshake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientAuthSpec {
+    /// `require` (else `optional`).
+    pub required: bool,
+    /// `SSLCACertificateFile`, `SSLCACertificatePath`.
+    pub ca_file: Option<PathBuf>,
+    pub ca_path: Option<PathBuf>,
 }
 
 /// The servers whose TLS settings a connection to a local address may use:

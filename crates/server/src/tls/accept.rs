@@ -194,6 +194,19 @@ async fn handshake(
         server_version: key.cert.version,
         server_key_alg: key.cert.key_alg,
         resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+        client: conn
+            .peer_certificates()
+            .and_then(|c| c.first())
+            .map(|cert| {
+                let f = super::der::CertFacts::of(cert);
+                htaccel_engine::http::tls::ClientCert {
+                    subject: f.subject,
+                    issuer: f.issuer,
+                    serial: f.serial,
+                    version: f.version,
+                    key_alg: f.key_alg,
+                }
+            }),
         handshake_site: site.site,
     };
     Some(TlsStream::new(tcp, conn, Arc::new(info)))

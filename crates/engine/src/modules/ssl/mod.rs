@@ -12,8 +12,9 @@
 //! the reason: SSLv3 and older (as Apache does), `SSLEngine optional`
 //! (RFC 2817 upgrade), compression, renegotiation (`SSLInsecureRenegotiation
 //! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
-//! implemented, client certificates, OCSP stapling and HTTPS to proxied
-//! servers (`SSLProxyEngine on`).
+//! implemented, `optional_no_ca`, revocation lists, OCSP stapling and
+//! HTTPS to proxied servers (`SSLProxyEngine on`). Client certificates
+//! are asked for in the handshake (`SSLVerifyClient` per server).
 
 pub mod ciphers;
 pub mod ports;
@@ -52,6 +53,21 @@ pub struct SslServer {
     pub strict_sni: Option<bool>,
     /// `SSLSessionCache` (a global setting in Apache): sessions kept by ID.
     pub session_cache: Option<bool>,
+    /// `SSLVerifyClient` at the server level.
+    pub verify_client: Option<VerifyClient>,
+    /// `SSLCACertificateFile`, `SSLCACertificatePath`: the CAs a client
+    /// certificate is verified against.
+    pub ca_file: Option<PathBuf>,
+    pub ca_path: Option<PathBuf>,
+    pub verify_depth: Option<u32>,
+}
+
+/// `SSLVerifyClient` (`optional_no_ca` is refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyClient {
+    None,
+    Optional,
+    Require,
 }
 
 impl SslServer {
@@ -75,6 +91,10 @@ impl SslServer {
             session_cache_timeout: vhost.session_cache_timeout.or(main.session_cache_timeout),
             strict_sni: vhost.strict_sni.or(main.strict_sni),
             session_cache: main.session_cache,
+            verify_client: vhost.verify_client.or(main.verify_client),
+            ca_file: vhost.ca_file.clone().or_else(|| main.ca_file.clone()),
+            ca_path: vhost.ca_path.clone().or_else(|| main.ca_path.clone()),
+            verify_depth: vhost.verify_depth.or(main.verify_depth),
         }
     }
 
@@ -199,7 +219,7 @@ fn run_cipher_suite(
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    if w.ctx.path.is_some() || w.ctx.htaccess {
+    if in_directory(w) {
         return Err(format!(
             "{} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
             inv.name
@@ -321,25 +341,95 @@ fn run_pass_phrase(
     }
 }
 
-/// Client certificates: `none` is what every site without them says.
+/// A directory context: what would need a renegotiation there.
+fn in_directory(w: &Walker<'_>) -> bool {
+    w.ctx.path.is_some() || w.ctx.htaccess
+}
+
+/// `SSLVerifyClient` for the whole server: client certificates asked for
+/// in the handshake. Per directory it needs a renegotiation (or TLS 1.3
+/// post-handshake authentication), which htaccel does not do.
 fn run_verify_client(
-    _w: &mut Walker<'_>,
+    w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    if inv.words[0].eq_ignore_ascii_case("none") {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {}: client certificates are not supported by htaccel yet",
+    let arg = inv.words[0].to_ascii_lowercase();
+    let mode = match arg.as_str() {
+        "none" => VerifyClient::None,
+        "optional" => VerifyClient::Optional,
+        "require" => VerifyClient::Require,
+        "optional_no_ca" => {
+            return Err(format!(
+                "{} optional_no_ca: accepting unverifiable client certificates is not supported by htaccel",
+                inv.name
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "{}: Invalid argument '{}'",
+                inv.name, inv.words[0]
+            ))
+        }
+    };
+    if in_directory(w) {
+        if mode == VerifyClient::None {
+            return Ok(());
+        }
+        return Err(format!(
+            "{} {} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
             inv.name, inv.words[0]
-        ))
+        ));
     }
+    w.server()?.ssl.verify_client = Some(mode);
+    Ok(())
 }
 
-/// Accepted for their meaning: they only take effect with client
-/// certificates, which `SSLVerifyClient` refuses.
-fn run_client_ca(
+/// `SSLCACertificateFile`/`Path` and `SSLVerifyDepth` for client
+/// certificates (server level; per directory they would need a
+/// renegotiation).
+fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    if in_directory(w) {
+        return Err(format!(
+            "{} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
+            inv.name
+        ));
+    }
+    let name = inv.name.to_ascii_lowercase();
+    if name == "sslverifydepth" {
+        let depth: u32 = inv.words[0]
+            .parse()
+            .map_err(|_| format!("{}: Invalid argument", inv.name))?;
+        w.server()?.ssl.verify_depth = Some(depth);
+        return Ok(());
+    }
+    let path = server_path(w, &inv.words[0]);
+    let ssl = &mut w.server()?.ssl;
+    if name == "sslcacertificatefile" {
+        if !path.is_file() {
+            return Err(format!(
+                "{}: file '{}' does not exist or is empty",
+                inv.name,
+                path.display()
+            ));
+        }
+        ssl.ca_file = Some(path);
+    } else {
+        if !path.is_dir() {
+            return Err(format!(
+                "{}: directory '{}' does not exist",
+                inv.name,
+                path.display()
+            ));
+        }
+        ssl.ca_path = Some(path);
+    }
+    Ok(())
+}
+
+/// Accepted for its meaning: the stapling cache only acts with
+/// `SSLUseStapling on`, which is refused.
+fn run_accepted(
     _w: &mut Walker<'_>,
     _inv: &Invocation<'_>,
     _c: &mut DirConf,
@@ -363,6 +453,9 @@ fn run_options(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Re
         let opt = match w {
             "StdEnvVars" => OPT_STD_ENV_VARS,
             "ExportCertData" => OPT_EXPORT_CERT_DATA,
+            "FakeBasicAuth" | "LegacyDNStringFormat" if action != Some('-') => {
+                return Err(format!("SSLOptions {w} is not supported by htaccel yet"))
+            }
             "FakeBasicAuth" => OPT_FAKE_BASIC_AUTH,
             "StrictRequire" => OPT_STRICT_REQUIRE,
             "OptRenegotiate" => OPT_OPT_RENEGOTIATE,
@@ -452,10 +545,10 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLVerifyDepth", args: Args::Take1, req_override: ALL, about: "SSL Client verify depth ('N' - number of intermediate certificates)", run: run_client_ca },
     Directive { name: "SSLCACertificateFile", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate file ('/path/to/file' - PEM encoded)", run: run_client_ca },
     Directive { name: "SSLCACertificatePath", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate path ('/path/to/dir' - contains PEM encoded files)", run: run_client_ca },
-    Directive { name: "SSLCARevocationFile", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) file ('/path/to/file' - PEM encoded)", run: run_client_ca },
-    Directive { name: "SSLCARevocationPath", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) path ('/path/to/dir' - contains PEM encoded files)", run: run_client_ca },
+    Directive { name: "SSLCARevocationFile", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) file ('/path/to/file' - PEM encoded)", run: refuse },
+    Directive { name: "SSLCARevocationPath", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) path ('/path/to/dir' - contains PEM encoded files)", run: refuse },
     Directive { name: "SSLUseStapling", args: Args::Flag, req_override: SRV, about: "SSL switch for the OCSP Stapling protocol", run: run_flag },
-    Directive { name: "SSLStaplingCache", args: Args::Take1, req_override: SRV, about: "SSL Stapling Response Cache storage", run: run_client_ca },
+    Directive { name: "SSLStaplingCache", args: Args::Take1, req_override: SRV, about: "SSL Stapling Response Cache storage", run: run_accepted },
     Directive { name: "SSLProxyEngine", args: Args::Flag, req_override: RSRC_CONF, about: "SSL switch for the proxy protocol engine ('on', 'off')", run: run_flag },
     Directive { name: "SSLRequire", args: Args::Raw, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Require a boolean expression to evaluate to true for granting access(arbitrary complex boolean expression - see manual)", run: refuse },
     Directive { name: "SSLUserName", args: Args::Take1, req_override: ALL, about: "Set user name to SSL variable value", run: refuse },

@@ -10,9 +10,9 @@
 //! address whose protocol is `https` (named, or port 443). The SNI name then chooses
 //! among the address's servers with TLS on.
 
-use super::{protocol::Protocols, SslEngine, SslServer};
+use super::{protocol::Protocols, SslEngine, SslServer, VerifyClient};
 use crate::engine::Engine;
-use crate::http::tls::{KeyPairSpec, TlsPortSpec, TlsSiteSpec};
+use crate::http::tls::{ClientAuthSpec, KeyPairSpec, TlsPortSpec, TlsSiteSpec};
 use crate::request::{Ctx, Status};
 use crate::site::Site;
 
@@ -87,6 +87,14 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
         } else {
             0
         },
+        client_auth: match ssl.verify_client {
+            Some(mode @ (VerifyClient::Optional | VerifyClient::Require)) => Some(ClientAuthSpec {
+                required: mode == VerifyClient::Require,
+                ca_file: ssl.ca_file.clone(),
+                ca_path: ssl.ca_path.clone(),
+            }),
+            _ => None,
+        },
     }
 }
 
@@ -139,9 +147,17 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
     out
 }
 
-/// `ssl_server_compatible`: the same protocols and the same certificates.
+/// `ssl_server_compatible`: the same protocols, the same client
+/// verification and the same certificates.
 fn compatible(a: &SslServer, b: &SslServer) -> bool {
-    a.protocols == b.protocols && a.cert_files == b.cert_files && a.key_files == b.key_files
+    a.protocols == b.protocols
+        && a.cert_files == b.cert_files
+        && a.key_files == b.key_files
+        && a.verify_client.unwrap_or(VerifyClient::None)
+            == b.verify_client.unwrap_or(VerifyClient::None)
+        && a.verify_depth == b.verify_depth
+        && a.ca_file == b.ca_file
+        && a.ca_path == b.ca_path
 }
 
 /// `ssl_hook_ReadReq`'s checks on the initial request of a TLS

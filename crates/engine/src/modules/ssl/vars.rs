@@ -82,7 +82,17 @@ fn lookup_in(t: &TlsInfo, name: &str) -> Option<String> {
         "SSL_SESSION_RESUMED" => if t.resumed { "Resumed" } else { "Initial" }.into(),
         "SSL_SECURE_RENEG" => "false".into(),
         "SSL_COMPRESS_METHOD" => "NULL".into(),
-        "SSL_CLIENT_VERIFY" => "NONE".into(),
+        "SSL_CLIENT_VERIFY" => if t.client.is_some() {
+            "SUCCESS"
+        } else {
+            "NONE"
+        }
+        .into(),
+        "SSL_CLIENT_S_DN" => t.client.as_ref()?.subject.clone(),
+        "SSL_CLIENT_I_DN" => t.client.as_ref()?.issuer.clone(),
+        "SSL_CLIENT_M_SERIAL" => t.client.as_ref()?.serial.clone(),
+        "SSL_CLIENT_M_VERSION" => t.client.as_ref()?.version.to_string(),
+        "SSL_CLIENT_A_KEY" => t.client.as_ref()?.key_alg.to_string(),
         "SSL_VERSION_LIBRARY" => LIBRARY.into(),
         "SSL_SERVER_S_DN" => t.server_subject.clone(),
         "SSL_SERVER_I_DN" => t.server_issuer.clone(),
@@ -95,6 +105,12 @@ fn lookup_in(t: &TlsInfo, name: &str) -> Option<String> {
             }
             if let Some(part) = name.strip_prefix("SSL_SERVER_I_DN_") {
                 return dn_part(&t.server_issuer, part);
+            }
+            if let Some(part) = name.strip_prefix("SSL_CLIENT_S_DN_") {
+                return dn_part(&t.client.as_ref()?.subject, part);
+            }
+            if let Some(part) = name.strip_prefix("SSL_CLIENT_I_DN_") {
+                return dn_part(&t.client.as_ref()?.issuer, part);
             }
             return None;
         }
@@ -114,6 +130,11 @@ const STD_ENV_VARS: &[&str] = &[
     "SSL_CIPHER_USEKEYSIZE",
     "SSL_CIPHER_ALGKEYSIZE",
     "SSL_CLIENT_VERIFY",
+    "SSL_CLIENT_M_VERSION",
+    "SSL_CLIENT_M_SERIAL",
+    "SSL_CLIENT_S_DN",
+    "SSL_CLIENT_I_DN",
+    "SSL_CLIENT_A_KEY",
     "SSL_SERVER_M_VERSION",
     "SSL_SERVER_M_SERIAL",
     "SSL_SERVER_S_DN",
@@ -138,10 +159,16 @@ pub fn fixup_env(ctx: &Ctx<'_>) -> Vec<(String, String)> {
         let Some(t) = ctx.req.tls_info() else {
             return out;
         };
-        for (prefix, dn) in [
-            ("SSL_SERVER_S_DN_", &t.server_subject),
-            ("SSL_SERVER_I_DN_", &t.server_issuer),
-        ] {
+        let client = t.client.as_ref();
+        let mut dns = vec![
+            ("SSL_SERVER_S_DN_", t.server_subject.as_str()),
+            ("SSL_SERVER_I_DN_", t.server_issuer.as_str()),
+        ];
+        if let Some(c) = client {
+            dns.push(("SSL_CLIENT_S_DN_", c.subject.as_str()));
+            dns.push(("SSL_CLIENT_I_DN_", c.issuer.as_str()));
+        }
+        for (prefix, dn) in dns {
             for (k, v) in components(dn) {
                 if let Some((_, short)) = DN_PARTS.iter().find(|(long, _)| *long == k) {
                     let name = format!("{prefix}{short}");
