@@ -130,6 +130,10 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         config.session_storage = storage.clone();
         match &ticketer {
             Some(t) => config.ticketer = t.clone(),
+            // Without tickets, TLS 1.3 still resumes by the session cache
+            // (stateful tickets naming a cached session, as OpenSSL sends
+            // with SSLSessionTickets off); with neither, nothing is sent.
+            None if spec.session_cache > 0 => {}
             None => config.send_tls13_tickets = 0,
         }
         let config_no_alpn = Arc::new(config.clone());
