@@ -20,7 +20,10 @@
 //!   write;
 //! * timeouts follow `Timeout`, `KeepAliveTimeout` and mod_reqtimeout's
 //!   `RequestReadTimeout` (408, or a silent close where Apache closes
-//!   silently).
+//!   silently);
+//! * HTTPS as mod_ssl configures it ([`tls`]): TLS on rustls under the same
+//!   HTTP/1.1 loop, the virtual host chosen by SNI, plain HTTP on a TLS
+//!   port answered with mod_ssl's 400.
 //!
 //! It is built for speed: one single-threaded tokio runtime per core, each
 //! accepting on its own `SO_REUSEPORT` socket; per connection one read buffer
