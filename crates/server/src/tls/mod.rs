@@ -7,7 +7,7 @@
 //! address goes through `accept` (plain HTTP refused as mod_ssl refuses
 //! it, the ClientHello read, the server chosen by SNI, the handshake
 //! finished within the handshake time limit) and is then served by the
-//! same connection loop as plain HTTP over a [`stream::TlsStream`].
+//! same connection loop as plain HTTP over a `stream::TlsStream`.
 //!
 //! The crypto provider is *ring*: it builds with a C compiler alone
 //! (aws-lc-rs needs cmake and a longer build), and for what a web server
