@@ -3,8 +3,8 @@
 //! `localhost`, `# no-sni` for none) and, with `# tls1.2`, TLS 1.2 only.
 //! The client offers `h2` and `http/1.1` by ALPN, as browsers do. The
 //! server's certificate is not verified (both servers use the case's own
-//! self-signed certificates); it is described instead, with the protocol
-//! and the ALPN protocol selected, and compared: which certificate a
+//! self-signed certificates); it is described instead, with the protocol,
+//! the cipher suite and the ALPN protocol selected, and compared: which certificate a
 //! server chose is what a browser would see.
 
 use crate::requests::TlsOptions;
@@ -108,8 +108,9 @@ pub fn handshake(
         })
         .collect();
     let described = format!(
-        "{:?}, ALPN {}, certificates {}",
+        "{:?}, {:?}, ALPN {}, certificates {}",
         c.protocol_version(),
+        c.negotiated_cipher_suite().map(|s| s.suite()),
         c.alpn_protocol()
             .map_or("none".into(), |p| String::from_utf8_lossy(p).into_owned()),
         chain.join(" ")

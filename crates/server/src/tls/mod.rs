@@ -59,7 +59,18 @@ impl TlsSetup {
         let mut ports = Vec::new();
         for p in specs {
             let mut sites = Vec::new();
+            let default = p.sites.first();
             for s in &p.sites {
+                // mod_ssl switches to the SNI server's settings by
+                // SSL_set_options, which adds options and never clears
+                // them: the address's default server's server cipher order
+                // and its refusal of tickets stay in force.
+                let mut s = s.clone();
+                if let Some(d) = default {
+                    s.honor_cipher_order |= d.honor_cipher_order;
+                    s.session_tickets &= d.session_tickets;
+                }
+                let s = &s;
                 let keys = config::build(s).map_err(|e| {
                     let server = s.names.first().map_or("the main server", String::as_str);
                     format!("SSL setup of {server} ({}): {e}", p.addr)
