@@ -138,3 +138,30 @@ fn what_rustls_cannot_speak_is_said() {
     let (ok, out) = configtest(&dir, &format!("{certs}SSLUseStapling on"));
     assert!(!ok && out.contains("not supported by htaccel yet"), "{out}");
 }
+
+/// `Listen [::]:PORT` with TLS: IPv6 and (dual-stack) IPv4 clients both get
+/// HTTPS. The differential harness listens on 127.0.0.1 only, hence here.
+#[test]
+fn listen_on_ipv6_with_tls() {
+    let dir = TempDir::new("ssl-ipv6");
+    make_cert(&dir, "a", false);
+    dir.write("site/index.html", "over tls\n");
+    let d = dir.path().display().to_string();
+    let conf = format!(
+        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen [::]:@PORT@\nServerName localhost\nDocumentRoot {d}/site\nSSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key\n"
+    );
+    let server = common::Server::with_config(&conf, dir.path());
+    for host in ["[::1]", "127.0.0.1"] {
+        let out = Command::new("curl")
+            .args(["-sk", "--max-time", "10"])
+            .arg(format!("https://{host}:{}/", server.port))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "over tls\n",
+            "{host}: {}",
+            server.error_log()
+        );
+    }
+}
