@@ -4,6 +4,7 @@
 //! dropped), and what a request sees of its session ([`TlsInfo`]).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What a request sees of its connection's TLS session: the facts behind
 /// mod_ssl's `SSL_*` variables, and the virtual host the handshake chose
@@ -34,6 +35,22 @@ pub struct TlsInfo {
     pub handshake_site: Option<usize>,
     /// The client's verified certificate (`SSLVerifyClient`).
     pub client: Option<ClientCert>,
+    /// `SSL_SERVER_CERT`: the certificate sent, in PEM (`+ExportCertData`).
+    pub server_cert_pem: Option<Arc<str>>,
+}
+
+/// A certificate in PEM as OpenSSL's `PEM_write_bio_X509` writes it
+/// (`SSL_SERVER_CERT`, `SSL_CLIENT_CERT`).
+pub fn pem(der: &[u8]) -> String {
+    let b64 = crate::http::digest::base64(der);
+    let mut out = String::with_capacity(b64.len() + b64.len() / 64 + 60);
+    out.push_str("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
 }
 
 /// What `SSL_CLIENT_*` shows of a client certificate the handshake verified.
@@ -44,6 +61,8 @@ pub struct ClientCert {
     pub serial: String,
     pub version: u32,
     pub key_alg: &'static str,
+    /// `SSL_CLIENT_CERT` (PEM).
+    pub pem: String,
 }
 
 /// One certificate and its key (`SSLCertificateFile` with the

@@ -205,8 +205,10 @@ async fn handshake(
                     serial: f.serial,
                     version: f.version,
                     key_alg: f.key_alg,
+                    pem: htaccel_engine::http::tls::pem(cert),
                 }
             }),
+        server_cert_pem: Some(key.pem.clone()),
         handshake_site: site.site,
     };
     Some(TlsStream::new(tcp, conn, Arc::new(info)))

@@ -31,6 +31,8 @@ pub(crate) struct KeyConfig {
     pub schemes: Vec<SignatureScheme>,
     /// What `SSL_SERVER_*` shows of the certificate.
     pub cert: der::CertFacts,
+    /// `SSL_SERVER_CERT`.
+    pub pem: Arc<str>,
 }
 
 /// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
@@ -115,6 +117,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         let (key, mut certs) = load_pair(pair, &provider)?;
         certs.extend(chain.iter().cloned());
         let cert = der::CertFacts::of(&certs[0]);
+        let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
         let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
         let schemes = signable(&key);
         let certified = Arc::new(CertifiedKey::new(certs, key));
@@ -144,6 +147,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
             ecdsa,
             schemes,
             cert,
+            pem,
         });
     }
     Ok(out)

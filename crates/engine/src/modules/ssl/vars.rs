@@ -93,6 +93,8 @@ fn lookup_in(t: &TlsInfo, name: &str) -> Option<String> {
         "SSL_CLIENT_M_SERIAL" => t.client.as_ref()?.serial.clone(),
         "SSL_CLIENT_M_VERSION" => t.client.as_ref()?.version.to_string(),
         "SSL_CLIENT_A_KEY" => t.client.as_ref()?.key_alg.to_string(),
+        "SSL_CLIENT_CERT" => t.client.as_ref()?.pem.clone(),
+        "SSL_SERVER_CERT" => t.server_cert_pem.as_deref()?.to_string(),
         "SSL_VERSION_LIBRARY" => LIBRARY.into(),
         "SSL_SERVER_S_DN" => t.server_subject.clone(),
         "SSL_SERVER_I_DN" => t.server_issuer.clone(),
@@ -182,6 +184,15 @@ pub fn fixup_env(ctx: &Ctx<'_>) -> Vec<(String, String)> {
             if let Some(v) = lookup_in(t, name) {
                 out.push((name.to_string(), v));
             }
+        }
+    }
+    if ctx.conf.ssl.has(super::OPT_EXPORT_CERT_DATA) {
+        let Some(t) = ctx.req.tls_info() else {
+            return out;
+        };
+        // Both set, empty when there is no such certificate.
+        for name in ["SSL_SERVER_CERT", "SSL_CLIENT_CERT"] {
+            out.push((name.to_string(), lookup_in(t, name).unwrap_or_default()));
         }
     }
     out

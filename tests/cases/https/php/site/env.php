@@ -19,7 +19,10 @@ foreach (['SSL_TLS_SNI', 'SSL_PROTOCOL', 'SSL_CIPHER_EXPORT', 'SSL_CLIENT_VERIFY
           'SSL_COMPRESS_METHOD', 'SSL_SESSION_RESUMED', 'SSL_SERVER_M_VERSION',
           'SSL_SERVER_M_SERIAL', 'SSL_SERVER_S_DN', 'SSL_SERVER_I_DN',
           'SSL_SERVER_S_DN_CN', 'SSL_SERVER_S_DN_O', 'SSL_SERVER_S_DN_C',
-          'SSL_SERVER_I_DN_CN', 'SSL_SERVER_A_KEY'] as $k) {
+          'SSL_SERVER_I_DN_CN', 'SSL_SERVER_A_KEY', 'SSL_CLIENT_VERIFY',
+          'SSL_CLIENT_S_DN', 'SSL_CLIENT_S_DN_CN', 'SSL_CLIENT_I_DN',
+          'SSL_CLIENT_M_SERIAL', 'SSL_CLIENT_A_KEY', 'SSL_SERVER_CERT',
+          'SSL_CLIENT_CERT'] as $k) {
     echo "$k=", $_SERVER[$k] ?? '(unset)', "\n";
 }
 // WordPress's is_ssl().
