@@ -32,6 +32,10 @@ ls /usr/lib/apache2/modules/libphp*.so >/dev/null 2>&1 || missing+=(libapache2-m
 [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing+=(wordpress-theme-twentytwentythree)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
+# HTTPS cases: openssl makes their certificates; ssl-cert is Debian's
+# snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)

@@ -149,6 +149,7 @@ mod tests {
             peer: "127.0.0.1:4000".parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

@@ -126,6 +126,10 @@ struct Field {
 
 #[derive(Clone, Debug)]
 enum Kind {
+    /// `%{VAR}x`: a mod_ssl variable.
+    SslVar,
+    /// `%{version|cipher|subjectdn|issuerdn|errcode|errstr}c`.
+    SslConn,
     RemoteHost,
     RemoteAddr,
     LocalAddr,
@@ -248,6 +252,9 @@ fn kind_of(name: &str) -> Option<Kind> {
         "O" => Kind::BytesOut,
         "S" => Kind::BytesInOut,
         "^FB" => Kind::Ttfb,
+        // mod_ssl's: `%{VAR}x` a variable, `%{version}c` and the like.
+        "x" => Kind::SslVar,
+        "c" => Kind::SslConn,
         _ => return None,
     })
 }
@@ -332,6 +339,12 @@ impl LogFormat {
     /// `\r` and `\\` are decoded here; any other backslash stays. The
     /// error text is Apache's (`Unrecognized LogFormat directive %Z`).
     pub fn compile(spec: &str) -> Result<LogFormat, String> {
+        Self::compile_for(spec, false)
+    }
+
+    /// [`LogFormat::compile`], with mod_ssl's `%{…}x` and `%{…}c` known
+    /// when `ssl` (mod_ssl loaded registers them).
+    pub fn compile_for(spec: &str, ssl: bool) -> Result<LogFormat, String> {
         let mut items = Vec::new();
         let b = spec.as_bytes();
         let mut i = 0;
@@ -417,9 +430,13 @@ impl LogFormat {
                     }
                     _ => {
                         let three = (c == b'^').then(|| spec.get(i..i + 3)).flatten();
-                        let (kind, len) = match three.and_then(kind_of) {
+                        let known = |name: &str| {
+                            kind_of(name)
+                                .filter(|k| ssl || !matches!(k, Kind::SslVar | Kind::SslConn))
+                        };
+                        let (kind, len) = match three.and_then(known) {
                             Some(k) => (k, 3),
-                            None => match spec.get(i..i + 1).and_then(kind_of) {
+                            None => match spec.get(i..i + 1).and_then(known) {
                                 Some(k) => (k, 1),
                                 None if c.is_ascii() => {
                                     return Err(format!(
@@ -582,6 +599,22 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
                 ConnectionStatus::Close => b'-',
             });
             true
+        }
+        Kind::SslVar => req
+            .and_then(|r| crate::modules::ssl::vars::lookup(r, &f.arg))
+            .is_some_and(|v| escaped(v.as_bytes(), out)),
+        Kind::SslConn => {
+            // `ssl_var_log_handler_c`: only on a TLS connection.
+            let var = match f.arg.as_str() {
+                "version" => "SSL_PROTOCOL",
+                "cipher" => "SSL_CIPHER",
+                "subjectdn" => "SSL_CLIENT_S_DN",
+                "issuerdn" => "SSL_CLIENT_I_DN",
+                _ => "",
+            };
+            req.filter(|r| r.secure)
+                .and_then(|r| crate::modules::ssl::vars::lookup(r, var))
+                .is_some_and(|v| escaped(v.as_bytes(), out))
         }
         Kind::Cookie => {
             let header = req.and_then(|r| r.headers.get_joined("Cookie"));
@@ -1143,6 +1176,7 @@ mod tests {
             peer: "127.0.0.1:43232".parse().unwrap(),
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 
@@ -1226,6 +1260,40 @@ mod tests {
         assert_eq!(
             mask_time(&line),
             "127.0.0.1 - - [T] \"HEAD /sub/a.txt HTTP/1.1\" 200 -\n"
+        );
+    }
+
+    #[test]
+    fn mod_ssl_fields() {
+        let fmt = "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %{HTTPS}x %{version}c %{cipher}c %{subjectdn}c";
+        let render = |fmt: &str, e: &AccessEntry<'_>, d: &AccessDetails<'_>| {
+            let mut out = Vec::new();
+            LogFormat::compile_for(fmt, true)
+                .unwrap()
+                .render_with(e, d, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let mut req = request("GET", "/", &[]);
+        let plain = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(plain, "- - off - - -\n");
+        req.secure = true;
+        req.tls = Some(std::sync::Arc::new(crate::http::TlsInfo {
+            protocol: "TLSv1.3",
+            cipher: "TLS_AES_256_GCM_SHA384",
+            ..Default::default()
+        }));
+        let tls = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(
+            tls,
+            "TLSv1.3 TLS_AES_256_GCM_SHA384 on TLSv1.3 TLS_AES_256_GCM_SHA384 -\n"
         );
     }
 

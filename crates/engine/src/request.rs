@@ -262,6 +262,9 @@ impl<'a> Ctx<'a> {
     pub fn process_internal(&mut self) -> Result<(), Status> {
         if !self.is_subreq {
             self.post_read_request();
+            if self.redirects == 0 {
+                crate::modules::ssl::ports::check_request(self)?;
+            }
         }
         self.translate_name()?;
         self.map_to_storage()?;
@@ -387,6 +390,7 @@ impl<'a> Ctx<'a> {
 
     /// Access control, authentication and authorization (Satisfy, Order/Allow/Deny, Require, AuthType).
     fn check_access(&mut self) -> Result<(), Status> {
+        crate::modules::ssl::check_access(self)?;
         crate::modules::authn_core::check_access(self)
     }
 
@@ -430,6 +434,7 @@ impl<'a> Ctx<'a> {
         crate::modules::rewrite::fixup(self)?;
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
+        crate::modules::ssl::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),

@@ -73,7 +73,7 @@ impl ChunkedBody {
     }
 }
 
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     /// Read as much of a chunked body as decides how it is sent: the
     /// prefetch, and with `send_length` (`proxy-sendcl`) the rest too.
     pub(super) async fn chunked_body(
@@ -189,7 +189,7 @@ impl Conn {
         if self.rbuf.capacity() - self.rbuf.len() < super::READ_BUF / 2 {
             self.rbuf.reserve(super::READ_BUF);
         }
-        match self.stream.try_read_buf(&mut self.rbuf) {
+        match self.stream.try_read(&mut self.rbuf) {
             Ok(0) => {
                 self.peer_closed = true;
                 Err(BodyStop::Client(400, false))

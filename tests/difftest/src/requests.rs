@@ -43,6 +43,23 @@ pub struct RequestOptions {
     /// `# mask-json NAME...`: mask these JSON members' string values in
     /// both bodies (values that are truly dynamic, such as a stored time).
     pub mask_json: Vec<String>,
+    /// `# https`, `# sni NAME`, `# no-sni`, `# tls1.2`: send over TLS to
+    /// the server's TLS port (cases that need `https`).
+    pub tls: Option<TlsOptions>,
+}
+
+/// How the client speaks TLS for one request.
+#[derive(Clone, Debug, Default)]
+pub struct TlsOptions {
+    /// The SNI name (`None`: no SNI extension).
+    pub sni: Option<String>,
+    /// Offer TLS 1.2 only.
+    pub tls12_only: bool,
+    /// `# plain-on-tls-port`: plain HTTP to the TLS port (no TLS at all).
+    pub plain: bool,
+    /// `# client-cert NAME`: present the certificate `NAME.crt` (key
+    /// `NAME.key`) of the case's certificates.
+    pub client_cert: Option<String>,
 }
 
 /// How the client waits between two segments of a raw request.
@@ -143,6 +160,34 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
                 .filter(|s: &f64| *s > 0.0 && *s <= 120.0)
                 .ok_or("timeout needs a number of seconds (at most 120)")?;
             opts.timeout = Some(Duration::from_secs_f64(secs));
+        }
+        Some("https") => {
+            opts.tls.get_or_insert_with(|| TlsOptions {
+                sni: Some("localhost".into()),
+                ..Default::default()
+            });
+        }
+        Some("sni") => {
+            let name = words.next().ok_or("sni needs a host name")?;
+            opts.tls.get_or_insert_with(Default::default).sni = Some(name.to_string());
+        }
+        Some("plain-on-tls-port") => opts.tls.get_or_insert_with(Default::default).plain = true,
+        Some("client-cert") => {
+            let name = words.next().ok_or("client-cert needs a certificate name")?;
+            opts.tls
+                .get_or_insert_with(|| TlsOptions {
+                    sni: Some("localhost".into()),
+                    ..Default::default()
+                })
+                .client_cert = Some(name.to_string());
+        }
+        Some("no-sni") => opts.tls.get_or_insert_with(Default::default).sni = None,
+        Some("tls1.2") => {
+            let t = opts.tls.get_or_insert_with(|| TlsOptions {
+                sni: Some("localhost".into()),
+                ..Default::default()
+            });
+            t.tls12_only = true;
         }
         Some("from") => {
             let addr: std::net::Ipv4Addr = words

@@ -43,7 +43,7 @@ struct HeadRead {
     ended: bool,
 }
 
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     pub(super) async fn backend(
         &mut self,
         shared: &Shared,
@@ -312,7 +312,7 @@ impl Conn {
                 if ended {
                     break true;
                 }
-                if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+                if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                     break false;
                 }
                 match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
@@ -332,7 +332,7 @@ impl Conn {
                 "AH01075: Error dispatching request to backend: the backend broke off the response",
             );
             self.log_backend(shared, ex, status, total, &headers);
-            let _ = self.out.flush(&self.stream, timeout).await;
+            let _ = self.flush_out(timeout).await;
             return Done::Sent(None);
         }
         if chunked {

@@ -17,7 +17,7 @@ use htaccel_engine::http::backend::{
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request, Response};
 use tokio::time::Instant;
 
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn http_backend(
         &mut self,
@@ -249,7 +249,7 @@ impl Conn {
             if done {
                 break true;
             }
-            if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+            if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                 return Done::Sent(None);
             }
             match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
@@ -265,7 +265,7 @@ impl Conn {
                 "AH01110: error reading response from the upstream: the response was cut short",
             );
             self.log_backend(shared, ex, resp_status, total, &headers);
-            let _ = self.out.flush(&self.stream, timeout).await;
+            let _ = self.flush_out(timeout).await;
             return Done::Sent(None);
         }
         if reusable && framing != BodyFraming::UntilClose && inbuf.is_empty() {
