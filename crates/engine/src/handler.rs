@@ -302,6 +302,8 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     let input = default_handler::FileRequest {
         method: &ctx.method,
         headers: &ctx.headers_in,
+        held_range: ctx.range_deferred.as_ref(),
+        status_so_far: ctx.prev_status.unwrap_or(200),
         file,
         content_type: content_type.as_deref(),
         content_encoding: ctx.encodings.last().map(String::as_str),
