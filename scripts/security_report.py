@@ -88,6 +88,14 @@ def main():
                 "%d requests in these cases (generated sets at DIFFTEST_SCALE=%s; GET and "
                 "HEAD sent %d times to htaccel): **%d leaks, %d desyncs**." % (
                     sent, scale, repeat, leaks, desyncs)]
+        classes = {}
+        for c in diff:
+            if c["name"].startswith(GROUPS):
+                for k, n in c.get("classes", {}).items():
+                    classes[k] = classes.get(k, 0) + n
+        out += ["", "Differences from Apache by class (requests whose answers differed in "
+                "that respect): " + (", ".join("%s %d" % (k, n) for k, n in sorted(classes.items()))
+                                     if classes else "none") + "."]
     out += ["", "## Hostile access files, clients and faults", "",
             "`tests/security/hostile.py`: each scenario with its bound; htaccel must meet",
             "it, Apache's figures (same tree, the oracle configuration) are beside them.",
