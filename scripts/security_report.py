@@ -100,7 +100,9 @@ def main():
             "`tests/security/hostile.py`: each scenario with its bound; htaccel must meet",
             "it, Apache's figures (same tree, the oracle configuration) are beside them.",
             "Times are seconds, memory is the growth of resident memory of all the",
-            "server's processes, in MiB.", ""]
+            "server's processes, in MiB. htaccel is the debug build the test suite",
+            "runs, so its CPU figures are not a benchmark (bench/ measures release",
+            "builds).", ""]
     if hostile is None:
         out.append("Missing: the hostile scenarios did not run.")
     else:
