@@ -18,7 +18,7 @@ use crate::http::Log;
 use htaccel_conf::Node;
 use std::collections::HashSet;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,10 +105,7 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
     for name in names {
         let path = Path::new(dir).join(name);
         let shown = path.display().to_string();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
+        let opened = crate::fs::open_nonblocking(&path);
         let unreadable = |e: &std::io::Error| {
             Found::Unreadable(format!(
                 "({}){}: {shown} pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{}' is executable",
@@ -117,8 +114,8 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
                 dir.trim_end_matches('/'),
             ))
         };
-        let file = match file {
-            Ok(f) => f,
+        let (file, meta) = match opened {
+            Ok(x) => x,
             Err(e)
                 if matches!(
                     e.raw_os_error(),
@@ -129,14 +126,10 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
             }
             Err(e) => return unreadable(&e),
         };
-        match file.metadata() {
-            Ok(m) if m.file_type().is_file() => {}
-            Ok(_) => {
-                return Found::Unreadable(format!(
-                    "Access to file {shown} denied by server: not a regular file"
-                ))
-            }
-            Err(e) => return unreadable(&e),
+        if !meta.is_file() {
+            return Found::Unreadable(format!(
+                "Access to file {shown} denied by server: not a regular file"
+            ));
         }
         let mut bytes = Vec::new();
         if let Err(e) = file.take(limits.max_bytes + 1).read_to_end(&mut bytes) {

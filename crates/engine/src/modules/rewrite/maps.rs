@@ -184,10 +184,22 @@ fn strip<'a>(lower: &str, source: &'a str, prefix: &str) -> Option<&'a str> {
 fn load(path: &Path) -> Result<HashMap<String, String>, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    let opened = std::fs::File::open(path).and_then(|f| {
+    // Opened without blocking: a FIFO (Apache waits for its writer) or a
+    // device (Apache reads it) is refused, so that no lookup can hold the
+    // worker thread; the lookup misses, as it does for a directory.
+    let opened = crate::fs::open_nonblocking(path).and_then(|(f, meta)| {
+        if !meta.is_file() {
+            return Ok(false);
+        }
         f.take(MAX_MAP_BYTES + 1).read_to_end(&mut bytes)?;
-        Ok(())
+        Ok(true)
     });
+    if let Ok(false) = opened {
+        return Err(format!(
+            "mod_rewrite: text RewriteMap file {} is not a regular file",
+            path.display()
+        ));
+    }
     if let Err(e) = opened {
         return Err(format!(
             "({}){e}: AH00655: mod_rewrite: can't open text RewriteMap file {}",
