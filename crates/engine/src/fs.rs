@@ -84,7 +84,7 @@ pub fn open_nonblocking(path: &Path) -> std::io::Result<(std::fs::File, std::fs:
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
+        .open(crate::path_text::os_path(path))?;
     let meta = file.metadata()?;
     Ok((file, meta))
 }

@@ -251,7 +251,7 @@ pub enum Stamp {
 }
 
 pub fn stamp_of(path: &Path) -> Stamp {
-    match std::fs::metadata(path) {
+    match std::fs::metadata(crate::path_text::os_path(path)) {
         Ok(m) => Stamp::Present {
             dev: m.dev(),
             ino: m.ino(),

@@ -239,8 +239,10 @@ pub fn parse_text(bytes: &[u8]) -> HashMap<String, String> {
             if vend == 0 {
                 continue;
             }
-            let key = String::from_utf8_lossy(&piece[..key_end]).into_owned();
-            let value = String::from_utf8_lossy(&rest[..vend]).into_owned();
+            // In the text form request paths use, so that a key of bytes
+            // that are not UTF-8 matches the same bytes in a request.
+            let key = crate::path_text::from_slice(&piece[..key_end]).into_owned();
+            let value = crate::path_text::from_slice(&rest[..vend]).into_owned();
             entries.entry(key).or_insert(value);
         }
     }
