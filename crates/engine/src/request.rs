@@ -444,7 +444,8 @@ impl<'a> Ctx<'a> {
                 Slash::Off => return Ok(()),
                 Slash::On => {}
             }
-            let mut target = crate::uri::escape_path(self.uri.as_bytes()).into_owned();
+            let mut target =
+                crate::uri::escape_path(&crate::path_text::bytes(&self.uri)).into_owned();
             target.push('/');
             if let Some(q) = &self.args {
                 target.push('?');

@@ -78,7 +78,8 @@ fn original_uri(request_line: &str) -> &str {
 pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(String, Vec<u8>)> {
     let mut e = Env::default();
     for (n, v) in ctx.env.iter() {
-        e.set(n, v);
+        // Values built from the path (`[E=CAP:$1]`) are in its text form.
+        e.set_path(n, v);
     }
     for (name, value) in ctx.headers_in.iter() {
         if name.eq_ignore_ascii_case("Content-Type") {

@@ -271,7 +271,7 @@ pub fn int_map(f: IntFunc, key: &str) -> String {
     match f {
         IntFunc::ToUpper => key.to_ascii_uppercase(),
         IntFunc::ToLower => key.to_ascii_lowercase(),
-        IntFunc::Escape => crate::uri::escape_path(key.as_bytes()).into_owned(),
+        IntFunc::Escape => crate::uri::escape_path(&crate::path_text::bytes(key)).into_owned(),
         IntFunc::Unescape => unescape(key),
     }
 }
