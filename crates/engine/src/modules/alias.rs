@@ -667,7 +667,7 @@ fn early_location(ctx: &Ctx<'_>) -> (Option<LocationRedirect>, bool) {
             continue;
         }
         let hit = match &loc.regex {
-            Some(re) => re.is_match(ctx.uri.as_bytes()),
+            Some(re) => re.is_match(&crate::path_text::bytes(&ctx.uri)),
             None => crate::request::location_matches(&loc.path, &ctx.uri),
         };
         if hit {

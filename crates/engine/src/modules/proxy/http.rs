@@ -58,7 +58,7 @@ fn lookup(ctx: &Ctx<'_>, keep_slashes: bool) -> Option<Option<(String, bool)>> {
         .rfind(|l| {
             !l.conf.proxy.passes.is_empty()
                 && match &l.regex {
-                    Some(re) => re.is_match(ctx.uri.as_bytes()),
+                    Some(re) => re.is_match(&crate::path_text::bytes(&ctx.uri)),
                     None => location_matches(&l.path, &ctx.uri),
                 }
         })
