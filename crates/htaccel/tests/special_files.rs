@@ -117,6 +117,13 @@ fn a_fifo_map_or_password_file_blocks_nothing_and_sigterm_stops_the_server() {
         s.error_log()
     );
 
+    // A FIFO in the document root is refused at once (403, "doesn't point
+    // to a file or directory"); Apache opens it and waits for a writer.
+    mkfifo(&site.path().join("pipe"));
+    let started = Instant::now();
+    assert_eq!(s.get("/pipe").0, 403);
+    assert!(started.elapsed() < Duration::from_secs(5));
+
     // SIGTERM stops the server (before the fix it could not: the worker
     // threads were stuck in open(2) on the FIFO).
     let _held = send(s.port, "/map/held");
