@@ -12,7 +12,9 @@
 //! client sends them (`%F4%8F%BE%80`), are written the same way, byte by
 //! byte, so the mapping is one to one: [`bytes`] gives back exactly the
 //! bytes that were decoded, and two different requests never become the
-//! same path.
+//! same path. A stand-in code point only ever stands for a byte of 0x80 or
+//! more: turning text back into bytes never makes a `/`, `.` or NUL, so
+//! the checks made on the decoded bytes (dot segments, `%2F`, `%00`) hold.
 //!
 //! Where the bytes leave the engine they are turned back: every file-system
 //! call ([`os_path`], used by `fs`, `statcache`, `watch`, `htaccess` and the
