@@ -137,10 +137,7 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
     for name in names {
         let path = Path::new(dir).join(name);
         let shown = path.display().to_string();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
+        let opened = crate::fs::open_nonblocking(&path);
         let unreadable = |errno: i32, text: &str, not_regular: Option<String>| {
             Found::Unreadable(Unreadable {
                 not_regular,
@@ -156,25 +153,22 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
                 None,
             )
         };
-        let file = match file {
-            Ok(f) => f,
+        let (file, meta) = match opened {
+            Ok(x) => x,
             Err(e) if means_absent(&e) => continue,
             Err(e) => return os_error(&e),
         };
-        let changed = match file.metadata() {
-            Ok(m) if m.file_type().is_file() => status_change_time(&m),
+        if !meta.file_type().is_file() {
             // Apache's pcfg_openfile refuses it, then reports EBADF.
-            Ok(_) => {
-                return unreadable(
-                    libc::EBADF,
-                    "Bad file descriptor",
-                    Some(format!(
-                        "AH00554: Access to file {shown} denied by server: not a regular file"
-                    )),
-                )
-            }
-            Err(e) => return os_error(&e),
-        };
+            return unreadable(
+                libc::EBADF,
+                "Bad file descriptor",
+                Some(format!(
+                    "AH00554: Access to file {shown} denied by server: not a regular file"
+                )),
+            );
+        }
+        let changed = status_change_time(&meta);
         let mut bytes = Vec::new();
         if let Err(e) = (&file).take(limits.max_bytes + 1).read_to_end(&mut bytes) {
             return os_error(&e);

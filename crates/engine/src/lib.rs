@@ -25,6 +25,7 @@ pub mod ipset;
 pub mod log_format;
 pub mod modules;
 pub mod open_writers;
+pub mod path_text;
 pub mod regex_engine;
 pub mod registry;
 pub mod regsub;

@@ -1059,7 +1059,13 @@ impl ErrorRecord<'_> {
         }
         // The message is formatted into its own buffer first, then escaped
         // into what is left of the line's.
-        let msg = &self.message[..self.message.len().min(MAX_STRING_LEN - 1)];
+        // Paths in the message are in the text form that keeps bytes which
+        // are not UTF-8 (`path_text`): logged as those bytes (`\xe9`).
+        let message = std::str::from_utf8(self.message).map_or(
+            std::borrow::Cow::Borrowed(self.message),
+            crate::path_text::bytes,
+        );
+        let msg = &message[..message.len().min(MAX_STRING_LEN - 1)];
         let room = MAX_STRING_LEN.saturating_sub(line.len());
         escape_error_item(msg, room, &mut line);
         if let Some(referer) = self.referer.filter(|r| !r.is_empty()) {
@@ -1554,6 +1560,24 @@ mod tests {
         let line = error_log_line(SystemTime::now(), "alert", "core", 7, Some(8), None, "m\n");
         assert!(
             line.ends_with("] [core:alert] [pid 7:tid 8] m\\n"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn paths_that_are_not_utf8_are_logged_as_their_bytes() {
+        let path = crate::path_text::from_bytes(b"/srv/caf\xe9/x".to_vec());
+        let line = error_log_line(
+            SystemTime::now(),
+            "info",
+            "core",
+            7,
+            None,
+            None,
+            format!("AH00128: File does not exist: {path}"),
+        );
+        assert!(
+            line.ends_with("AH00128: File does not exist: /srv/caf\\xe9/x"),
             "{line}"
         );
     }

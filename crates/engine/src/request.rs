@@ -361,9 +361,11 @@ impl<'a> Ctx<'a> {
             Some(i) => &self.filename[i + 1..],
             None => &self.filename[..],
         };
+        // Sections match the bytes the name stands for.
+        let basename = crate::path_text::bytes(basename);
         let mut merged: Option<Arc<DirConf>> = None;
         for sec in self.conf.core.files.iter() {
-            if sec.matcher.matches(basename.as_bytes()) {
+            if sec.matcher.matches(&basename) {
                 let base = merged.as_ref().unwrap_or(&self.conf);
                 merged = Some(Arc::new(DirConf::merge(base, &sec.conf)));
             }
@@ -378,7 +380,7 @@ impl<'a> Ctx<'a> {
         let mut conf = self.conf.clone();
         for loc in &self.site.locations {
             let hit = match &loc.regex {
-                Some(re) => re.is_match(self.uri.as_bytes()),
+                Some(re) => re.is_match(&crate::path_text::bytes(&self.uri)),
                 None => location_matches(&loc.path, &self.uri),
             };
             if hit {
@@ -456,7 +458,8 @@ impl<'a> Ctx<'a> {
                 Slash::Off => return Ok(()),
                 Slash::On => {}
             }
-            let mut target = crate::uri::escape_path(self.uri.as_bytes()).into_owned();
+            let mut target =
+                crate::uri::escape_path(&crate::path_text::bytes(&self.uri)).into_owned();
             target.push('/');
             if let Some(q) = &self.args {
                 target.push('?');

@@ -207,7 +207,7 @@ fn finish(
     let mut conf = level.conf.clone();
     for sec in &site.regex_dir_sections {
         if let crate::config::server::DirSectionMatcher::Regex(re) = &sec.matcher {
-            if re.is_match(filename.as_bytes()) {
+            if re.is_match(&crate::path_text::bytes(&filename)) {
                 conf = Arc::new(DirConf::merge(&conf, &sec.conf));
             }
         }

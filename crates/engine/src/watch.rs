@@ -407,7 +407,7 @@ impl Watch {
             let dir = &path[..end];
             let m = if watching {
                 st.ensure(dir, interval)
-            } else if std::path::Path::new(dir).is_dir() {
+            } else if crate::path_text::os_path(std::path::Path::new(dir)).is_dir() {
                 Mode::Polled
             } else {
                 Mode::Absent
@@ -665,7 +665,10 @@ impl State {
         let added = self
             .inotify
             .as_mut()
-            .map(|i| i.watches().add(dir, MASK))
+            .map(|i| {
+                i.watches()
+                    .add(crate::path_text::os_path(std::path::Path::new(dir)), MASK)
+            })
             .expect("initialised above");
         match added {
             Ok(wd) => {
@@ -771,7 +774,8 @@ impl State {
             }
             return;
         };
-        let name_str = name.to_string_lossy();
+        // In the text form the walk's paths use, so that the keys match.
+        let name_str = crate::path_text::from_os(name);
         let structural = m.intersects(
             EventMask::CREATE | EventMask::DELETE | EventMask::MOVED_FROM | EventMask::MOVED_TO,
         );
@@ -818,7 +822,7 @@ impl State {
         } else if m.contains(EventMask::CREATE) {
             // A new regular file is being written by whoever created it:
             // wait for its close. Links of every kind are complete already.
-            let path = std::path::Path::new(dir).join(name);
+            let path = crate::path_text::os_path(std::path::Path::new(dir)).join(name);
             let fresh = std::fs::symlink_metadata(&path).is_ok_and(|md| {
                 use std::os::unix::fs::MetadataExt;
                 md.file_type().is_file() && md.nlink() == 1
@@ -889,7 +893,9 @@ impl State {
 /// The name of a network (or user-space) file system, whose changes made
 /// elsewhere inotify cannot report.
 fn remote_fs(dir: &str) -> Option<&'static str> {
-    let c = std::ffi::CString::new(dir).ok()?;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = crate::path_text::os_path(std::path::Path::new(dir));
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     let mut buf: libc::statfs = unsafe {
         // SAFETY: statfs is a plain C struct; all-zero is a valid value.
         std::mem::zeroed()

@@ -20,7 +20,7 @@ use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const BACKLOG: i32 = 511;
 /// `TCP_DEFER_ACCEPT` timeout, seconds (Apache uses 30).
@@ -92,6 +92,7 @@ impl Listeners {
             addrs: self.addrs,
             stop,
             threads,
+            drain: opts.shutdown_timeout,
         })
     }
 }
@@ -101,7 +102,13 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     stop: Stop,
     threads: Vec<JoinHandle<io::Result<()>>>,
+    /// [`ServerOptions::shutdown_timeout`].
+    drain: Duration,
 }
+
+/// How long after the drain a worker thread may take to end before
+/// [`Server::wait`] gives up on it.
+const STUCK_AFTER_DRAIN: Duration = Duration::from_secs(2);
 
 impl Server {
     /// The addresses being served.
@@ -117,8 +124,29 @@ impl Server {
     }
 
     /// Wait until every worker thread has ended (after [`Server::shutdown`]
-    /// and the drain).
+    /// and the drain). A thread still busy two seconds after the drain
+    /// could end (one stuck in a system call that never returns, such as a
+    /// read from a hung file system) is left behind with an error, so that
+    /// the process can still exit: a stop must not depend on every read
+    /// returning.
     pub fn wait(self) -> io::Result<()> {
+        let mut end = None;
+        while !self.threads.iter().all(|t| t.is_finished()) {
+            let now = Instant::now();
+            if !self.stop.requested() {
+                // Serving: no bound yet.
+            } else if now >= *end.get_or_insert(now + self.drain + STUCK_AFTER_DRAIN) {
+                let stuck = self.threads.iter().filter(|t| !t.is_finished()).count();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{stuck} worker thread(s) still busy {:?} after the stop began; exiting without them",
+                        self.drain + STUCK_AFTER_DRAIN
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let mut result = Ok(());
         for t in self.threads {
             match t.join() {

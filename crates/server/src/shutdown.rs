@@ -3,7 +3,9 @@
 //! between requests are closed at once; a request in flight is answered,
 //! with `Connection: close` (Apache's `ap_set_keepalive` refuses keep-alive
 //! once the process is stopping), and its connection closed. Whatever is
-//! still running when the shutdown timeout is over is dropped.
+//! still running when the shutdown timeout is over is dropped; a worker
+//! thread that cannot even get there (stuck in a system call that does not
+//! return) is left behind two seconds later, and the process exits.
 //!
 //! [`Server::shutdown`]: crate::Server::shutdown
 

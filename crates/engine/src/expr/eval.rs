@@ -241,8 +241,8 @@ impl<'c> Eval<'c> {
             | UnaryOp::NonEmptyFile
             | UnaryOp::IsSymlink
             | UnaryOp::Executable => funcs::file_test(op, arg),
-            UnaryOp::FileAccessible => self.ctx.file_accessible(&String::from_utf8_lossy(arg)),
-            UnaryOp::UrlAccessible => self.ctx.url_accessible(&String::from_utf8_lossy(arg)),
+            UnaryOp::FileAccessible => self.ctx.file_accessible(&crate::path_text::from_slice(arg)),
+            UnaryOp::UrlAccessible => self.ctx.url_accessible(&crate::path_text::from_slice(arg)),
         }
     }
 

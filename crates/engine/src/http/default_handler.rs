@@ -55,12 +55,17 @@ pub struct StaticFile {
 impl StaticFile {
     /// Take the metadata of an opened file.
     pub fn new(file: Arc<File>) -> std::io::Result<Self> {
-        let stamp = FileStamp::from_metadata(&file.metadata()?);
-        Ok(StaticFile {
+        let meta = file.metadata()?;
+        Ok(Self::with_metadata(file, &meta))
+    }
+
+    /// An opened file whose metadata was already taken.
+    pub fn with_metadata(file: Arc<File>, meta: &std::fs::Metadata) -> Self {
+        StaticFile {
             file,
-            stamp,
+            stamp: FileStamp::from_metadata(meta),
             content: None,
-        })
+        }
     }
 
     /// Read the whole file into memory (kept only when all of it was read).

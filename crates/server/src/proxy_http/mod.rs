@@ -38,7 +38,8 @@ pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> 
     let mut out = Vec::with_capacity(512);
     out.extend_from_slice(req.method.as_bytes());
     out.push(b' ');
-    out.extend_from_slice(req.target.as_bytes());
+    // A query a rewrite built from bytes that are not UTF-8 goes as bytes.
+    out.extend_from_slice(&htaccel_engine::path_text::bytes(&req.target));
     out.extend_from_slice(b" HTTP/1.1\r\n");
     for (n, v) in &req.headers {
         out.extend_from_slice(n.as_bytes());

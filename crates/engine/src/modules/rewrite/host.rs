@@ -86,7 +86,8 @@ fn group_name(gid: u32) -> Option<String> {
 /// metadata Apache's walk leaves behind.
 fn owner(ctx: &Ctx<'_>) -> Option<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
-    let mut p = Path::new(&ctx.filename);
+    let os = crate::path_text::os_path(Path::new(&ctx.filename));
+    let mut p: &Path = &os;
     crate::answer_memo::note_volatile();
     loop {
         if let Ok(m) = std::fs::metadata(p) {
