@@ -23,7 +23,7 @@ use crate::open_writers::Writers;
 use htaccel_conf::Node;
 use std::collections::HashSet;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
