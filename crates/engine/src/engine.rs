@@ -159,7 +159,12 @@ impl Engine {
     }
 
     pub fn select_site(&self, req: &Request, host: Option<&str>) -> &Site {
-        let local = req.local;
+        self.site_by_address(req.local, host)
+    }
+
+    /// The site for a connection to `local` asking for `host`; without a
+    /// host, the address's base server (Apache's `c->base_server`).
+    pub fn site_by_address(&self, local: std::net::SocketAddr, host: Option<&str>) -> &Site {
         let candidates: Vec<&Arc<Site>> = self
             .vhosts
             .iter()
@@ -249,6 +254,26 @@ fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 }
 
 impl Handler for Engine {
+    fn read_timeouts(
+        &self,
+        local: std::net::SocketAddr,
+    ) -> Option<crate::http::read_timeout::ConnReadTimeouts> {
+        use crate::http::read_timeout::{ConnReadTimeouts, ReadTimeout};
+        Some(
+            self.site_by_address(local, None)
+                .reqtimeout
+                .unwrap_or(ConnReadTimeouts {
+                    header: ReadTimeout::OFF,
+                    body: ReadTimeout::OFF,
+                    enabled: false,
+                }),
+        )
+    }
+
+    fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {
+        self.site_for(req).reqtimeout.map(|t| t.body)
+    }
+
     fn handle(&self, req: &Request) -> Response {
         crate::handler::handle(self, self.site_for(req), req)
     }

@@ -41,6 +41,7 @@ use crate::write::{
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
 use htaccel_engine::http::backend::Decision;
+use htaccel_engine::http::read_timeout::ConnReadTimeouts;
 use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
     Response,
@@ -181,6 +182,14 @@ pub(crate) async fn serve(
     local: Rc<Local>,
 ) {
     let id = local.register();
+    let stages = shared
+        .handler
+        .read_timeouts(local_addr)
+        .unwrap_or(ConnReadTimeouts {
+            header: shared.timeouts.header,
+            body: shared.timeouts.body,
+            enabled: false,
+        });
     // Unregister even if the engine panics and unwinds through this task.
     let _registered = Registered(&local, id);
     let mut c = Conn {
@@ -199,6 +208,8 @@ pub(crate) async fn serve(
         peer_closed: false,
         id,
         local: local.clone(),
+        stages,
+        body_stage: stages.body,
     };
     let linger = c.run(&shared).await;
     if linger {
@@ -305,6 +316,10 @@ struct Conn {
     peer_closed: bool,
     id: usize,
     local: Rc<Local>,
+    /// mod_reqtimeout's stages for this connection (its base server's).
+    stages: ConnReadTimeouts,
+    /// The body stage of the request being served (its own server's).
+    body_stage: ReqTimeout,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -432,7 +447,7 @@ impl Conn {
         let first = self.served == 0;
         let now = Instant::now();
         let mut stage =
-            (first || !self.rbuf.is_empty()).then(|| Stage::start(&shared.timeouts.header, now));
+            (first || !self.rbuf.is_empty()).then(|| Stage::start(&self.stages.header, now));
         let mut received = (!self.rbuf.is_empty()).then(SystemTime::now);
         let mut started = now;
         loop {
@@ -462,7 +477,7 @@ impl Conn {
                         started = Instant::now();
                     }
                     stage
-                        .get_or_insert_with(|| Stage::start(&shared.timeouts.header, started))
+                        .get_or_insert_with(|| Stage::start(&self.stages.header, started))
                         .extend(n);
                 }
                 Event::Eof => {
@@ -652,6 +667,13 @@ impl Conn {
             client_close,
             client_keep_alive,
         } = checked;
+        // mod_reqtimeout's body stage is the request's own server's.
+        if self.stages.enabled && req.framing != BodyFraming::None {
+            self.body_stage = shared
+                .handler
+                .body_read_timeout(&req)
+                .unwrap_or(self.stages.body);
+        }
         let mut ex = Exchange {
             request: Some(&req),
             head: req.method == "HEAD",
@@ -824,7 +846,7 @@ impl Conn {
 
     /// Read and drop a request body.
     async fn discard(&mut self, shared: &Shared, mut reader: BodyReader) -> Result<(), Failure> {
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         loop {
             if !self.rbuf.is_empty() {
                 let n = reader

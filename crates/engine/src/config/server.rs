@@ -84,6 +84,8 @@ pub struct ServerConf {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip's header and proxy lists.
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_reqtimeout's `RequestReadTimeout` stages.
+    pub reqtimeout: crate::modules::reqtimeout::ReqTimeoutServer,
 }
 
 /// Settings that exist once per process.

@@ -23,6 +23,7 @@ pub mod mime;
 pub mod php;
 pub mod proxy;
 pub mod remoteip;
+pub mod reqtimeout;
 pub mod rewrite;
 pub mod setenvif;
 pub mod unsupported;
@@ -61,6 +62,7 @@ pub static ALL: &[&Module] = &[
     &env::MODULE,
     &setenvif::MODULE,
     &remoteip::MODULE,
+    &reqtimeout::MODULE,
     &autoindex::MODULE,
     &filter::MODULE,
     &deflate::MODULE,

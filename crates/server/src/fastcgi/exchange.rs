@@ -354,7 +354,7 @@ impl Conn {
         if !fcgi {
             self.continue_100(ex);
         }
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         loop {
             if !self.rbuf.is_empty() {
                 let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
@@ -436,7 +436,7 @@ impl Conn {
                 BodyFraming::None => BodyReader::length(0, limit),
             };
             // No `100 Continue`, as mod_proxy_fcgi (see `spool_body`).
-            let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+            let mut stage = Stage::start(&self.body_stage, Instant::now());
             loop {
                 if !self.rbuf.is_empty() {
                     let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {

@@ -303,7 +303,7 @@ impl Conn {
         };
         let mut reader = BodyReader::length(n, limit);
         self.continue_100(ex);
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         let mut out = BytesMut::new();
         loop {
             if !self.rbuf.is_empty() {
