@@ -25,6 +25,8 @@ pub struct Engine {
     /// The PHP-FPM pool that runs PHP for mod_php, when the configuration
     /// loads mod_php (`modules::php::pool`; no pool, no engine).
     pub php: Option<crate::modules::proxy::FcgiTarget>,
+    /// mod_status's settings and the start time its pages count from.
+    pub status: crate::modules::status::StatusSettings,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -133,6 +135,10 @@ impl Engine {
             log,
             server_header,
             php,
+            status: crate::modules::status::StatusSettings::new(
+                &b.global,
+                loaded.env.is_loaded("status_module"),
+            ),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -286,9 +292,13 @@ impl Handler for Engine {
         crate::watch::global().sync();
         let stamp = crate::watch::changes();
         match crate::answer_memo::lookup(self.id, req, stamp) {
-            Lookup::Hit(resp) => Decision::Kept(resp),
+            Lookup::Hit(resp) => {
+                crate::stats::bump(crate::stats::Counter::AnswerMemoHits);
+                Decision::Kept(resp)
+            }
             Lookup::Decide => crate::handler::decide_synced(self, self.site_for(req), req),
             Lookup::Record => {
+                crate::stats::bump(crate::stats::Counter::AnswerMemoRecorded);
                 let recording = Recording::start();
                 let decision = crate::handler::decide_synced(self, self.site_for(req), req);
                 let answer = match &decision {

@@ -80,8 +80,10 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
         }
     });
     if let Some(f) = hit {
+        crate::stats::bump(crate::stats::Counter::FileCacheHits);
         return Ok(f);
     }
+    crate::stats::bump(crate::stats::Counter::FileCacheOpens);
     let mut file = StaticFile::new(Arc::new(std::fs::File::open(path)?))?;
     // Kept only when the open file is the one the walk saw; otherwise it
     // changed in between and the next request looks again.

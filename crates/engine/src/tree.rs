@@ -26,9 +26,9 @@ use crate::site::Site;
 use crate::watch::{Invalidation, Mode, Subscriber, Watch};
 // Paths from requests are the keys: a seeded hash, much cheaper than
 // SipHash on long paths, still unpredictable to clients.
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Instant;
 
 pub use crate::htaccess::HtaccessLimits;
@@ -102,11 +102,18 @@ struct Inner {
     watch: Arc<Watch>,
     levels: RwLock<HashMap<String, Arc<Level>>>,
     epoch: Instant,
+    /// Directories whose access files were read before, so that reading
+    /// one again counts as a recompile (bounded: beyond it, as a compile).
+    compiled: Mutex<HashSet<String>>,
 }
+
+/// How many directories [`Inner::compiled`] remembers.
+const COMPILED_REMEMBERED: usize = 100_000;
 
 impl Subscriber for Inner {
     fn invalidate(&self, what: &Invalidation<'_>) {
         let mut levels = self.levels.write().unwrap_or_else(|e| e.into_inner());
+        let before = levels.len();
         match what {
             Invalidation::AccessFile { dir, .. } => {
                 levels.remove(*dir);
@@ -114,7 +121,9 @@ impl Subscriber for Inner {
             Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
             Invalidation::All => levels.clear(),
         }
+        let dropped = before - levels.len();
         drop(levels);
+        crate::stats::add(crate::stats::Counter::HtaccessInvalidations, dropped as u64);
         crate::watch::note_change();
     }
 }
@@ -146,6 +155,7 @@ impl ConfigTree {
             inner: Arc::new(Inner {
                 watch,
                 levels: RwLock::new(HashMap::default()),
+                compiled: Mutex::new(HashSet::default()),
                 epoch: Instant::now(),
             }),
             subscribed: OnceLock::new(),
@@ -174,6 +184,15 @@ impl ConfigTree {
         self.read().get(path).cloned()
     }
 
+    /// How many directory levels are cached.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
     /// Drop every cached level (configuration reload, watch overflow).
     pub fn clear(&self) {
         self.inner.invalidate(&Invalidation::All);
@@ -181,6 +200,24 @@ impl ConfigTree {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Level>>> {
         self.inner.levels.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Count the access files of `path` being read and compiled.
+    fn count_compile(&self, path: &str) {
+        let mut seen = self
+            .inner
+            .compiled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let again = seen.contains(path);
+        if !again && seen.len() < COMPILED_REMEMBERED {
+            seen.insert(path.to_string());
+        }
+        crate::stats::bump(if again {
+            crate::stats::Counter::HtaccessRecompiles
+        } else {
+            crate::stats::Counter::HtaccessCompiles
+        });
     }
 
     fn now_ms(&self) -> u64 {
@@ -202,9 +239,11 @@ impl ConfigTree {
                 _ => false,
             };
             if same_parent && (c.watched || self.still_current(site, c)) {
+                crate::stats::bump(crate::stats::Counter::HtaccessHits);
                 return c.clone();
             }
         }
+        crate::stats::bump(crate::stats::Counter::HtaccessMisses);
         self.compute(site, parent, path, depth, cached)
     }
 
@@ -268,6 +307,7 @@ impl ConfigTree {
                     o.stamps.clone(),
                 )),
                 None => {
+                    self.count_compile(path);
                     let stamps = if watched {
                         Vec::new()
                     } else {

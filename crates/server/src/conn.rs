@@ -33,6 +33,7 @@ mod http_exchange;
 use crate::body::{BodyError, BodyReader};
 use crate::chars::find_token;
 use crate::head::{Checked, HeadError, HeadParser, Parse};
+use crate::scoreboard::Slot;
 use crate::shutdown::Stop;
 use crate::write::{
     check_headers, headers_valid, status_has_no_body, write_head, Framing, HeadFacts, Output,
@@ -46,6 +47,7 @@ use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
     Response,
 };
+use htaccel_engine::stats::Counter;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -210,6 +212,7 @@ pub(crate) async fn serve(
         local: local.clone(),
         stages,
         body_stage: stages.body,
+        slot: Slot::accepted(),
     };
     let linger = c.run(&shared).await;
     if linger {
@@ -320,6 +323,8 @@ struct Conn {
     stages: ConnReadTimeouts,
     /// The body stage of the request being served (its own server's).
     body_stage: ReqTimeout,
+    /// Where mod_status shows this connection.
+    slot: Slot,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -355,6 +360,7 @@ impl Conn {
             match self.read_head(shared).await {
                 Next::Head(n, received, started) => {
                     self.served += 1;
+                    self.slot.set(Counter::ConnsWriting);
                     match self.exchange(shared, n, received, started).await {
                         Some(true) if self.skip_pipelined_blank_lines() => continue,
                         Some(true) => return self.finish(shared).await,
@@ -364,6 +370,7 @@ impl Conn {
                 }
                 Next::Refuse(e, received, started) => {
                     self.served += 1;
+                    self.slot.set(Counter::ConnsWriting);
                     // For the access log: the request line, when one was read.
                     let partial =
                         self.parser
@@ -448,6 +455,11 @@ impl Conn {
         let now = Instant::now();
         let mut stage =
             (first || !self.rbuf.is_empty()).then(|| Stage::start(&self.stages.header, now));
+        self.slot.set(if stage.is_some() {
+            Counter::ConnsReading
+        } else {
+            Counter::ConnsKeepAlive
+        });
         let mut received = (!self.rbuf.is_empty()).then(SystemTime::now);
         let mut started = now;
         loop {
@@ -475,6 +487,7 @@ impl Conn {
                     if received.is_none() {
                         received = Some(SystemTime::now());
                         started = Instant::now();
+                        self.slot.set(Counter::ConnsReading);
                     }
                     stage
                         .get_or_insert_with(|| Stage::start(&self.stages.header, started))
@@ -1066,6 +1079,8 @@ impl Conn {
         received: SystemTime,
         started: Instant,
     ) {
+        let duration = started.elapsed();
+        htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
         shared.handler.log().access(&AccessEntry {
             request,
             remote: self.remote,
@@ -1074,7 +1089,7 @@ impl Conn {
             bytes_sent,
             response_headers: headers,
             received,
-            duration: started.elapsed(),
+            duration,
             remote_user: None,
         });
     }
@@ -1083,6 +1098,7 @@ impl Conn {
     /// still sends until it closes, so that the answer is not lost to a
     /// reset (Apache's `ap_lingering_close`).
     async fn linger(&mut self) {
+        self.slot.set(Counter::ConnsClosing);
         let _ = socket2::SockRef::from(&self.stream).shutdown(std::net::Shutdown::Write);
         let end = Instant::now() + LINGER_MAX;
         loop {

@@ -71,6 +71,7 @@ pub mod fuzzing;
 mod head;
 mod listener;
 mod proxy_http;
+mod scoreboard;
 mod shutdown;
 mod target;
 mod watch_ready;

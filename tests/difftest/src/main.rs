@@ -24,6 +24,7 @@ mod sandbox;
 mod servers;
 mod summary;
 mod upstream;
+mod valuemask;
 mod wordpress;
 
 use runner::{run_case, CaseResult, Settings};

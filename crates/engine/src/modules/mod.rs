@@ -26,6 +26,7 @@ pub mod remoteip;
 pub mod reqtimeout;
 pub mod rewrite;
 pub mod setenvif;
+pub mod status;
 pub mod unsupported;
 pub mod xsendfile;
 
@@ -63,6 +64,7 @@ pub static ALL: &[&Module] = &[
     &setenvif::MODULE,
     &remoteip::MODULE,
     &reqtimeout::MODULE,
+    &status::MODULE,
     &autoindex::MODULE,
     &filter::MODULE,
     &deflate::MODULE,
