@@ -105,9 +105,11 @@ impl Report {
     }
 
     /// Apache's `CPULoad`: CPU time as a share of the uptime, in percent.
+    /// Not within the first second, where Apache divides by zero.
     pub fn cpu_load(&self) -> Option<f64> {
         let total: f64 = self.cpu.iter().sum();
-        (total > 0.0).then(|| total / self.uptime() as f64 * 100.0)
+        let up = self.uptime();
+        (total > 0.0 && up > 0).then(|| total / up as f64 * 100.0)
     }
 }
 
