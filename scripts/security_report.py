@@ -60,7 +60,7 @@ def main():
         "read (access files, password files, denied directories, files outside the",
         "document root), and any htaccel answer carrying one is a leak whatever",
         "Apache answered. In `security/smuggling` the requests reach a naive back",
-        "end (Content-Length only) behind `ProxyPass`; a smuggled request marks every",
+        "end (no framing checks) behind `ProxyPass`; a smuggled request marks every",
         "later answer of the back end, so a desync is a leak there, and a different",
         "answer sequence is a desync from Apache.",
         "",

@@ -199,7 +199,28 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
+    /// The TLS facts mod_ssl reads without marking the answer volatile
+    /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
+    /// the server of the handshake and the SNI name.
+    tls: TlsKey,
     kept: Kept,
+}
+
+type TlsKey = Option<(Option<usize>, Option<String>)>;
+
+fn tls_key(req: &Request) -> TlsKey {
+    req.tls
+        .as_deref()
+        .map(|t| (t.handshake_site, t.sni.clone()))
+}
+
+/// [`tls_key`] compared without building it.
+fn same_tls(key: &TlsKey, req: &Request) -> bool {
+    match (key, req.tls.as_deref()) {
+        (None, None) => true,
+        (Some((site, sni)), Some(t)) => *site == t.handshake_site && *sni == t.sni,
+        _ => false,
+    }
 }
 
 /// What to do with a request.
@@ -234,7 +255,11 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             let seen = SEEN.with(|s| s.borrow_mut().replace(h));
             return if seen { Lookup::Record } else { Lookup::Decide };
         };
-        if e.engine != engine || e.stamp != stamp || e.local != req.local || e.secure != req.secure
+        if e.engine != engine
+            || e.stamp != stamp
+            || e.local != req.local
+            || e.secure != req.secure
+            || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
         }
@@ -340,6 +365,7 @@ impl Recording {
                 stamp,
                 local: req.local,
                 secure: req.secure,
+                tls: tls_key(req),
                 kept,
             },
         );
@@ -438,6 +464,7 @@ mod tests {
             peer: peer.parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

@@ -262,6 +262,9 @@ impl<'a> Ctx<'a> {
     pub fn process_internal(&mut self) -> Result<(), Status> {
         if !self.is_subreq {
             self.post_read_request();
+            if self.redirects == 0 {
+                crate::modules::ssl::ports::check_request(self)?;
+            }
         }
         self.translate_name()?;
         self.map_to_storage()?;
@@ -333,16 +336,14 @@ impl<'a> Ctx<'a> {
         let walked = match walk::directory_walk(self.site, &self.filename) {
             Ok(w) => w,
             Err(WalkError::Config) => return Err(500),
-            Err(WalkError::Forbidden {
-                log,
-                htaccess_unreadable,
-            }) => {
-                if htaccess_unreadable {
-                    self.error_note = Some(
-                        "Server unable to read htaccess file, denying access to be safe".into(),
-                    );
+            Err(WalkError::Forbidden { log }) => return Err(self.fail(403, "error", log)),
+            Err(WalkError::AccessFile(u)) => {
+                if let Some(line) = &u.not_regular {
+                    self.site.log.error("error", "core", None, line);
                 }
-                return Err(self.fail(403, "error", log));
+                self.error_note =
+                    Some("Server unable to read htaccess file, denying access to be safe".into());
+                return Err(self.fail(403, "crit", u.message));
             }
         };
         self.filename = walked.filename;
@@ -389,6 +390,7 @@ impl<'a> Ctx<'a> {
 
     /// Access control, authentication and authorization (Satisfy, Order/Allow/Deny, Require, AuthType).
     fn check_access(&mut self) -> Result<(), Status> {
+        crate::modules::ssl::check_access(self)?;
         crate::modules::authn_core::check_access(self)
     }
 
@@ -432,6 +434,7 @@ impl<'a> Ctx<'a> {
         crate::modules::rewrite::fixup(self)?;
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
+        crate::modules::ssl::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),

@@ -42,6 +42,8 @@ pub struct Site {
     /// mod_reqtimeout's stages (a vhost's over the main server's); `None`
     /// when the configuration does not load the module.
     pub reqtimeout: Option<crate::http::read_timeout::ConnReadTimeouts>,
+    /// mod_ssl (a vhost's settings over the main server's).
+    pub ssl: crate::modules::ssl::SslServer,
 }
 
 impl Site {
@@ -55,12 +57,25 @@ impl Site {
     ) -> Site {
         let inherit = |f: fn(&ServerConf) -> Option<String>| f(conf).or_else(|| main.and_then(f));
         let name = inherit(|c| c.server_name.clone()).unwrap_or_else(|| "localhost".to_string());
-        let (server_name, port) = match name.rsplit_once(':') {
+        let (server_name, mut port) = match name.rsplit_once(':') {
             Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) && !h.is_empty() => {
                 (h.to_string(), p.parse().ok())
             }
             _ => (name, None),
         };
+        // A `<VirtualHost>` without its own `ServerName` has the port of
+        // its first address (`ap_parse_vhost_addrs`); its own `ServerName`
+        // sets the port it names, or none.
+        if main.is_some() && conf.server_name.is_none() {
+            if let Some(p) = conf
+                .addrs
+                .first()
+                .and_then(|a| a.rsplit_once(':'))
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+            {
+                port = Some(p);
+            }
+        }
         let mut sections: Vec<DirSection> = main.map(|m| m.directories.clone()).unwrap_or_default();
         sections.extend(conf.directories.iter().cloned());
         let (mut plain, regex): (Vec<_>, Vec<_>) = sections
@@ -140,6 +155,10 @@ impl Site {
                 }
                 .resolve()
             }),
+            ssl: match main {
+                Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
+                None => conf.ssl.clone(),
+            },
         }
     }
 

@@ -20,6 +20,7 @@ mod logs;
 mod php_scan;
 mod privileges;
 mod run;
+mod sd_notify;
 
 #[global_allocator]
 static ALLOCATOR: allocator::Mimalloc = allocator::Mimalloc;

@@ -112,7 +112,9 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 "warn",
                 Vec::new(),
             ));
-            Engine::new(&loaded, sink)?;
+            let engine = Engine::new(&loaded, sink)?;
+            htaccel_server::tls::TlsSetup::build(&engine.tls_ports())
+                .map_err(|e| format!("htaccel: {e}"))?;
             eprintln!("Syntax OK");
             Ok(())
         }
@@ -190,8 +192,12 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         })?;
         access.push((
             f,
-            Logs::format(&cl.format, &main.log_formats)
-                .map_err(|e| format!("{}: {e}", cl.origin))?,
+            Logs::format(
+                &cl.format,
+                &main.log_formats,
+                loaded.env.is_loaded("ssl_module"),
+            )
+            .map_err(|e| format!("{}: {e}", cl.origin))?,
         ));
     }
     let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
@@ -209,7 +215,18 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         );
     }
 
-    let after_bind = privilege_step(&loaded, serve_root)?;
+    // mod_ssl: certificates and keys are read now, before privileges
+    // are dropped; a missing, unreadable or mismatched file stops here.
+    let tls_ports = engine.tls_ports();
+    let tls = if tls_ports.is_empty() {
+        None
+    } else {
+        Some(Arc::new(
+            htaccel_server::tls::TlsSetup::build(&tls_ports)
+                .map_err(|e| format!("htaccel: {e}"))?,
+        ))
+    };
+    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
     let opts = htaccel_server::ServerOptions {
         listen,
         threads: std::thread::available_parallelism()
@@ -228,9 +245,32 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
         keepalive: main.keepalive.unwrap_or(true),
         max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
         server_header: engine.server_header.clone(),
+        tls,
         ..Default::default()
     };
     htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
+}
+
+/// Once bound and running as the configured user: tell systemd the
+/// service is ready (`Type=notify`) and, under `WatchdogSec=`, keep
+/// telling it that the process lives.
+fn announce_ready(after_bind: AfterBind) -> AfterBind {
+    Box::new(move || {
+        after_bind()?;
+        let notifier = crate::sd_notify::Notifier::from_env();
+        if let Err(e) = notifier.notify("READY=1") {
+            eprintln!("htaccel: warning: could not notify systemd of readiness: {e}");
+        }
+        if let Some(every) = notifier.watchdog_interval() {
+            std::thread::Builder::new()
+                .name("watchdog".into())
+                .spawn(move || loop {
+                    std::thread::sleep(every);
+                    let _ = notifier.notify("WATCHDOG=1");
+                })?;
+        }
+        Ok(())
+    })
 }
 
 /// What to do once the sockets are bound: become `User`/`Group` when

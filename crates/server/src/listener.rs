@@ -76,6 +76,7 @@ impl Listeners {
             max_keepalive_requests: opts.max_keepalive_requests,
             server_header: opts.server_header.clone(),
             stop: stop.clone(),
+            tls: opts.tls.clone().filter(|t| !t.is_empty()),
         });
         let mut threads = Vec::new();
         for (i, sockets) in self.per_thread.into_iter().enumerate() {
@@ -248,13 +249,33 @@ async fn accept_loop(
                         Err(_) => continue,
                     },
                 };
-                tokio::task::spawn_local(conn::serve(
-                    stream,
-                    unmap(remote),
-                    unmap(local_addr),
-                    shared.clone(),
-                    local.clone(),
-                ));
+                let (remote, local_addr) = (unmap(remote), unmap(local_addr));
+                let tls = shared
+                    .tls
+                    .as_ref()
+                    .and_then(|t| Some((t.clone(), t.port_for(local_addr)?)));
+                match tls {
+                    None => {
+                        tokio::task::spawn_local(conn::serve(
+                            crate::transport::Plain(stream),
+                            remote,
+                            local_addr,
+                            shared.clone(),
+                            local.clone(),
+                        ));
+                    }
+                    Some((setup, port)) => {
+                        tokio::task::spawn_local(crate::tls::serve(
+                            stream,
+                            remote,
+                            local_addr,
+                            setup,
+                            port,
+                            shared.clone(),
+                            local.clone(),
+                        ));
+                    }
+                }
             }
             Err(e) => {
                 // Out of descriptors or memory: wait a little rather than spin.

@@ -257,6 +257,7 @@ impl<'c> Eval<'c> {
         let value: Cow<'w, [u8]> = match node {
             Word::Digit(s) | Word::Str(s) => Cow::Borrowed(s.as_slice()),
             Word::Var(v) => self.var(*v),
+            Word::Ssl(name) => Cow::Owned(self.ctx.ssl_var(name).unwrap_or_default().into_bytes()),
             Word::Concat(a, b) => self.concat(a, b),
             Word::Func(f, arg) => {
                 let arg = self.word(arg).into_owned();

@@ -74,6 +74,10 @@ fn group_name(gid: u32) -> Option<String> {
 }
 
 impl ExprContext for RequestExpr<'_, '_> {
+    fn ssl_var(&self, name: &str) -> Option<String> {
+        crate::modules::ssl::vars::lookup(self.ctx.req, name)
+    }
+
     fn var(&self, var: Var) -> Option<Cow<'_, [u8]>> {
         let c = self.ctx;
         let req = c.req;

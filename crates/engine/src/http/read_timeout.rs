@@ -44,6 +44,8 @@ impl ReadTimeout {
 /// (Apache's `c->base_server`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnReadTimeouts {
+    /// The TLS handshake (`handshake=`; off unless configured).
+    pub handshake: ReadTimeout,
     pub header: ReadTimeout,
     pub body: ReadTimeout,
     /// mod_reqtimeout watches this connection (loaded, and not every stage

@@ -12,8 +12,9 @@
 //! request's own server's, and a base server with every stage at 0 turns
 //! the module off for its connections.
 //!
-//! `handshake=` is accepted with Apache's grammar; it applies to the TLS
-//! handshake, and htaccel has no TLS yet (docs/deviations.md).
+//! `handshake=` bounds the TLS handshake (`server/src/tls/accept.rs`); when
+//! it is off, the header stage does, as in Apache, where the handshake
+//! happens within the first request's read.
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
@@ -47,6 +48,7 @@ impl ReqTimeoutServer {
         let body = self.body.unwrap_or(ReadTimeout::BODY);
         let handshake = self.handshake.unwrap_or(ReadTimeout::OFF);
         ConnReadTimeouts {
+            handshake,
             header,
             body,
             enabled: !(handshake.is_off() && header.is_off() && body.is_off()),

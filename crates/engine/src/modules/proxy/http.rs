@@ -378,7 +378,6 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     if !has_worker(&ctx, &url) {
         ctx.env.set("proxy-nokeepalive", "1");
     }
-    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
@@ -388,8 +387,14 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     Decision::Backend(BackendCall {
         addr: BackendAddr::Tcp(format!("{host}:{port}")),
         request: BackendRequest::Http(request),
-        body_limit,
+        // LimitRequestBody does not apply to a proxied request: Apache's
+        // input filter skips it when `r->proxyreq` is set.
+        body_limit: 0,
         body_read: false,
+        // mod_proxy_http spools for proxy-sendcl unless told to chunk too.
+        send_length: ctx.env.contains("proxy-sendcl")
+            && !ctx.env.contains("proxy-sendchunks")
+            && !ctx.env.contains("proxy-sendchunked"),
         finish: Box::new(move |result| match result {
             Ok(head) => finish(ctx, head),
             Err(e) => super::reply::failed(ctx, e),

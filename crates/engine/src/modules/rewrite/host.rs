@@ -163,6 +163,9 @@ impl Host for HostCtx<'_, '_> {
     fn header(&self, name: &str) -> Option<String> {
         self.ctx.headers_in.get_joined(name).map(|v| lossy(&v))
     }
+    fn ssl(&self, name: &str) -> Option<String> {
+        crate::modules::ssl::vars::lookup(self.ctx.req, name)
+    }
     fn env(&self, name: &str) -> Option<String> {
         self.ctx.env.get(name).map(str::to_string)
     }

@@ -429,6 +429,10 @@ pub enum Fact {
 pub trait Host {
     /// A request header (repeated headers joined with ", ").
     fn header(&self, name: &str) -> Option<String>;
+    /// `%{SSL:name}`: mod_ssl's variable (none without TLS).
+    fn ssl(&self, _name: &str) -> Option<String> {
+        None
+    }
     /// `%{ENV:x}`: request notes and environment, names without case.
     fn env(&self, name: &str) -> Option<String>;
     fn set_env(&mut self, name: &str, value: String);
