@@ -124,20 +124,27 @@ impl Subscriber for Inner {
     fn invalidate(&self, what: &Invalidation<'_>) {
         let mut levels = self.levels.write().unwrap_or_else(|e| e.into_inner());
         let before = levels.len();
+        // Levels dropped, or (an access file) marked as superseded.
+        let mut invalidated = 0;
         match what {
             // Kept, marked: its file is the previous complete version, in
             // force again if the next read catches a writer mid-write.
             Invalidation::AccessFile { dir, .. } => {
                 if let Some(level) = levels.get(*dir) {
-                    level.superseded.store(true, Ordering::SeqCst);
+                    if !level.superseded.swap(true, Ordering::SeqCst) {
+                        invalidated = 1;
+                    }
                 }
             }
             Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
             Invalidation::All => levels.clear(),
         }
-        let dropped = before - levels.len();
+        invalidated += before - levels.len();
         drop(levels);
-        crate::stats::add(crate::stats::Counter::HtaccessInvalidations, dropped as u64);
+        crate::stats::add(
+            crate::stats::Counter::HtaccessInvalidations,
+            invalidated as u64,
+        );
         crate::watch::note_change();
     }
 }

@@ -140,7 +140,7 @@ pub fn render(r: &Report) -> String {
     p.one(
         "htaccel_htaccess_invalidations_total",
         Kind::Counter,
-        "Directory levels dropped because a change was reported.",
+        "Directory levels dropped, or marked stale, because a change was reported.",
         t.get(Counter::HtaccessInvalidations),
     );
     p.one(
