@@ -35,7 +35,11 @@ impl Report {
         let watch = crate::watch::global();
         let sites = std::iter::once(&engine.main).chain(engine.vhosts.iter());
         Report {
-            server_name: ctx.site.server_name.clone(),
+            // `ap_get_server_name` under `UseCanonicalName Off`: the
+            // client's host name, else the server's.
+            server_name: crate::engine::request_host(ctx.req)
+                .map(|(host, _)| host)
+                .unwrap_or_else(|| ctx.site.server_name.clone()),
             local_ip: ctx.req.local.ip().to_string(),
             version: format!("htaccel/{}", env!("CARGO_PKG_VERSION")),
             built: built(),
