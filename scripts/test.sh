@@ -27,6 +27,9 @@ ls /usr/lib/apache2/modules/libphp*.so >/dev/null 2>&1 || missing+=(libapache2-m
 # Flask under gunicorn: the application behind the flask/ proxy cases.
 /usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing+=(python3-flask)
 /usr/bin/python3 -c 'import gunicorn' >/dev/null 2>&1 || missing+=(python3-gunicorn)
+# The official Prometheus client's parser reads htaccel's metrics page
+# (crates/htaccel/tests/status_pages.rs).
+/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing+=(python3-prometheus-client)
 # WordPress with a private MariaDB: the wordpress/ cases (scripts/wordpress.sh).
 [ -f /usr/share/wordpress/wp-settings.php ] || missing+=(wordpress)
 [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing+=(wordpress-theme-twentytwentythree)
