@@ -39,6 +39,9 @@ ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 # snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
+# testssl.sh: htaccel's TLS against Apache's on the same configuration
+# (tests/security/testssl.py).
+command -v testssl >/dev/null 2>&1 || missing+=(testssl.sh)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)
@@ -94,10 +97,14 @@ status=${PIPESTATUS[0]}
 
 # The rest of the security suite, bounded (scripts/security.sh --full runs
 # the whole campaign): hostile access files, clients and faults, with
-# Apache's figures beside htaccel's; every fuzz target for 30 s; then
+# Apache's figures beside htaccel's; testssl.sh's findings for htaccel and
+# Apache on the same TLS configuration; every fuzz target for 30 s; then
 # docs/security.md from what this run measured.
 echo "== security: hostile access files, clients, faults"
 python3 tests/security/hostile.py 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== security: testssl.sh, htaccel against Apache on the same TLS configuration"
+python3 tests/security/testssl.py 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== security: fuzzing"
 bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"
