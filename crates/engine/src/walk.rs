@@ -87,7 +87,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
 /// revalidated by time rather than kept true by the watcher.
 fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, WalkError> {
     let trailing_slash = filename.ends_with('/') && filename.len() > 1;
-    let comps: Vec<&str> = filename.split('/').filter(|c| !c.is_empty()).collect();
+    let comps = components(filename);
     let full = fs::stat(Path::new(filename)).ok();
     let mut level = site.tree.root(site);
     // One buffer for the walk: the directory reached so far (with its
@@ -118,12 +118,17 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
         let is_last = walked_to + 1 == comps.len();
         // Apache skips the lstat when the whole path exists and symlinks
         // are followed unconditionally.
-        let skip_lstat = opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0 && !is_last;
+        let follow_freely = opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0;
         let info = match full {
-            Some(f) if skip_lstat => Ok(fs::FileInfo {
+            Some(f) if follow_freely && !is_last => Ok(fs::FileInfo {
                 kind: Kind::Dir,
                 ..f
             }),
+            // The last component names the whole path: what `stat` found
+            // there is what following a symlink in its place finds, so a
+            // second lookup of the same path (lstat, then stat again for a
+            // symlink) would answer the same.
+            Some(f) if follow_freely => Ok(f),
             _ => fs::lstat(Path::new(candidate)),
         };
         let info = match info {
@@ -175,6 +180,24 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
         dir_path.trim_end_matches('/').to_string()
     };
     finish(site, level, name, path_info, finfo)
+}
+
+/// The non-empty components of a path. Split at the bytes (`/` is ASCII,
+/// so every piece ends on a character boundary): `str::split('/')` with a
+/// filter cost about as much as the rest of a walk answered from the caches.
+fn components(path: &str) -> Vec<&str> {
+    let mut out = Vec::with_capacity(16);
+    let mut start = 0;
+    for i in memchr::memchr_iter(b'/', path.as_bytes()) {
+        if i > start {
+            out.push(&path[start..i]);
+        }
+        start = i + 1;
+    }
+    if start < path.len() {
+        out.push(&path[start..]);
+    }
+    out
 }
 
 fn rest_of(comps: &[&str], trailing_slash: bool) -> String {
@@ -251,4 +274,29 @@ pub fn map_uri(root: &Path, uri_path: &str) -> PathBuf {
         return PathBuf::from(s);
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::components;
+
+    #[test]
+    fn components_are_the_non_empty_pieces_between_slashes() {
+        for p in [
+            "",
+            "/",
+            "//",
+            "/a",
+            "a",
+            "/a/",
+            "/a//b/",
+            "/srv/www/wp-content/x.jpg",
+            "a/b",
+            "/é/ü€/\u{10FE80}x/",
+            "/a/b/c//",
+        ] {
+            let split: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
+            assert_eq!(components(p), split, "{p:?}");
+        }
+    }
 }

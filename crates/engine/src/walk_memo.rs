@@ -35,8 +35,18 @@ struct Entry {
     walked: Walked,
 }
 
+/// One thread's kept walks, and the stamp they were last swept for.
+#[derive(Default)]
+struct Memo {
+    entries: HashMap<String, Entry>,
+    /// After a sweep for this stamp every entry had it, and entries put
+    /// since under the same stamp keep it so: sweeping again for it would
+    /// find nothing to drop, only cost a pass over every entry.
+    swept_for: Option<u64>,
+}
+
 thread_local! {
-    static MEMO: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
 /// The walk of `filename` in the site whose tree is `tree`, if one was
@@ -44,7 +54,7 @@ thread_local! {
 pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
     MEMO.with(|m| {
         let m = m.borrow();
-        let e = m.get(filename)?;
+        let e = m.entries.get(filename)?;
         (e.tree == tree && e.stamp == stamp).then(|| e.walked.clone())
     })
 }
@@ -52,11 +62,15 @@ pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
 /// Keep a walk computed from caches that stayed true since `stamp`.
 pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
     MEMO.with(|m| {
-        let mut m = m.borrow_mut();
+        let memo = &mut *m.borrow_mut();
+        let m = &mut memo.entries;
         if m.len() >= ENTRIES_PER_THREAD && !m.contains_key(filename) {
             // Entries of an older stamp are of no use; else any entry.
             let before = m.len();
-            m.retain(|_, e| e.stamp == stamp);
+            if memo.swept_for != Some(stamp) {
+                m.retain(|_, e| e.stamp == stamp);
+                memo.swept_for = Some(stamp);
+            }
             if m.len() == before {
                 if let Some(k) = m.keys().next().cloned() {
                     m.remove(&k);
@@ -71,12 +85,16 @@ pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
                 walked: walked.clone(),
             },
         );
+        if memo.swept_for != Some(stamp) {
+            // An entry of another stamp: the next sweep has work again.
+            memo.swept_for = None;
+        }
     });
 }
 
 /// Forget every kept walk of this thread (tests).
 pub fn clear() {
-    MEMO.with(|m| m.borrow_mut().clear());
+    MEMO.with(|m| *m.borrow_mut() = Memo::default());
 }
 
 #[cfg(test)]
@@ -109,9 +127,9 @@ mod tests {
         for i in 0..ENTRIES_PER_THREAD + 10 {
             put(1, &format!("/f{i}"), 3, &walked("/f"));
         }
-        MEMO.with(|m| assert_eq!(m.borrow().len(), ENTRIES_PER_THREAD));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.len(), ENTRIES_PER_THREAD));
         // A new stamp sweeps the old entries out first.
         put(1, "/new", 4, &walked("/new"));
-        MEMO.with(|m| assert_eq!(m.borrow().len(), 1));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.len(), 1));
     }
 }

@@ -172,7 +172,10 @@ struct State {
     inotify: Option<Inotify>,
     init_tried: bool,
     /// Every directory a cache asked about, by path with a trailing slash.
-    dirs: HashMap<String, DirState>,
+    /// Keyed by paths requests name: a seeded hash, much cheaper than
+    /// SipHash on long paths (one lookup per ancestor on each metadata
+    /// cache miss), still unpredictable to clients.
+    dirs: foldhash::HashMap<String, DirState>,
     /// Watch descriptor → the paths it stands for (one inode may be reached
     /// by several paths through symlinks).
     wds: HashMap<i32, (inotify::WatchDescriptor, Vec<String>)>,
@@ -296,7 +299,7 @@ impl Watch {
             state: Mutex::new(State {
                 inotify: None,
                 init_tried: false,
-                dirs: HashMap::new(),
+                dirs: foldhash::HashMap::default(),
                 wds: HashMap::new(),
                 pending: HashMap::new(),
                 access_events: HashMap::new(),
@@ -399,7 +402,7 @@ impl Watch {
         let mut st = self.lock();
         let mut end = 0;
         let mut mode = Mode::Watched;
-        while let Some(i) = path[end..].find('/') {
+        while let Some(i) = memchr::memchr(b'/', &path.as_bytes()[end..]) {
             end += i + 1;
             if end == path.len() {
                 break;
@@ -652,11 +655,15 @@ impl State {
     }
 
     fn ensure(&mut self, dir: &str, interval: Duration) -> Mode {
-        let now = Instant::now();
+        // The clock is read only where a retry time is compared or set:
+        // a directory already watched (every ancestor of every path the
+        // metadata cache looks up) needs one map lookup and nothing else.
         match self.dirs.get(dir) {
             Some(DirState::Watched(_)) => return Mode::Watched,
             Some(DirState::Polled { retry_at: None }) => return Mode::Polled,
-            Some(DirState::Polled { retry_at: Some(t) }) if now < *t => return Mode::Polled,
+            Some(DirState::Polled { retry_at: Some(t) }) if Instant::now() < *t => {
+                return Mode::Polled
+            }
             _ => {}
         }
         if self.inotify().is_none() {
@@ -706,7 +713,7 @@ impl State {
                         "inotify watch limit reached at {dir} (fs.inotify.max_user_watches): directories without a watch are revalidated by stat every AccessFileCheckInterval"
                     ));
                 }
-                let retry = now + interval.max(Duration::from_secs(1));
+                let retry = Instant::now() + interval.max(Duration::from_secs(1));
                 self.dirs.insert(
                     dir.to_string(),
                     DirState::Polled {
