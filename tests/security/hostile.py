@@ -274,53 +274,74 @@ def access_file_binary(root, rundir):
     return access_file_case(root, rundir, write, 2.0, 64)
 
 
-@scenario("a normal client's p99 <= 0.5 s, memory growth <= 64 MiB, server alive")
-def slow_clients(root, rundir):
-    """Slowloris: connections that send a head a byte at a time, while a normal client asks"""
-    site(root)
-    count = 1000 if FULL else 200
+def under_attack(root, rundir, label, attack, normal, rounds, extra_conf=None, pause=0.0):
+    """Runs `attack(server)` (which opens and returns the hostile sockets,
+    or keeps them busy until it returns them) on htaccel and on Apache in
+    turn, then times `rounds` requests of a normal client
+    (`normal(server)` -> (status, seconds)) while the attack holds: p99,
+    failures, memory growth, and whether the server lived."""
     results = {}
     for kind in ("htaccel", "apache"):
-        server = Server(kind, root, rundir)
-        stop = threading.Event()
+        server = Server(kind, root, rundir, extra_conf=extra_conf)
         socks = []
         try:
             before = server.rss()
-            for _ in range(count):
-                try:
-                    s = socket.create_connection(("127.0.0.1", server.port), timeout=2)
-                    s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
-                    socks.append(s)
-                except OSError:
-                    break
-
-            def drip():
-                while not stop.wait(1.0):
-                    for s in socks:
-                        try:
-                            s.send(b"X-a: b\r\n")
-                        except OSError:
-                            pass
-            t = threading.Thread(target=drip, daemon=True)
-            t.start()
+            socks = attack(server)
+            time.sleep(pause)
             latencies, failures = [], 0
-            for _ in range(100 if FULL else 50):
-                status, took, _ = request(server.port, "/index.html", timeout=10)
+            for _ in range(rounds):
+                status, took = normal(server)
                 latencies.append(took)
                 failures += status != 200
-            results[kind] = {"slow_connections": len(socks), "p99_s": round(p99(latencies), 3),
+            results[kind] = {label: len(socks), "p99_s": round(p99(latencies), 3),
                              "failed_requests": failures,
                              "rss_growth_mib": round((server.rss() - before) / MIB, 1),
                              "alive": server.alive()}
         finally:
-            stop.set()
-            for s in socks:
-                s.close()
+            for sock in socks:
+                sock.close()
             server.stop()
     ours = results["htaccel"]
     ok = (ours["alive"] and ours["failed_requests"] == 0 and ours["p99_s"] <= 0.5
           and ours["rss_growth_mib"] <= 64)
     return ok, ours, results["apache"]
+
+
+def plain_client(server):
+    status, took, _ = request(server.port, "/index.html", timeout=10)
+    return status, took
+
+
+@scenario("a normal client's p99 <= 0.5 s, memory growth <= 64 MiB, server alive")
+def slow_clients(root, rundir):
+    """Slowloris: connections that send a head a byte at a time, while a normal client asks"""
+    site(root)
+    count = 1000 if FULL else 200
+
+    def attack(server):
+        socks = []
+        for _ in range(count):
+            try:
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n")
+                socks.append(s)
+            except OSError:
+                break
+
+        def drip():
+            # One more header line a second on every connection, while
+            # they are open.
+            while socks and socks[0].fileno() != -1:
+                for s in socks:
+                    try:
+                        s.send(b"X-a: b\r\n")
+                    except OSError:
+                        pass
+                time.sleep(1.0)
+        threading.Thread(target=drip, daemon=True).start()
+        return socks
+    return under_attack(root, rundir, "slow_connections", attack, plain_client,
+                        100 if FULL else 50)
 
 
 @scenario("memory growth <= 64 MiB with the readers stalled, a normal client's p99 <= 0.5 s")
@@ -330,36 +351,17 @@ def greedy_readers(root, rundir):
     with open(os.path.join(root, "big.bin"), "wb") as f:
         f.write(os.urandom(20 * MIB))
     count = 200 if FULL else 50
-    results = {}
-    for kind in ("htaccel", "apache"):
-        server = Server(kind, root, rundir)
+
+    def attack(server):
         socks = []
-        try:
-            before = server.rss()
-            for _ in range(count):
-                s = socket.socket()
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                s.connect(("127.0.0.1", server.port))
-                s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                socks.append(s)
-            time.sleep(1.0)
-            latencies, failures = [], 0
-            for _ in range(50):
-                status, took, _ = request(server.port, "/index.html", timeout=10)
-                latencies.append(took)
-                failures += status != 200
-            results[kind] = {"stalled_readers": len(socks), "p99_s": round(p99(latencies), 3),
-                             "failed_requests": failures,
-                             "rss_growth_mib": round((server.rss() - before) / MIB, 1),
-                             "alive": server.alive()}
-        finally:
-            for s in socks:
-                s.close()
-            server.stop()
-    ours = results["htaccel"]
-    ok = (ours["alive"] and ours["failed_requests"] == 0 and ours["p99_s"] <= 0.5
-          and ours["rss_growth_mib"] <= 64)
-    return ok, ours, results["apache"]
+        for _ in range(count):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", server.port))
+            s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            socks.append(s)
+        return socks
+    return under_attack(root, rundir, "stalled_readers", attack, plain_client, 50, pause=1.0)
 
 
 @scenario("the server survives descriptor exhaustion and serves again once connections close")
@@ -467,40 +469,23 @@ def https_request(port, path="/index.html", timeout=10.0):
 def tls_handshake_stalls(root, rundir):
     """TLS connections that stall mid-handshake (a partial ClientHello, or nothing), while a normal HTTPS client asks"""
     site(root)
-    conf = tls_conf(rundir)
     count = 1000 if FULL else 300
-    results = {}
-    for kind in ("htaccel", "apache"):
-        server = Server(kind, root, rundir, extra_conf=conf)
+
+    def attack(server):
         socks = []
-        try:
-            before = server.rss()
-            for i in range(count):
-                try:
-                    s = socket.create_connection(("127.0.0.1", server.tls_port), timeout=2)
-                    if i % 2 == 0:
-                        # A TLS record header announcing a ClientHello that never comes.
-                        s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
-                    socks.append(s)
-                except OSError:
-                    break
-            latencies, failures = [], 0
-            for _ in range(40):
-                status, took = https_request(server.tls_port)
-                latencies.append(took)
-                failures += status != 200
-            results[kind] = {"stalled_handshakes": len(socks), "p99_s": round(p99(latencies), 3),
-                             "failed_requests": failures,
-                             "rss_growth_mib": round((server.rss() - before) / MIB, 1),
-                             "alive": server.alive()}
-        finally:
-            for s in socks:
-                s.close()
-            server.stop()
-    ours = results["htaccel"]
-    ok = (ours["alive"] and ours["failed_requests"] == 0 and ours["p99_s"] <= 0.5
-          and ours["rss_growth_mib"] <= 64)
-    return ok, ours, results["apache"]
+        for i in range(count):
+            try:
+                s = socket.create_connection(("127.0.0.1", server.tls_port), timeout=2)
+                if i % 2 == 0:
+                    # A TLS record header announcing a ClientHello that never comes.
+                    s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+                socks.append(s)
+            except OSError:
+                break
+        return socks
+    return under_attack(root, rundir, "stalled_handshakes", attack,
+                        lambda server: https_request(server.tls_port), 40,
+                        extra_conf=tls_conf(rundir))
 
 
 @scenario("server CPU per full handshake stated; a normal HTTPS client's p99 <= 1 s during the flood; server alive")
