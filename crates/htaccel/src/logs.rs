@@ -81,7 +81,10 @@ impl Log for Logs {
     }
 
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str) {
-        if severity(level) > self.threshold {
+        // Apache writes `notice` lines whatever `LogLevel` says (its
+        // start, reload and stop messages are notices).
+        let notice = level.eq_ignore_ascii_case("notice");
+        if severity(level) > self.threshold && !notice {
             return;
         }
         // SAFETY: getpid and gettid have no preconditions.

@@ -18,7 +18,9 @@ mod cli;
 mod explain;
 mod logs;
 mod php_scan;
+mod pidfile;
 mod privileges;
+mod reload;
 mod run;
 
 #[global_allocator]

@@ -4,13 +4,13 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
+use crate::reload::{Generation, ReadConfig, Reloads};
 use htaccel_conf::{Node, ParseOptions};
 use htaccel_engine::engine::{self, Engine, Loaded};
 use htaccel_engine::modules::php::pool;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 const SERVE_CONF: &str = include_str!("serve.conf");
 
@@ -85,8 +85,6 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 .replace("@LISTEN@", &listen)
                 .replace("@PHP_FPM@", fpm.as_ref().map_or("", |f| f.0))
                 .replace("@PHP_HANDLER@", fpm.as_ref().map_or("", |f| f.1.as_str()));
-            let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
-                .map_err(|e| e.to_string())?;
             // `--php` turns on serve.conf's `LoadModule php_module`.
             let mut defines = Vec::new();
             if php.is_some() {
@@ -95,13 +93,19 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             if fpm.is_some() {
                 defines.push("HTACCEL_FPM".to_string());
             }
-            let loaded = load(&nodes, defines, "serve.conf")?;
-            serve(loaded, Some(&root))
+            let read = move || {
+                let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
+                    .map_err(|e| e.to_string())?;
+                load(&nodes, defines.clone(), "serve.conf")
+            };
+            serve(Box::new(read), Some(&root))
         }
         Cmd::Config { file, defines } => {
-            let nodes = parse_main(&file)?;
-            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
-            serve(loaded, None)
+            let read = move || {
+                let nodes = parse_main(&file)?;
+                load(&nodes, defines.clone(), &file.to_string_lossy())
+            };
+            serve(Box::new(read), None)
         }
         Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
         Cmd::ConfigTest { file, defines } => {
@@ -149,7 +153,7 @@ fn parse_main(file: &Path) -> Result<Vec<Node>, String> {
     htaccel_conf::parse_file(file, &ParseOptions::default()).map_err(|e| format!("htaccel: {e}"))
 }
 
-fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
+pub(crate) fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
     let loaded = engine::load(nodes, PathBuf::from("/etc/htaccel"), defines).map_err(|e| {
         format!(
             "AH00526: Syntax error on line {} of {}:\n{}",
@@ -172,31 +176,9 @@ fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
         .map_err(|e| format!("Listen {spec}: {e}"))
 }
 
-fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
-    let main = &loaded.build.main;
-    let error_target = main
-        .error_log
-        .clone()
-        .unwrap_or_else(|| "/dev/stderr".into());
-    let error_file = logs::open_target(&error_target)
-        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
-    let mut access = Vec::new();
-    for cl in &main.custom_logs {
-        let f = logs::open_target(&cl.target).map_err(|e| {
-            format!(
-                "htaccel: could not open transfer log file {}: {e}",
-                cl.target
-            )
-        })?;
-        access.push((
-            f,
-            Logs::format(&cl.format, &main.log_formats)
-                .map_err(|e| format!("{}: {e}", cl.origin))?,
-        ));
-    }
-    let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
-    let log: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(error_file, &level, access));
-    let engine = Arc::new(Engine::new(&loaded, log.clone())?);
+fn serve(mut read: ReadConfig, serve_root: Option<&Path>) -> Result<(), String> {
+    let loaded = read()?;
+    let first = Generation::build(&loaded)?;
 
     let mut listen = Vec::new();
     for (spec, origin) in &loaded.build.global.listen {
@@ -208,29 +190,23 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
                 .into(),
         );
     }
+    let mut opts = first.opts.clone();
+    opts.listen = listen;
+    opts.threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
 
     let after_bind = privilege_step(&loaded, serve_root)?;
-    let opts = htaccel_server::ServerOptions {
-        listen,
-        threads: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        limits: htaccel_server::Limits {
-            request_line: main.limit_request_line.unwrap_or(8190),
-            field_size: main.limit_request_field_size.unwrap_or(8190),
-            fields: main.limit_request_fields.unwrap_or(100),
-        },
-        timeouts: htaccel_server::Timeouts {
-            timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
-            keepalive: Duration::from_secs(main.keepalive_timeout.unwrap_or(5)),
-            ..Default::default()
-        },
-        keepalive: main.keepalive.unwrap_or(true),
-        max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
-        server_header: engine.server_header.clone(),
-        ..Default::default()
+    let pid_file = first.write_pid_file(None)?;
+    let mut reloads = Reloads {
+        read,
+        log: first.log.clone(),
+        listen: first.listen.clone(),
+        graceful_stop: first.graceful_stop,
+        pid_file,
     };
-    htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
+    htaccel_server::run_controlled(first.engine, opts, after_bind, &mut reloads)
+        .map_err(|e| format!("htaccel: {e}"))
 }
 
 /// What to do once the sockets are bound: become `User`/`Group` when

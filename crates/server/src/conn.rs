@@ -76,6 +76,9 @@ pub(crate) struct Shared {
     pub max_keepalive_requests: u32,
     pub server_header: String,
     pub stop: Stop,
+    /// A newer configuration generation serves new connections: this
+    /// one's connections close after their next answer.
+    pub retired: std::sync::atomic::AtomicBool,
 }
 
 /// Read buffers a worker thread keeps for its connections.
@@ -950,7 +953,8 @@ impl Conn {
             && !ex.client_close
             && !resp.close
             && (ex.client_keep_alive || ex.proto_num >= 1001)
-            && !shared.stop.requested();
+            && !shared.stop.requested()
+            && !shared.retired.load(std::sync::atomic::Ordering::Relaxed);
         let chunked = chunked || (stream && keep);
         let mut framing = Framing {
             content_length: synth_cl.then(|| resp.body.len()),

@@ -10,6 +10,7 @@
 //! `ListenBacklog`); accepted connections get `TCP_NODELAY`, as in Apache.
 
 use crate::conn::{self, Local, Shared};
+use crate::generation::{Current, Generations};
 use crate::shutdown::{self, Stop};
 use crate::ServerOptions;
 use htaccel_engine::http::Handler;
@@ -68,31 +69,38 @@ impl Listeners {
     /// Start the worker threads.
     pub fn serve(self, handler: Arc<dyn Handler>, opts: &ServerOptions) -> io::Result<Server> {
         let stop = Stop::new();
-        let shared = Arc::new(Shared {
-            handler,
-            limits: opts.limits,
-            timeouts: opts.timeouts,
-            keepalive: opts.keepalive,
-            max_keepalive_requests: opts.max_keepalive_requests,
-            server_header: opts.server_header.clone(),
-            stop: stop.clone(),
-        });
+        let generations = Generations::new(shared_for(handler, opts, &stop));
         let mut threads = Vec::new();
         for (i, sockets) in self.per_thread.into_iter().enumerate() {
-            let shared = shared.clone();
+            let current = generations.current();
             let stop = stop.clone();
             let drain = opts.shutdown_timeout;
             let t = std::thread::Builder::new()
                 .name(format!("htaccel-{i}"))
-                .spawn(move || worker(sockets, shared, stop, drain))?;
+                .spawn(move || worker(sockets, current, stop, drain))?;
             threads.push(t);
         }
         Ok(Server {
             addrs: self.addrs,
             stop,
             threads,
+            generations,
         })
     }
+}
+
+/// What the connections of one configuration generation share.
+fn shared_for(handler: Arc<dyn Handler>, opts: &ServerOptions, stop: &Stop) -> Arc<Shared> {
+    Arc::new(Shared {
+        handler,
+        limits: opts.limits,
+        timeouts: opts.timeouts,
+        keepalive: opts.keepalive,
+        max_keepalive_requests: opts.max_keepalive_requests,
+        server_header: opts.server_header.clone(),
+        stop: stop.clone(),
+        retired: Default::default(),
+    })
 }
 
 /// A running server.
@@ -100,6 +108,7 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     stop: Stop,
     threads: Vec<JoinHandle<io::Result<()>>>,
+    generations: Generations,
 }
 
 impl Server {
@@ -113,6 +122,27 @@ impl Server {
     /// `Connection: close`). Returns at once; [`Server::wait`] waits.
     pub fn shutdown(&self) {
         self.stop.trigger();
+    }
+
+    /// Begin a graceful stop whose requests in flight may run for `limit`
+    /// (`None`: as long as they take), as Apache's `graceful-stop`.
+    pub fn shutdown_draining(&self, limit: Option<Duration>) {
+        self.stop.trigger_draining(limit);
+    }
+
+    /// Serve connections accepted from now on with `handler` and the
+    /// per-configuration settings of `opts` (limits, timeouts, keep-alive,
+    /// `Server` header); connections already open finish with what they
+    /// had (see `crate::generation`). `opts.listen` and `opts.threads` are
+    /// not read: the listening sockets stay as they are.
+    pub fn reload(&self, handler: Arc<dyn Handler>, opts: &ServerOptions) {
+        self.generations
+            .publish(shared_for(handler, opts, &self.stop));
+    }
+
+    /// The handler serving new connections now.
+    pub fn handler(&self) -> Arc<dyn Handler> {
+        self.generations.latest().handler.clone()
     }
 
     /// Wait until every worker thread has ended (after [`Server::shutdown`]
@@ -187,7 +217,7 @@ fn set_defer_accept(s: &Socket) -> io::Result<()> {
 /// One worker thread: its runtime, its accept loops, then the drain.
 fn worker(
     sockets: Vec<std::net::TcpListener>,
-    shared: Arc<Shared>,
+    current: Current,
     stop: Stop,
     drain: Duration,
 ) -> io::Result<()> {
@@ -206,7 +236,7 @@ fn worker(
             accepts.push(tokio::task::spawn_local(accept_loop(
                 l,
                 unspecified,
-                shared.clone(),
+                current.clone(),
                 local.clone(),
                 stop.clone(),
             )));
@@ -216,7 +246,7 @@ fn worker(
         for a in accepts {
             let _ = a.await;
         }
-        shutdown::drain(&local, drain).await;
+        shutdown::drain(&local, stop.drain_limit(drain)).await;
         Ok(())
     })
 }
@@ -224,7 +254,7 @@ fn worker(
 async fn accept_loop(
     l: tokio::net::TcpListener,
     unspecified: bool,
-    shared: Arc<Shared>,
+    mut current: Current,
     local: Rc<Local>,
     stop: Stop,
 ) {
@@ -249,7 +279,7 @@ async fn accept_loop(
                     stream,
                     unmap(remote),
                     unmap(local_addr),
-                    shared.clone(),
+                    current.get().clone(),
                     local.clone(),
                 ));
             }

@@ -93,6 +93,8 @@ pub struct Global {
     pub user: Option<String>,
     pub group: Option<String>,
     pub pid_file: Option<String>,
+    /// `GracefulShutdownTimeout`, seconds (0 or unset: no limit).
+    pub graceful_shutdown_timeout: Option<u64>,
     pub server_tokens: Option<String>,
     pub types_config: Option<PathBuf>,
     pub hostname_lookups: Option<String>,

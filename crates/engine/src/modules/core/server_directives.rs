@@ -302,6 +302,10 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "PidFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for logging the server process ID", run: |w, inv, _| {
         w.server.as_deref_mut().ok_or("PidFile not allowed here")?.global.pid_file = Some(one(inv)); Ok(())
     } },
+    Directive { name: "GracefulShutdownTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum time in seconds to wait for child processes to complete transactions during shutdown", run: |w, inv, _| {
+        let v = number(inv)?;
+        w.server.as_deref_mut().ok_or("GracefulShutdownTimeout not allowed here")?.global.graceful_shutdown_timeout = Some(v); Ok(())
+    } },
     Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: run_load_module },
     Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: ignored },
     Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory for run-time files (shared memory, locks, etc.)", run: ignored },
