@@ -166,10 +166,11 @@ pub(crate) fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<L
     Ok(loaded)
 }
 
-/// Parse `Listen` arguments as Apache does: `port`, `addr:port`, `[v6]:port`.
+/// Parse `Listen` arguments as Apache does: `port` (every address, IPv6
+/// and IPv4), `addr:port`, `[v6]:port`.
 fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
     if let Ok(port) = spec.parse::<u16>() {
-        return Ok(vec![SocketAddr::from(([0, 0, 0, 0], port))]);
+        return Ok(vec![htaccel_server::wildcard(port)]);
     }
     spec.to_socket_addrs()
         .map(|a| a.collect())
@@ -205,8 +206,15 @@ fn serve(mut read: ReadConfig, serve_root: Option<&Path>) -> Result<(), String> 
         graceful_stop: first.graceful_stop,
         pid_file,
     };
-    htaccel_server::run_controlled(first.engine, opts, after_bind, &mut reloads)
-        .map_err(|e| format!("htaccel: {e}"))
+    htaccel_server::run_controlled(first.engine, opts, after_bind, &mut reloads).map_err(|e| {
+        let text = e.to_string();
+        // Apache's own words for a socket that cannot be bound stand alone.
+        if text.contains("AH00072") {
+            text
+        } else {
+            format!("htaccel: {text}")
+        }
+    })
 }
 
 /// What to do once the sockets are bound: become `User`/`Group` when

@@ -77,7 +77,7 @@ mod target;
 mod watch_ready;
 mod write;
 
-pub use listener::{bind_check, Listeners, Server};
+pub use listener::{bind_check, wildcard, Listeners, Server};
 pub use shutdown::Signalled;
 
 use htaccel_engine::http::Handler;

@@ -8,6 +8,10 @@
 //! Apache's `AcceptFilter http data` sets it on Linux (a connection is only
 //! accepted once its first bytes arrived) and a backlog of 511 (Apache's
 //! `ListenBacklog`); accepted connections get `TCP_NODELAY`, as in Apache.
+//! Before an address is bound, one socket without `SO_REUSEPORT` checks
+//! that no other process listens there (`refuse_if_taken`): the threads
+//! share a port among themselves, never with another server. IPv6 sockets
+//! are dual-stack, as Apache's `Listen 80` on Linux (`wildcard`).
 
 use crate::conn::{self, Local, Shared};
 use crate::generation::{Current, Generations};
@@ -50,6 +54,7 @@ impl Listeners {
             (0..threads).map(|_| Vec::new()).collect();
         let mut addrs = Vec::new();
         for &addr in &opts.listen {
+            refuse_if_taken(addr)?;
             let first = listen_socket(addr)?;
             let bound = first.local_addr()?;
             per_thread[0].push(first);
@@ -181,13 +186,64 @@ fn thread_count(n: usize) -> usize {
     }
 }
 
+/// Apache's refusal of a port another process listens on. The worker
+/// threads' sockets share their port through `SO_REUSEPORT`, which would
+/// also let them join another process's group on that port and split its
+/// traffic; binding once without it first fails (`EADDRINUSE`) if anything
+/// else listens there, with or without `SO_REUSEPORT`.
+fn refuse_if_taken(addr: SocketAddr) -> io::Result<()> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&addr.into()).map_err(|e| not_bound(addr, e))
+}
+
+/// Apache's words for a socket that cannot be bound (`AH00072`), then its
+/// conclusion.
+fn not_bound(addr: SocketAddr, e: io::Error) -> io::Error {
+    let errno = e.raw_os_error().unwrap_or(0);
+    let reason = io::Error::from_raw_os_error(errno).to_string();
+    let reason = reason.split(" (os error").next().unwrap_or(&reason);
+    io::Error::new(
+        e.kind(),
+        format!(
+            "({errno}){reason}: AH00072: make_sock: could not bind to address {addr}\nno listening sockets available, shutting down\nAH00015: Unable to open logs"
+        ),
+    )
+}
+
+/// The address `Listen PORT` binds: `[::]:PORT`, which also accepts IPv4
+/// (dual-stack, `IPV6_V6ONLY` off, as Apache on Linux), or `0.0.0.0:PORT`
+/// where the machine has no IPv6.
+pub fn wildcard(port: u16) -> SocketAddr {
+    let v6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port));
+    let usable = Socket::new(Domain::IPV6, Type::STREAM, Some(Protocol::TCP)).is_ok_and(|s| {
+        s.bind(&SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)).into())
+            .is_ok()
+    });
+    if usable {
+        v6
+    } else {
+        SocketAddr::from(([0, 0, 0, 0], port))
+    }
+}
+
 fn listen_socket(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // `[::]` takes IPv4 connections too (they show as `::ffff:a.b.c.d`,
+        // see `unmap`), whatever `net.ipv6.bindv6only` says.
+        s.set_only_v6(false)?;
+    }
     s.set_reuse_port(true)?;
     s.set_nonblocking(true)?;
-    s.bind(&addr.into())
-        .map_err(|e| io::Error::new(e.kind(), format!("could not bind to address {addr}: {e}")))?;
+    s.bind(&addr.into()).map_err(|e| not_bound(addr, e))?;
     s.listen(BACKLOG)?;
     // Not fatal: without it, connections are accepted before their first bytes.
     let _ = set_defer_accept(&s);
