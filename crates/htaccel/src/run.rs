@@ -5,8 +5,9 @@ use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
 use crate::reload::{Generation, ReadConfig, Reloads};
-use htaccel_conf::{Node, ParseOptions};
-use htaccel_engine::engine::{self, Engine, Loaded};
+use crate::startup;
+use htaccel_conf::ParseOptions;
+use htaccel_engine::engine::{Engine, Loaded};
 use htaccel_engine::modules::php::pool;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -96,28 +97,42 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             let read = move || {
                 let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
                     .map_err(|e| e.to_string())?;
-                load(&nodes, defines.clone(), "serve.conf")
+                let loaded = startup::load_nodes(
+                    &nodes,
+                    PathBuf::from(startup::DEFAULT_SERVER_ROOT),
+                    defines.clone(),
+                )?;
+                for n in &loaded.notices {
+                    eprintln!("htaccel: {}: {} (serve.conf)", n.origin, n.message);
+                }
+                Ok(loaded)
             };
-            serve(Box::new(read), Some(&root))
+            serve(Box::new(read), Some(&root), 0)
         }
-        Cmd::Config { file, defines } => {
-            let read = move || {
-                let nodes = parse_main(&file)?;
-                load(&nodes, defines.clone(), &file.to_string_lossy())
-            };
-            serve(Box::new(read), None)
+        Cmd::Config(start) => {
+            start.redirect_startup_log()?;
+            let threads = if start.single { 1 } else { 0 };
+            serve(Box::new(move || start.load()), None, threads)
         }
         Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
-        Cmd::ConfigTest { file, defines } => {
-            let nodes = parse_main(&file)?;
-            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
+        Cmd::ConfigTest(start) => {
+            start.redirect_startup_log()?;
+            let loaded = start.load()?;
             let sink: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(
                 logs::open_target("/dev/stderr").map_err(|e| e.to_string())?,
                 "warn",
                 Vec::new(),
             ));
             Engine::new(&loaded, sink)?;
-            eprintln!("Syntax OK");
+            crate::dump::config_test(&start, &loaded)
+        }
+        Cmd::Signal(start, action) => crate::apachectl::signal(start, action),
+        Cmd::Version => {
+            print!("{}", crate::dump::version());
+            Ok(())
+        }
+        Cmd::Settings => {
+            print!("{}", crate::dump::settings());
             Ok(())
         }
     }
@@ -149,23 +164,6 @@ To run them on PHP-FPM: htaccel serve {} --php=unix:/run/php/php8.2-fpm.sock",
     }
 }
 
-fn parse_main(file: &Path) -> Result<Vec<Node>, String> {
-    htaccel_conf::parse_file(file, &ParseOptions::default()).map_err(|e| format!("htaccel: {e}"))
-}
-
-pub(crate) fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
-    let loaded = engine::load(nodes, PathBuf::from("/etc/htaccel"), defines).map_err(|e| {
-        format!(
-            "AH00526: Syntax error on line {} of {}:\n{}",
-            e.origin.line, e.origin.file, e.message
-        )
-    })?;
-    for n in &loaded.notices {
-        eprintln!("htaccel: {}: {} ({name})", n.origin, n.message);
-    }
-    Ok(loaded)
-}
-
 /// Parse `Listen` arguments as Apache does: `port` (every address, IPv6
 /// and IPv4), `addr:port`, `[v6]:port`.
 fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
@@ -177,7 +175,12 @@ fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
         .map_err(|e| format!("Listen {spec}: {e}"))
 }
 
-fn serve(mut read: ReadConfig, serve_root: Option<&Path>) -> Result<(), String> {
+/// Serve until stopped. `threads`: worker threads (0: one per core).
+pub(crate) fn serve(
+    mut read: ReadConfig,
+    serve_root: Option<&Path>,
+    threads: usize,
+) -> Result<(), String> {
     let loaded = read()?;
     let first = Generation::build(&loaded)?;
 
@@ -193,9 +196,10 @@ fn serve(mut read: ReadConfig, serve_root: Option<&Path>) -> Result<(), String> 
     }
     let mut opts = first.opts.clone();
     opts.listen = listen;
-    opts.threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    opts.threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
 
     let after_bind = privilege_step(&loaded, serve_root)?;
     let pid_file = first.write_pid_file(None)?;
@@ -227,7 +231,10 @@ type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
-        return Ok(Box::new(|| Ok(())));
+        return Ok(Box::new(|| {
+            crate::apachectl::tell_ready();
+            Ok(())
+        }));
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
@@ -237,8 +244,15 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
                 "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
                 root.display()
             );
-            return Ok(Box::new(|| Ok(())));
+            return Ok(Box::new(|| {
+                crate::apachectl::tell_ready();
+                Ok(())
+            }));
         }
     }
-    Ok(Box::new(move || privileges::drop_to(uid, gid, &user)))
+    Ok(Box::new(move || {
+        privileges::drop_to(uid, gid, &user)?;
+        crate::apachectl::tell_ready();
+        Ok(())
+    }))
 }
