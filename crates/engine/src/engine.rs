@@ -39,6 +39,13 @@ impl Log for RecordedLog {
     fn access(&self, entry: &crate::http::AccessEntry<'_>) {
         self.0.access(entry);
     }
+    fn access_with(
+        &self,
+        entry: &crate::http::AccessEntry<'_>,
+        details: &crate::log_format::AccessDetails<'_>,
+    ) {
+        self.0.access_with(entry, details);
+    }
     fn error(
         &self,
         level: &str,
@@ -92,6 +99,17 @@ pub fn load(
 
 impl Engine {
     pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
+        Engine::with_vhost_logs(loaded, log, Vec::new())
+    }
+
+    /// An engine whose `<VirtualHost>` number `i` writes to `vhost_logs[i]`
+    /// when that is `Some` (its own `ErrorLog`/`CustomLog`), else to `log`,
+    /// as Apache's vhosts inherit the main server's logs.
+    pub fn with_vhost_logs(
+        loaded: &Loaded,
+        log: Arc<dyn Log>,
+        vhost_logs: Vec<Option<Arc<dyn Log>>>,
+    ) -> Result<Engine, String> {
         let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
         // Before anything else can fail: no PHP pool, no start.
@@ -114,7 +132,12 @@ impl Engine {
         let vhosts = b
             .vhosts
             .iter()
-            .map(|v| Arc::new(Site::new(v, Some(&b.main), &loaded.env, log.clone())))
+            .enumerate()
+            .map(|(i, v)| {
+                let own = vhost_logs.get(i).cloned().flatten();
+                let log = own.map_or_else(|| log.clone(), |l| Arc::new(RecordedLog(l)) as _);
+                Arc::new(Site::new(v, Some(&b.main), &loaded.env, log))
+            })
             .collect();
         let tokens = b
             .global
@@ -285,7 +308,36 @@ impl Handler for Engine {
     }
 
     fn log(&self) -> &dyn Log {
-        &*self.log
+        self
+    }
+}
+
+/// The server's log: an access-log line goes to the logs of the site that
+/// answered the request (mod_log_config's per-server `CustomLog`), with
+/// that site's name and port (`%v`, `%p`); an error-log line the server
+/// writes without a request goes to the main server's error log.
+impl Log for Engine {
+    fn access(&self, entry: &crate::http::AccessEntry<'_>) {
+        let site = match entry.request {
+            Some(req) if !self.vhosts.is_empty() => self.site_for(req),
+            _ => &self.main,
+        };
+        let details = crate::log_format::AccessDetails {
+            server_name: Some(&site.server_name),
+            server_port: site.port,
+            ..Default::default()
+        };
+        site.log.access_with(entry, &details);
+    }
+
+    fn error(
+        &self,
+        level: &str,
+        module: &str,
+        client: Option<std::net::SocketAddr>,
+        message: &str,
+    ) {
+        self.log.error(level, module, client, message);
     }
 }
 

@@ -65,13 +65,17 @@ impl Logs {
 
 impl Log for Logs {
     fn access(&self, entry: &AccessEntry<'_>) {
+        self.access_with(entry, &log_format::AccessDetails::default());
+    }
+
+    fn access_with(&self, entry: &AccessEntry<'_>, details: &log_format::AccessDetails<'_>) {
         if self.access.is_empty() {
             return;
         }
         let mut buf = Vec::with_capacity(256);
         for (file, format) in &self.access {
             buf.clear();
-            format.render(entry, &mut buf);
+            format.render_with(entry, details, &mut buf);
             if buf.last() != Some(&b'\n') {
                 buf.push(b'\n');
             }

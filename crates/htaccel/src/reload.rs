@@ -17,6 +17,7 @@
 
 use crate::logs::{self, Logs};
 use crate::pidfile::{self, PidFile};
+use htaccel_engine::config::server::ServerConf;
 use htaccel_engine::engine::{Engine, Loaded};
 use htaccel_engine::http::{Handler, Log};
 use htaccel_server::{Control, ServerOptions, Signalled};
@@ -47,29 +48,19 @@ impl Generation {
     pub fn build(loaded: &Loaded) -> Result<Generation, String> {
         let main = &loaded.build.main;
         let root = &loaded.env.server_root;
-        let error_target = main
-            .error_log
-            .clone()
-            .unwrap_or_else(|| "/dev/stderr".into());
-        let error_file = logs::open_target(&relative_to(root, &error_target))
-            .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
-        let mut access = Vec::new();
-        for cl in &main.custom_logs {
-            let f = logs::open_target(&relative_to(root, &cl.target)).map_err(|e| {
-                format!(
-                    "htaccel: could not open transfer log file {}: {e}",
-                    cl.target
-                )
-            })?;
-            access.push((
-                f,
-                Logs::format(&cl.format, &main.log_formats)
-                    .map_err(|e| format!("{}: {e}", cl.origin))?,
-            ));
+        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root)?);
+        // A `<VirtualHost>` with an `ErrorLog`, `CustomLog` or `LogLevel`
+        // of its own writes to its own logs; the others share the main
+        // server's, as in Apache.
+        let mut vhost_logs = Vec::new();
+        for v in &loaded.build.vhosts {
+            let own = v.error_log.is_some() || !v.custom_logs.is_empty() || v.log_level.is_some();
+            vhost_logs.push(match own {
+                true => Some(Arc::new(open_logs(v, main, root)?) as Arc<dyn Log>),
+                false => None,
+            });
         }
-        let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
-        let log: Arc<dyn Log> = Arc::new(Logs::new(error_file, &level, access));
-        let engine = Arc::new(Engine::new(loaded, log.clone())?);
+        let engine = Arc::new(Engine::with_vhost_logs(loaded, log.clone(), vhost_logs)?);
         let opts = ServerOptions {
             limits: htaccel_server::Limits {
                 request_line: main.limit_request_line.unwrap_or(8190),
@@ -112,6 +103,45 @@ impl Generation {
             (None, _) => Ok(None),
         }
     }
+}
+
+/// The logs of one server (the main one or a `<VirtualHost>`): its own
+/// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
+/// `LogFormat` nicknames its own, then the main server's.
+fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path) -> Result<Logs, String> {
+    let error_target = conf
+        .error_log
+        .clone()
+        .or_else(|| main.error_log.clone())
+        .unwrap_or_else(|| "/dev/stderr".into());
+    let error_file = logs::open_target(&relative_to(root, &error_target))
+        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
+    let custom = if conf.custom_logs.is_empty() {
+        &main.custom_logs
+    } else {
+        &conf.custom_logs
+    };
+    let mut formats = main.log_formats.clone();
+    formats.extend(conf.log_formats.clone());
+    let mut access = Vec::new();
+    for cl in custom {
+        let f = logs::open_target(&relative_to(root, &cl.target)).map_err(|e| {
+            format!(
+                "htaccel: could not open transfer log file {}: {e}",
+                cl.target
+            )
+        })?;
+        access.push((
+            f,
+            Logs::format(&cl.format, &formats).map_err(|e| format!("{}: {e}", cl.origin))?,
+        ));
+    }
+    let level = conf
+        .log_level
+        .clone()
+        .or_else(|| main.log_level.clone())
+        .unwrap_or_else(|| "warn".into());
+    Ok(Logs::new(error_file, &level, access))
 }
 
 /// A log target relative to `ServerRoot`, as Apache resolves it.

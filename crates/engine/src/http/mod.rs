@@ -456,6 +456,12 @@ pub struct ProtocolError<'a> {
 pub trait Log: Send + Sync {
     /// One access-log record, after the response was sent.
     fn access(&self, entry: &AccessEntry<'_>);
+    /// One access-log record with what the engine knows beyond the
+    /// connection (the site that answered: `%v`, `%p`). Default: `access`.
+    fn access_with(&self, entry: &AccessEntry<'_>, details: &crate::log_format::AccessDetails<'_>) {
+        let _ = details;
+        self.access(entry);
+    }
     /// One error-log line: Apache level name (`error`, `warn`, …), module (`core`), message.
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str);
 }
