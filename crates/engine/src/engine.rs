@@ -325,6 +325,7 @@ impl Log for Engine {
         let details = crate::log_format::AccessDetails {
             server_name: Some(&site.server_name),
             server_port: site.port,
+            bytes_out: entry.bytes_out,
             ..Default::default()
         };
         site.log.access_with(entry, &details);

@@ -1129,6 +1129,7 @@ mod tests {
             received: UNIX_EPOCH + Duration::from_micros(1_795_243_022_412_345),
             duration: Duration::from_micros(288),
             remote_user: None,
+            bytes_out: None,
         }
     }
 

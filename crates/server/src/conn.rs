@@ -202,6 +202,7 @@ pub(crate) async fn serve(
         peer_closed: false,
         id,
         local: local.clone(),
+        answer_start: Cell::new(None),
     };
     let linger = c.run(&shared).await;
     if linger {
@@ -308,6 +309,8 @@ struct Conn {
     peer_closed: bool,
     id: usize,
     local: Rc<Local>,
+    /// `out.position()` when the current answer began (for `%O`).
+    answer_start: Cell<Option<u64>>,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -925,6 +928,7 @@ impl Conn {
         facts: HeadFacts,
         prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
+        self.answer_start.set(Some(self.out.position()));
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
         let engine_cl = facts.engine_cl;
@@ -1048,6 +1052,7 @@ impl Conn {
         received: SystemTime,
         started: Instant,
     ) {
+        let answer_start = self.answer_start.take();
         shared.handler.log().access(&AccessEntry {
             request,
             remote: self.remote,
@@ -1058,6 +1063,7 @@ impl Conn {
             received,
             duration: started.elapsed(),
             remote_user: None,
+            bytes_out: Some(answer_start.map_or(0, |start| self.out.position() - start)),
         });
     }
 

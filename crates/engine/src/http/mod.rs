@@ -479,4 +479,6 @@ pub struct AccessEntry<'a> {
     pub received: std::time::SystemTime,
     pub duration: std::time::Duration,
     pub remote_user: Option<&'a str>,
+    /// Bytes sent, status line and headers included (`%O`), when known.
+    pub bytes_out: Option<u64>,
 }
