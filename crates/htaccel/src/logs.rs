@@ -20,8 +20,14 @@ fn severity(level: &str) -> usize {
         .unwrap_or(LEVELS.len())
 }
 
-/// Open a log target: a path (appended to), `/dev/stdout` or `/dev/stderr`.
+/// Open a log target: a path (appended to), `/dev/stdout`, `/dev/stderr`,
+/// or a piped logger (`|program args`, `||program args`: run directly;
+/// `|$command`: run by `/bin/sh -c`), whose standard input receives the
+/// lines, as Apache's piped logs.
 pub fn open_target(target: &str) -> std::io::Result<File> {
+    if let Some(command) = target.strip_prefix('|') {
+        return spawn_logger(command);
+    }
     match target {
         // SAFETY: descriptors 1 and 2 are open for the life of the process;
         // `dup` gives this File its own descriptor to own and close.
@@ -29,6 +35,54 @@ pub fn open_target(target: &str) -> std::io::Result<File> {
         "/dev/stderr" => Ok(unsafe { File::from_raw_fd(libc::dup(2)) }),
         path => OpenOptions::new().create(true).append(true).open(path),
     }
+}
+
+/// Start a piped logger; the write end of its standard input.
+fn spawn_logger(command: &str) -> std::io::Result<File> {
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    let mut cmd = if let Some(shell) = command.strip_prefix('$') {
+        let mut c = std::process::Command::new("/bin/sh");
+        c.arg("-c").arg(shell.trim());
+        c
+    } else {
+        let words = htaccel_conf::split_args(command.strip_prefix('|').unwrap_or(command));
+        let Some((program, args)) = words.split_first() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "empty piped log command",
+            ));
+        };
+        // Like Apache's, the program is not looked for in PATH.
+        if !program.contains('/') {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("(2)No such file or directory: AH00104: unable to start piped log program '{command}'"),
+            ));
+        }
+        let mut c = std::process::Command::new(program);
+        c.args(args);
+        c
+    };
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("{e}: AH00104: unable to start piped log program '{command}'"),
+            )
+        })?;
+    let stdin = child.stdin.take().expect("piped");
+    // The logger ends when its pipe closes (the generation holding it was
+    // replaced, or the server stopped); reap it then.
+    std::thread::Builder::new()
+        .name("htaccel-logger".into())
+        .spawn(move || {
+            let _ = child.wait();
+        })?;
+    // SAFETY: the descriptor is the pipe's write end, owned from here on.
+    Ok(unsafe { File::from_raw_fd(stdin.into_raw_fd()) })
 }
 
 pub struct Logs {

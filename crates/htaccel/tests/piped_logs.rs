@@ -1,0 +1,88 @@
+//! Piped logs (`CustomLog "|program"`, `"|$shell command"`, `ErrorLog
+//! "|$…"`), compared with Debian's apache2 on the same configuration: the
+//! differential harness compares what a client sees, not log files, so
+//! this test runs both servers itself and compares what the loggers wrote.
+
+mod common;
+
+use common::TempDir;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn conf(r: &Path, port: u16) -> String {
+    let r = r.display();
+    format!(
+        "ServerRoot {r}\n\
+         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
+         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
+         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
+         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName localhost\n\
+         PidFile {r}/server.pid\nErrorLog \"|$cat >> {r}/error.log\"\n\
+         LogFormat \"%U %>s\" short\n\
+         CustomLog \"|/usr/bin/tee -a {r}/direct.log\" short\n\
+         CustomLog \"|$cat >> {r}/shell.log\" short\n\
+         DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n"
+    )
+}
+
+fn logged(program: &str, extra: &[&str]) -> Vec<String> {
+    let root = TempDir::new("piped");
+    root.write("site/index.html", "hi\n");
+    root.write("site/bad/.htaccess", "Bogus here\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    root.write("server.conf", &conf(root.path(), port));
+    let mut child = Command::new(program)
+        .arg("-f")
+        .arg(root.path().join("server.conf"))
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{program} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for path in ["/index.html", "/bad/x"] {
+        let _ = common::get(port, path);
+    }
+    // The loggers have the lines once they arrive; wait for both files.
+    let read = |name: &str| std::fs::read_to_string(root.path().join(name)).unwrap_or_default();
+    let start = Instant::now();
+    while read("direct.log").lines().count() < 2 || read("shell.log").lines().count() < 2 {
+        if start.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: stopping the server this function started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    vec![
+        read("direct.log"),
+        read("shell.log"),
+        read("error.log")
+            .contains("Invalid command 'Bogus'")
+            .to_string(),
+    ]
+}
+
+#[test]
+fn piped_logs_receive_the_lines_as_in_apache() {
+    let apache = logged("/usr/sbin/apache2", &["-DFOREGROUND"]);
+    let ours = logged(env!("CARGO_BIN_EXE_htaccel"), &[]);
+    assert_eq!(ours, apache);
+    assert_eq!(apache[0], "/index.html 200\n/bad/x 500\n");
+    assert_eq!(apache[2], "true");
+}
