@@ -270,7 +270,10 @@ fn top_level(m: &clap::ArgMatches) -> Option<Result<Cmd, clap::Error>> {
             start.defines.extend(dumps.iter().map(|d| d.to_string()));
         }
     }
-    if start.file.is_none() && start.server_root.is_none() {
+    // Nothing of Apache's asked for: say what htaccel can do instead of
+    // guessing a configuration.
+    let asked = start != Start::default() || test || m.get_one::<String>("k").is_some();
+    if !asked {
         return None;
     }
     if let Some(word) = m.get_one::<String>("k") {

@@ -327,7 +327,7 @@ pub fn settings() -> String {
     let _ = writeln!(
         out,
         " -D HTTPD_ROOT=\"{}\"",
-        crate::startup::DEFAULT_SERVER_ROOT
+        crate::startup::default_server_root().display()
     );
     out.push_str(" -D SERVER_CONFIG_FILE=\"apache2.conf\"\n");
     out

@@ -11,6 +11,19 @@ use std::path::PathBuf;
 /// htaccel's compiled-in `ServerRoot` (Apache's `HTTPD_ROOT`).
 pub const DEFAULT_SERVER_ROOT: &str = "/etc/htaccel";
 
+/// Where Apache's flags look without `-d`: htaccel's own root when it
+/// exists, else the distribution's Apache root (Debian's `/etc/apache2`,
+/// Fedora's `/etc/httpd`), so that `apache2ctl` with `APACHE_HTTPD`
+/// pointing at htaccel, which passes no `-d` for `/etc/apache2`, finds
+/// the configuration Apache would.
+pub fn default_server_root() -> PathBuf {
+    ["/etc/htaccel", "/etc/apache2", "/etc/httpd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SERVER_ROOT))
+}
+
 /// The files tried, in order, when `-d` is given without `-f`: Debian's
 /// and Fedora's layouts (Apache's `SERVER_CONFIG_FILE` of each), then
 /// htaccel's own.
@@ -23,9 +36,7 @@ const LEVELS: &[&str] = &[
 
 impl Start {
     pub fn server_root(&self) -> PathBuf {
-        self.server_root
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_SERVER_ROOT))
+        self.server_root.clone().unwrap_or_else(default_server_root)
     }
 
     /// The configuration file: `-f` relative to `ServerRoot` unless
