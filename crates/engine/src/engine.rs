@@ -28,6 +28,9 @@ pub struct Engine {
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
+    /// The environment variables the access logs' `env=` conditions name
+    /// (copied into each answer's `log_env`).
+    pub log_env_names: Vec<String>,
 }
 
 /// The error log as the engine writes it: a decision that writes a line is
@@ -56,6 +59,30 @@ impl Log for RecordedLog {
         crate::answer_memo::note_volatile();
         self.0.error(level, module, client, message);
     }
+}
+
+/// The request environment variables the access logs read: the names of
+/// their `env=` conditions and of their `%{NAME}e` fields.
+fn log_env_names(b: &crate::config::server::ServerBuild) -> Vec<String> {
+    let mut names = Vec::new();
+    for server in std::iter::once(&b.main).chain(&b.vhosts) {
+        for log in &server.custom_logs {
+            if let Some(c) = &log.condition {
+                names.push(c.name.clone());
+            }
+            let text = server
+                .log_formats
+                .get(&log.format)
+                .or_else(|| b.main.log_formats.get(&log.format))
+                .map_or(log.format.as_str(), String::as_str);
+            if let Ok(format) = crate::log_format::LogFormat::compile(text) {
+                names.extend(format.env_names().map(String::from));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A configuration read from the main config file, before serving.
@@ -165,6 +192,7 @@ impl Engine {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            log_env_names: log_env_names(b),
         })
     }
 
@@ -326,6 +354,7 @@ impl Log for Engine {
             server_name: Some(&site.server_name),
             server_port: site.port,
             bytes_out: entry.bytes_out,
+            env: entry.env,
             ..Default::default()
         };
         site.log.access_with(entry, &details);

@@ -1,6 +1,7 @@
 //! The error log and the access logs: where lines go. Line formats come
 //! from the engine (`log_format`), so `explain` and tests share them.
 
+use htaccel_engine::config::server::LogCondition;
 use htaccel_engine::http::{AccessEntry, Log};
 use htaccel_engine::log_format::{self, LogFormat};
 use std::fs::{File, OpenOptions};
@@ -85,14 +86,17 @@ fn spawn_logger(command: &str) -> std::io::Result<File> {
     Ok(unsafe { File::from_raw_fd(stdin.into_raw_fd()) })
 }
 
+/// One access log: where, in which format, and for which requests.
+pub type AccessLog = (File, LogFormat, Option<LogCondition>);
+
 pub struct Logs {
     error: File,
     threshold: usize,
-    access: Vec<(File, LogFormat)>,
+    access: Vec<AccessLog>,
 }
 
 impl Logs {
-    pub fn new(error: File, level: &str, access: Vec<(File, LogFormat)>) -> Self {
+    pub fn new(error: File, level: &str, access: Vec<AccessLog>) -> Self {
         Logs {
             error,
             threshold: severity(level),
@@ -127,7 +131,10 @@ impl Log for Logs {
             return;
         }
         let mut buf = Vec::with_capacity(256);
-        for (file, format) in &self.access {
+        for (file, format, condition) in &self.access {
+            if condition.as_ref().is_some_and(|c| !c.holds(entry.env)) {
+                continue;
+            }
             buf.clear();
             format.render_with(entry, details, &mut buf);
             if buf.last() != Some(&b'\n') {

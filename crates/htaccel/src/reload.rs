@@ -134,6 +134,7 @@ fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path) -> Result<Logs, 
         access.push((
             f,
             Logs::format(&cl.format, &formats).map_err(|e| format!("{}: {e}", cl.origin))?,
+            cl.condition.clone(),
         ));
     }
     let level = conf

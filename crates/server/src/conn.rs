@@ -203,6 +203,7 @@ pub(crate) async fn serve(
         id,
         local: local.clone(),
         answer_start: Cell::new(None),
+        log_env: RefCell::new(Vec::new()),
     };
     let linger = c.run(&shared).await;
     if linger {
@@ -311,6 +312,8 @@ struct Conn {
     local: Rc<Local>,
     /// `out.position()` when the current answer began (for `%O`).
     answer_start: Cell<Option<u64>>,
+    /// The current answer's `log_env`, for its access-log line.
+    log_env: RefCell<Vec<(String, String)>>,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -929,6 +932,7 @@ impl Conn {
         prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
         self.answer_start.set(Some(self.out.position()));
+        self.log_env.replace(resp.log_env.clone());
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
         let engine_cl = facts.engine_cl;
@@ -1053,6 +1057,7 @@ impl Conn {
         started: Instant,
     ) {
         let answer_start = self.answer_start.take();
+        let env = self.log_env.take();
         shared.handler.log().access(&AccessEntry {
             request,
             remote: self.remote,
@@ -1064,6 +1069,7 @@ impl Conn {
             duration: started.elapsed(),
             remote_user: None,
             bytes_out: Some(answer_start.map_or(0, |start| self.out.position() - start)),
+            env: &env,
         });
     }
 

@@ -337,6 +337,10 @@ pub struct Response {
     /// list alone (checked and serialised once), shared by every copy of an
     /// answer the answer memo hands out; `None` for an answer made once.
     pub head_cache: Option<HeadCache>,
+    /// The request's environment variables the access logs' `env=`
+    /// conditions name, as they were when the answer was made (empty
+    /// when no log has a condition).
+    pub log_env: Vec<(String, String)>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -371,6 +375,7 @@ impl Response {
             pieces: false,
             entity_in_headers: false,
             head_cache: None,
+            log_env: Vec::new(),
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -481,4 +486,6 @@ pub struct AccessEntry<'a> {
     pub remote_user: Option<&'a str>,
     /// Bytes sent, status line and headers included (`%O`), when known.
     pub bytes_out: Option<u64>,
+    /// [`Response::log_env`] of the answer.
+    pub env: &'a [(String, String)],
 }
