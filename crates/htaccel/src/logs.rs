@@ -1,6 +1,7 @@
 //! The error log and the access logs: where lines go. Line formats come
 //! from the engine (`log_format`), so `explain` and tests share them.
 
+use crate::piped_log::PipedLog;
 use htaccel_engine::config::server::LogCondition;
 use htaccel_engine::http::{AccessEntry, Log};
 use htaccel_engine::log_format::{self, LogFormat};
@@ -23,80 +24,51 @@ fn severity(level: &str) -> usize {
 
 /// Open a log target: a path (appended to), `/dev/stdout`, `/dev/stderr`,
 /// or a piped logger (`|program args`, `||program args`: run directly;
-/// `|$command`: run by `/bin/sh -c`), whose standard input receives the
-/// lines, as Apache's piped logs.
-pub fn open_target(target: &str) -> std::io::Result<File> {
+/// `|$command`: run by `/bin/sh -c`; see `piped_log.rs`), whose standard
+/// input receives the lines, as Apache's piped logs.
+pub fn open_target(target: &str) -> std::io::Result<Target> {
     if let Some(command) = target.strip_prefix('|') {
-        return spawn_logger(command);
+        return Ok(Target::Pipe(PipedLog::start(command)?));
     }
-    match target {
+    Ok(Target::File(match target {
         // SAFETY: descriptors 1 and 2 are open for the life of the process;
         // `dup` gives this File its own descriptor to own and close.
-        "/dev/stdout" => Ok(unsafe { File::from_raw_fd(libc::dup(1)) }),
-        "/dev/stderr" => Ok(unsafe { File::from_raw_fd(libc::dup(2)) }),
-        path => OpenOptions::new().create(true).append(true).open(path),
-    }
+        "/dev/stdout" => unsafe { File::from_raw_fd(libc::dup(1)) },
+        "/dev/stderr" => unsafe { File::from_raw_fd(libc::dup(2)) },
+        path => OpenOptions::new().create(true).append(true).open(path)?,
+    }))
 }
 
-/// Start a piped logger; the write end of its standard input.
-fn spawn_logger(command: &str) -> std::io::Result<File> {
-    use std::os::fd::{FromRawFd, IntoRawFd};
-    let mut cmd = if let Some(shell) = command.strip_prefix('$') {
-        let mut c = std::process::Command::new("/bin/sh");
-        c.arg("-c").arg(shell.trim());
-        c
-    } else {
-        let words = htaccel_conf::split_args(command.strip_prefix('|').unwrap_or(command));
-        let Some((program, args)) = words.split_first() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "empty piped log command",
-            ));
-        };
-        // Like Apache's, the program is not looked for in PATH.
-        if !program.contains('/') {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("(2)No such file or directory: AH00104: unable to start piped log program '{command}'"),
-            ));
+/// Where a log's lines go.
+pub enum Target {
+    File(File),
+    Pipe(PipedLog),
+}
+
+impl Target {
+    /// Write one line, in one write (`O_APPEND` and pipes keep lines of
+    /// up to a page whole across threads).
+    fn write_line(&self, line: &[u8]) {
+        match self {
+            Target::File(f) => {
+                let _ = (&*f).write_all(line);
+            }
+            Target::Pipe(p) => p.write_line(line),
         }
-        let mut c = std::process::Command::new(program);
-        c.args(args);
-        c
-    };
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!("{e}: AH00104: unable to start piped log program '{command}'"),
-            )
-        })?;
-    let stdin = child.stdin.take().expect("piped");
-    // The logger ends when its pipe closes (the generation holding it was
-    // replaced, or the server stopped); reap it then.
-    std::thread::Builder::new()
-        .name("htaccel-logger".into())
-        .spawn(move || {
-            let _ = child.wait();
-        })?;
-    // SAFETY: the descriptor is the pipe's write end, owned from here on.
-    Ok(unsafe { File::from_raw_fd(stdin.into_raw_fd()) })
+    }
 }
 
 /// One access log: where, in which format, and for which requests.
-pub type AccessLog = (File, LogFormat, Option<LogCondition>);
+pub type AccessLog = (Target, LogFormat, Option<LogCondition>);
 
 pub struct Logs {
-    error: File,
+    error: Target,
     threshold: usize,
     access: Vec<AccessLog>,
 }
 
 impl Logs {
-    pub fn new(error: File, level: &str, access: Vec<AccessLog>) -> Self {
+    pub fn new(error: Target, level: &str, access: Vec<AccessLog>) -> Self {
         Logs {
             error,
             threshold: severity(level),
@@ -140,8 +112,7 @@ impl Log for Logs {
             if buf.last() != Some(&b'\n') {
                 buf.push(b'\n');
             }
-            // One write per line: O_APPEND keeps lines whole across threads.
-            let _ = (&*file).write_all(&buf);
+            file.write_line(&buf);
         }
     }
 
@@ -164,6 +135,6 @@ impl Log for Logs {
             message,
         );
         line.push('\n');
-        let _ = (&self.error).write_all(line.as_bytes());
+        self.error.write_line(line.as_bytes());
     }
 }

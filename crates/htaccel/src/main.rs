@@ -23,6 +23,7 @@ mod explain;
 mod logs;
 mod php_scan;
 mod pidfile;
+mod piped_log;
 mod privileges;
 mod reload;
 mod run;

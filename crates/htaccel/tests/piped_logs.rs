@@ -86,3 +86,41 @@ fn piped_logs_receive_the_lines_as_in_apache() {
     assert_eq!(apache[0], "/index.html 200\n/bad/x 500\n");
     assert_eq!(apache[2], "true");
 }
+
+/// A logger that dies is started again: every line written after it died
+/// reaches the new one. (Apache restarts its loggers from a maintenance
+/// loop on its own schedule, so it is not the oracle for the timing.)
+#[test]
+fn a_logger_that_exits_is_started_again() {
+    let root = TempDir::new("piped-restart");
+    root.write("site/index.html", "hi\n");
+    let r = root.path().display().to_string();
+    let conf = format!(
+        "LoadModule authz_core_module x\nLoadModule mime_module x\nTypesConfig /etc/mime.types\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         LogFormat \"%U\" path\n\
+         CustomLog \"|$/usr/bin/head -n 1 >> {r}/one.log\" path\n\
+         DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n</Directory>\n"
+    );
+    let s = common::Server::with_config(&conf, root.path());
+    let lines = || {
+        std::fs::read_to_string(root.path().join("one.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for n in 1..=3 {
+        assert_eq!(s.get(&format!("/index.html?{n}")).0, 200);
+        let start = Instant::now();
+        while lines() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "line {n} lost: {:?}",
+                std::fs::read_to_string(root.path().join("one.log"))
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Let this logger finish exiting before the next line.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
