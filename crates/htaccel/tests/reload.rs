@@ -347,3 +347,66 @@ fn signals_apache_sends_never_kill_and_the_pid_file_follows_the_server() {
         .read("error.log")
         .contains("AH00492: caught SIGWINCH, shutting down gracefully"));
 }
+
+/// `graceful-stop` (SIGWINCH) lets a request in flight finish within
+/// `GracefulShutdownTimeout`, and stops at that bound when it does not.
+#[test]
+fn graceful_stop_honours_graceful_shutdown_timeout() {
+    let site = TempDir::new("gstop-site");
+    site.write("index.html", "hello\n");
+    for (bound, finish_after, expect_answer) in [(5, Some(300), true), (1, None, false)] {
+        let logs = TempDir::new("gstop-logs");
+        let mut server = Running::start(site.path(), logs.path(), "g");
+        let text = std::fs::read_to_string(&server.file).unwrap();
+        write_whole(
+            &server.file,
+            &format!("{text}GracefulShutdownTimeout {bound}\n"),
+        );
+        server.signal(libc::SIGUSR1);
+        let start = Instant::now();
+        while !server.read("error.log").contains("AH00489:") {
+            assert!(start.elapsed() < Duration::from_secs(5), "no reload");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A request in flight: its body is still arriving.
+        let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        conn.write_all(
+            b"POST /index.html HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n12345",
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let stopping = Instant::now();
+        server.signal(libc::SIGWINCH);
+        if let Some(ms) = finish_after {
+            std::thread::sleep(Duration::from_millis(ms));
+            conn.write_all(b"67890").unwrap();
+        }
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = conn.read_to_end(&mut answer);
+        let status = loop {
+            if let Some(s) = server.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(stopping.elapsed() < Duration::from_secs(10), "did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = stopping.elapsed();
+        assert!(status.success(), "{status:?}");
+        let answered = answer.starts_with(b"HTTP/1.1 ");
+        assert_eq!(
+            answered,
+            expect_answer,
+            "bound {bound}: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        if !expect_answer {
+            // Dropped at the bound, not before, not long after.
+            assert!(
+                took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+                "{took:?}"
+            );
+        }
+    }
+}
