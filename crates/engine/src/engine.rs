@@ -354,6 +354,7 @@ impl Log for Engine {
             server_name: Some(&site.server_name),
             server_port: site.port,
             bytes_out: entry.bytes_out,
+            bytes_in: entry.bytes_in,
             env: entry.env,
             ..Default::default()
         };

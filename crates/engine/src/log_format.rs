@@ -1139,6 +1139,7 @@ mod tests {
             remote_user: None,
             bytes_out: None,
             env: &[],
+            bytes_in: None,
         }
     }
 

@@ -204,6 +204,8 @@ pub(crate) async fn serve(
         local: local.clone(),
         answer_start: Cell::new(None),
         log_env: RefCell::new(Vec::new()),
+        total_read: 0,
+        request_start: 0,
     };
     let linger = c.run(&shared).await;
     if linger {
@@ -314,6 +316,10 @@ struct Conn {
     answer_start: Cell<Option<u64>>,
     /// The current answer's `log_env`, for its access-log line.
     log_env: RefCell<Vec<(String, String)>>,
+    /// Bytes read from the client so far, and where the current request
+    /// began among them (for `%I`: consumed since then).
+    total_read: u64,
+    request_start: u64,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -438,6 +444,7 @@ impl Conn {
     /// Read until a request head is complete or the connection is over.
     async fn read_head(&mut self, shared: &Shared) -> Next {
         self.parser.reset();
+        self.request_start = self.consumed();
         let first = self.served == 0;
         let now = Instant::now();
         let mut stage =
@@ -549,6 +556,7 @@ impl Conn {
                             Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
                         });
                     }
+                    self.total_read += n as u64;
                     return Event::Data(n);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
@@ -1045,6 +1053,12 @@ impl Conn {
         Ok(keep)
     }
 
+    /// Bytes read from the client and consumed (not waiting in the
+    /// read buffer).
+    fn consumed(&self) -> u64 {
+        self.total_read - self.rbuf.len() as u64
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn log(
         &self,
@@ -1070,6 +1084,7 @@ impl Conn {
             remote_user: None,
             bytes_out: Some(answer_start.map_or(0, |start| self.out.position() - start)),
             env: &env,
+            bytes_in: Some(self.consumed() - self.request_start),
         });
     }
 
@@ -1098,7 +1113,10 @@ impl Conn {
                 self.rbuf.reserve(READ_BUF);
                 match self.stream.try_read_buf(&mut self.rbuf) {
                     Ok(0) => Event::Eof,
-                    Ok(n) => Event::Data(n),
+                    Ok(n) => {
+                        self.total_read += n as u64;
+                        Event::Data(n)
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Event::Data(0),
                     Err(_) => Event::Error,
                 }

@@ -488,4 +488,7 @@ pub struct AccessEntry<'a> {
     pub bytes_out: Option<u64>,
     /// [`Response::log_env`] of the answer.
     pub env: &'a [(String, String)],
+    /// Bytes received for the request, request line, headers and body
+    /// included (`%I`), when known.
+    pub bytes_in: Option<u64>,
 }
