@@ -64,6 +64,8 @@ pub type AccessLog = (Target, LogFormat, Option<LogCondition>);
 pub struct Logs {
     error: Target,
     threshold: usize,
+    /// `LogLevel module:level` (later entries win).
+    module_thresholds: Vec<(String, usize)>,
     access: Vec<AccessLog>,
 }
 
@@ -72,8 +74,18 @@ impl Logs {
         Logs {
             error,
             threshold: severity(level),
+            module_thresholds: Vec::new(),
             access,
         }
+    }
+
+    /// Per-module levels (`LogLevel rewrite:info`).
+    pub fn with_module_levels(mut self, modules: &[(String, String)]) -> Self {
+        self.module_thresholds = modules
+            .iter()
+            .map(|(m, l)| (m.clone(), severity(l)))
+            .collect();
+        self
     }
 
     /// Compile the access-log format for a `CustomLog` (nickname or format string).
@@ -120,7 +132,13 @@ impl Log for Logs {
         // Apache writes `notice` lines whatever `LogLevel` says (its
         // start, reload and stop messages are notices).
         let notice = level.eq_ignore_ascii_case("notice");
-        if severity(level) > self.threshold && !notice {
+        let threshold = self
+            .module_thresholds
+            .iter()
+            .rev()
+            .find(|(m, _)| m == module)
+            .map_or(self.threshold, |(_, t)| *t);
+        if severity(level) > threshold && !notice {
             return;
         }
         // SAFETY: getpid and gettid have no preconditions.

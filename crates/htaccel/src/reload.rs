@@ -54,7 +54,10 @@ impl Generation {
         // server's, as in Apache.
         let mut vhost_logs = Vec::new();
         for v in &loaded.build.vhosts {
-            let own = v.error_log.is_some() || !v.custom_logs.is_empty() || v.log_level.is_some();
+            let own = v.error_log.is_some()
+                || !v.custom_logs.is_empty()
+                || v.log_level.is_some()
+                || !v.log_level_modules.is_empty();
             vhost_logs.push(match own {
                 true => Some(Arc::new(open_logs(v, main, root)?) as Arc<dyn Log>),
                 false => None,
@@ -142,7 +145,11 @@ fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path) -> Result<Logs, 
         .clone()
         .or_else(|| main.log_level.clone())
         .unwrap_or_else(|| "warn".into());
-    Ok(Logs::new(error_file, &level, access))
+    let mut modules = main.log_level_modules.clone();
+    if !std::ptr::eq(conf, main) {
+        modules.extend(conf.log_level_modules.iter().cloned());
+    }
+    Ok(Logs::new(error_file, &level, access).with_module_levels(&modules))
 }
 
 /// A log target relative to `ServerRoot`, as Apache resolves it.

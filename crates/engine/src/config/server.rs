@@ -81,6 +81,9 @@ pub struct ServerConf {
     pub access_file_names: Option<Vec<String>>,
     pub error_log: Option<String>,
     pub log_level: Option<String>,
+    /// `LogLevel module:level`: per-module levels (module names without
+    /// `mod_` and `_module`).
+    pub log_level_modules: Vec<(String, String)>,
     pub custom_logs: Vec<CustomLog>,
     pub log_formats: HashMap<String, String>,
     pub timeout: Option<u64>,
