@@ -211,20 +211,23 @@ impl Engine {
 
     pub fn select_site(&self, req: &Request, host: Option<&str>) -> &Site {
         let local = req.local;
-        let candidates: Vec<&Arc<Site>> = self
+        // No list is built: this runs for every request (and its log line).
+        let mut candidates = self
             .vhosts
             .iter()
-            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)))
-            .collect();
-        if candidates.is_empty() {
+            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)));
+        let Some(first) = candidates.next() else {
             return &self.main;
-        }
+        };
         if let Some(h) = host {
-            if let Some(s) = candidates.iter().find(|s| s.answers_to(h)) {
+            if first.answers_to(h) {
+                return first;
+            }
+            if let Some(s) = candidates.find(|s| s.answers_to(h)) {
                 return s;
             }
         }
-        candidates[0]
+        first
     }
 
     /// `ap_construct_url`: an absolute URL for `path` on this server, from
