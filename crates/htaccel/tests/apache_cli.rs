@@ -219,3 +219,22 @@ impl Drop for Guard {
         }
     }
 }
+
+/// `ErrorLog syslog:…` is refused by `-t` (Apache logs to syslog; htaccel
+/// does not yet, and says so rather than writing to a file of that name).
+#[test]
+fn syslog_error_log_is_refused_loudly() {
+    let root = server_root("cli-syslog");
+    let r = root.path().display().to_string();
+    root.write(
+        "main.conf",
+        &format!("{HEAD}Listen 127.0.0.1:18904\nErrorLog syslog:local1\n"),
+    );
+    let out = htaccel(&["-d", &r, "-f", "main.conf", "-t"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).contains("logging to syslog is not supported"),
+        "{}",
+        text(&out)
+    );
+}

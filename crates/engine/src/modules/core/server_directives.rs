@@ -323,7 +323,14 @@ pub static DIRECTIVES: &[Directive] = &[
         list.extend(inv.words.iter().cloned());
         Ok(())
     } },
-    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| { w.server()?.error_log = Some(one(inv)); Ok(()) } },
+    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| {
+        let target = one(inv);
+        if target == "syslog" || target.starts_with("syslog:") {
+            return Err(format!("ErrorLog {target}: logging to syslog is not supported by htaccel yet (a piped logger such as \"|/usr/bin/logger -t apache2\" does it)"));
+        }
+        w.server()?.error_log = Some(target);
+        Ok(())
+    } },
     Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: run_log_level },
     Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) } },
     Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: |w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) } },
