@@ -151,6 +151,75 @@ fn get(port: u16, path: &str) -> Result<(u16, String), String> {
     Ok((status, head))
 }
 
+/// A kept-alive connection and what was read past the last answer.
+struct KeepAlive {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+/// One `GET` on a kept-alive connection (opened when there is none);
+/// the connection is dropped when the answer says `Connection: close`.
+fn keep_alive_get(port: u16, kept: &mut Option<KeepAlive>) -> Result<(u16, String), String> {
+    if kept.is_none() {
+        let stream =
+            TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(8)))
+            .unwrap();
+        *kept = Some(KeepAlive {
+            stream,
+            buf: Vec::new(),
+        });
+    }
+    let c = kept.as_mut().unwrap();
+    c.stream
+        .write_all(b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .map_err(|e| format!("write on a kept connection: {e}"))?;
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = c.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = c
+            .stream
+            .read(&mut chunk)
+            .map_err(|e| format!("read on a kept connection: {e}"))?;
+        if n == 0 {
+            return Err(format!(
+                "kept connection closed without an answer after {:?}",
+                String::from_utf8_lossy(&c.buf)
+            ));
+        }
+        c.buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&c.buf[..head_end]).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("no length in {head}"))?;
+    while c.buf.len() < head_end + length {
+        let n = c
+            .stream
+            .read(&mut chunk)
+            .map_err(|e| format!("read body: {e}"))?;
+        if n == 0 {
+            return Err("body cut short".into());
+        }
+        c.buf.extend_from_slice(&chunk[..n]);
+    }
+    c.buf.drain(..head_end + length);
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no status in {head}"))?;
+    if head.contains("Connection: close") {
+        *kept = None;
+    }
+    Ok((status, head))
+}
+
 fn generation_of(head: &str) -> String {
     head.lines()
         .find_map(|l| l.strip_prefix("X-Generation: "))
@@ -171,13 +240,21 @@ fn graceful_reloads_under_load_fail_no_request() {
     let valid = Arc::new(Mutex::new(vec!["g0".to_string()]));
     let stop = Arc::new(AtomicBool::new(false));
     let port = server.port;
-    let clients: Vec<_> = (0..4)
-        .map(|_| {
+    // Four clients open a connection per request, two keep theirs alive
+    // (reconnecting only when an answer says `Connection: close`).
+    let clients: Vec<_> = (0..6)
+        .map(|n| {
             let (stop, valid) = (stop.clone(), valid.clone());
             std::thread::spawn(move || {
                 let mut answers = 0;
+                let mut kept: Option<KeepAlive> = None;
                 while !stop.load(Ordering::Relaxed) {
-                    let (status, head) = get(port, "/index.html").expect("a request failed");
+                    let answer = if n < 4 {
+                        get(port, "/index.html")
+                    } else {
+                        keep_alive_get(port, &mut kept)
+                    };
+                    let (status, head) = answer.expect("a request failed");
                     assert_eq!(status, 200, "{head}");
                     let g = generation_of(&head);
                     assert!(
