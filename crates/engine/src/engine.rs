@@ -107,6 +107,7 @@ pub fn load(
             .map(|d| (d, String::new()))
             .collect(),
         server_root,
+        includes: Default::default(),
     };
     let mut build = ServerBuild::new();
     let mut base = std::mem::take(&mut build.main.base);

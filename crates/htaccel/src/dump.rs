@@ -10,13 +10,12 @@ use std::fmt::Write;
 
 /// After a configuration loaded: the dumps `-D` asks for, else `Syntax OK`.
 pub fn config_test(start: &Start, loaded: &Loaded) -> Result<(), String> {
-    if start.defined("DUMP_INCLUDES") {
-        return Err(
-            "htaccel: -t -D DUMP_INCLUDES is not supported yet (the configuration loaded)".into(),
-        );
-    }
     let mut out = String::new();
     let mut dumped = false;
+    if start.defined("DUMP_INCLUDES") {
+        out.push_str(&includes(start, loaded));
+        dumped = true;
+    }
     if start.defined("DUMP_VHOSTS") {
         out.push_str(&vhosts(loaded));
         dumped = true;
@@ -34,6 +33,18 @@ pub fn config_test(start: &Start, loaded: &Loaded) -> Result<(), String> {
         eprintln!("Syntax OK");
     }
     Ok(())
+}
+
+/// `-D DUMP_INCLUDES`: the main file, then each included file indented by
+/// its depth, with the line Apache shows for it.
+pub fn includes(start: &Start, loaded: &Loaded) -> String {
+    let mut out = String::from("Included configuration files:\n");
+    let _ = writeln!(out, "  (*) {}", start.config_file().display());
+    for (depth, line, path) in &loaded.env.includes.files {
+        let indent = 4 + 2 * depth;
+        let _ = writeln!(out, "{:indent$}({line}) {}", "", path.display());
+    }
+    out
 }
 
 /// The modules compiled into Debian's `apache2`, in the order `-M` lists them.

@@ -238,3 +238,26 @@ fn syslog_error_log_is_refused_loudly() {
         text(&out)
     );
 }
+
+#[test]
+fn dump_includes_matches_apache() {
+    let root = server_root("cli-includes");
+    let r = root.path().display().to_string();
+    root.write(
+        "main.conf",
+        &format!("{HEAD}Listen 127.0.0.1:18905\nErrorLog {r}/e.log\nInclude conf.d/*.conf\n\nIncludeOptional nothere/*.conf\n"),
+    );
+    root.write("conf.d/a.conf", "# a\nInclude sub/x.conf\n# three\n");
+    root.write("conf.d/b.conf", "# b\n");
+    root.write("conf.d/c.conf", "# c\n\n\nInclude sub/x.conf\n");
+    root.write("sub/x.conf", "# x\n");
+    let args = ["-d", &r, "-f", "main.conf", "-t", "-D", "DUMP_INCLUDES"];
+    let apache = run(APACHE, &args, &[]);
+    let ours = htaccel(&args, &[]);
+    // Apache's stdout only: its stderr has its AH00558 guess at a name.
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&apache.stdout)
+    );
+    assert!(String::from_utf8_lossy(&ours.stdout).contains("      (4) "));
+}

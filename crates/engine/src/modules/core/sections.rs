@@ -621,13 +621,19 @@ fn include(
     optional: bool,
 ) -> Result<(), String> {
     let paths = htaccel_conf::include_paths(&inv.words[0], &w.env.server_root, optional)?;
+    w.env.includes.last_line = inv.origin.line;
     for path in paths {
+        let log = &mut w.env.includes;
+        log.files.push((log.depth, log.last_line, path.clone()));
         // An included file that cannot be read or parsed is reported at the
         // `Include` line, its own line chained after (Apache reads includes
         // while building the tree, and each level prefixes where it was).
         let nodes = htaccel_conf::parse_file(&path, &htaccel_conf::ParseOptions::default())
             .map_err(|e| read_error(&e.origin, e.message))?;
-        if let Err(e) = w.walk(&nodes, c) {
+        w.env.includes.depth += 1;
+        let walked = w.walk(&nodes, c);
+        w.env.includes.depth -= 1;
+        if let Err(e) = walked {
             return Err(if is_read_error(&e.message) {
                 read_error(&e.origin, e.message)
             } else {
