@@ -30,6 +30,8 @@ pub enum Cmd {
     Signal(Start, Action),
     /// `-v`.
     Version,
+    /// `-l`.
+    CompiledModules,
     /// `-V`.
     Settings,
     /// Compile every access file under a document root and report.
@@ -68,6 +70,8 @@ pub struct Start {
     pub startup_log: Option<PathBuf>,
     /// `-X`: one worker thread (Apache: one worker process, no detaching).
     pub single: bool,
+    /// `-T`: no warning about a missing `DocumentRoot`.
+    pub no_docroot_check: bool,
 }
 
 impl Start {
@@ -141,6 +145,8 @@ fn command() -> Command {
         .arg(flag("v", 'v', "Show the version"))
         .arg(flag("V", 'V', "Show the version and build settings"))
         .arg(flag("X", 'X', "Debug mode: one worker thread, in the foreground"))
+        .arg(flag("l", 'l', "List the modules compiled in"))
+        .arg(flag("T", 'T', "Start without the DocumentRoot check (no warning for a missing one)"))
         .subcommand(
             Command::new("serve")
                 .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
@@ -245,6 +251,9 @@ fn top_level(m: &clap::ArgMatches) -> Option<Result<Cmd, clap::Error>> {
     if m.get_flag("V") {
         return Some(Ok(Cmd::Settings));
     }
+    if m.get_flag("l") {
+        return Some(Ok(Cmd::CompiledModules));
+    }
     let strings = |id: &str| -> Vec<String> {
         m.get_many::<String>(id)
             .map(|v| v.cloned().collect())
@@ -259,6 +268,7 @@ fn top_level(m: &clap::ArgMatches) -> Option<Result<Cmd, clap::Error>> {
         startup_level: m.get_one::<String>("level").cloned(),
         startup_log: m.get_one::<String>("startup_log").map(PathBuf::from),
         single: m.get_flag("X"),
+        no_docroot_check: m.get_flag("T"),
     };
     let mut test = m.get_flag("test");
     for (flag, dumps) in [
@@ -398,6 +408,7 @@ mod tests {
                     startup_level: Some("info".into()),
                     startup_log: Some("/tmp/e".into()),
                     single: true,
+                    no_docroot_check: false,
                 }
             ),
             other => panic!("{other:?}"),
@@ -415,5 +426,7 @@ mod tests {
         assert!(parse(["htaccel", "-f", "/x", "-k", "bogus"].map(OsString::from)).is_err());
         assert!(matches!(p(&["htaccel", "-v"]), Cmd::Version));
         assert!(matches!(p(&["htaccel", "-V"]), Cmd::Settings));
+        assert!(matches!(p(&["htaccel", "-l"]), Cmd::CompiledModules));
+        assert!(matches!(p(&["htaccel", "-f", "/x", "-T"]), Cmd::Config(s) if s.no_docroot_check));
     }
 }

@@ -59,6 +59,29 @@ const STATIC_ORDER: &[&str] = &[
     "unixd_module",
 ];
 
+/// `-l`: the source files of the modules always present, in Apache's
+/// order.
+pub fn compiled_modules() -> String {
+    let mut statics: Vec<(&str, &str)> = Vec::new();
+    for m in htaccel_engine::modules::builtin() {
+        if !statics.iter().any(|(id, _)| *id == m.identifier) {
+            statics.push((m.identifier, m.source));
+        }
+    }
+    let rank = |m: &(&str, &str)| {
+        STATIC_ORDER
+            .iter()
+            .position(|s| *s == m.0)
+            .unwrap_or(usize::MAX)
+    };
+    statics.sort_by_key(rank);
+    let mut out = String::from("Compiled in modules:\n");
+    for (_, source) in statics {
+        let _ = writeln!(out, "  {source}");
+    }
+    out
+}
+
 /// `-D DUMP_MODULES`: the modules always present (in Apache's order),
 /// then those `LoadModule` loaded, each once (htaccel splits some of
 /// Apache's modules' directive tables over several entries).

@@ -131,6 +131,10 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             print!("{}", crate::dump::version());
             Ok(())
         }
+        Cmd::CompiledModules => {
+            print!("{}", crate::dump::compiled_modules());
+            Ok(())
+        }
         Cmd::Settings => {
             print!("{}", crate::dump::settings());
             Ok(())

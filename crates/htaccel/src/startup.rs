@@ -67,7 +67,10 @@ impl Start {
         nodes.extend(command_line(&self.after)?);
         let loaded = load_nodes(&nodes, self.server_root(), self.defines.clone())?;
         if self.shows("warn") {
-            for n in &loaded.notices {
+            let skipped = |n: &&htaccel_engine::config::Notice| {
+                self.no_docroot_check && n.message.starts_with("DocumentRoot [")
+            };
+            for n in loaded.notices.iter().filter(|n| !skipped(n)) {
                 eprintln!("htaccel: {}: {} ({})", n.origin, n.message, file.display());
             }
         }

@@ -261,3 +261,37 @@ fn dump_includes_matches_apache() {
     );
     assert!(String::from_utf8_lossy(&ours.stdout).contains("      (4) "));
 }
+
+#[test]
+fn t_flag_skips_the_document_root_check_as_apache() {
+    let root = server_root("cli-T");
+    let r = root.path().display().to_string();
+    root.write(
+        "main.conf",
+        &format!("{HEAD}Listen 127.0.0.1:18906\nErrorLog {r}/e.log\nDocumentRoot {r}/nothere\n"),
+    );
+    for extra in [&[][..], &["-T"][..]] {
+        let args: Vec<&str> = ["-d", &r, "-f", "main.conf", "-t"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        // Apache refuses a missing DocumentRoot, htaccel warns
+        // (docs/deviations.md); both say nothing of it under -T.
+        let warned = |o: &Output| String::from_utf8_lossy(&o.stderr).contains("DocumentRoot");
+        let apache = warned(&run(APACHE, &args, &[]));
+        assert_eq!(warned(&htaccel(&args, &[])), apache, "{extra:?}");
+        assert_eq!(apache, extra.is_empty());
+    }
+    let listed = String::from_utf8_lossy(&htaccel(&["-l"], &[]).stdout).into_owned();
+    let apache_listed = String::from_utf8_lossy(&run(APACHE, &["-l"], &[]).stdout).into_owned();
+    assert!(
+        listed.starts_with("Compiled in modules:\n  core.c\n"),
+        "{listed}"
+    );
+    assert!(
+        listed
+            .lines()
+            .all(|l| apache_listed.lines().any(|a| a == l)),
+        "{listed}"
+    );
+}
