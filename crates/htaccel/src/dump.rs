@@ -321,22 +321,22 @@ pub fn run_settings(start: &Start, loaded: &Loaded) -> String {
             let _ = writeln!(out, "Define: {name}={value}");
         }
     }
-    let ids = global
+    let user_id = global
         .user
         .as_deref()
-        .and_then(|u| crate::privileges::resolve(u, global.group.as_deref()).ok());
+        .and_then(|u| crate::privileges::lookup_user(u).ok())
+        .map(|ids| ids.0);
+    let group_id = global
+        .group
+        .as_deref()
+        .and_then(|g| crate::privileges::lookup_group(g).ok());
     let shown = |name: Option<&String>, id: Option<u32>| match (name, id) {
         (Some(n), Some(id)) => format!("name=\"{n}\" id={id}"),
         (Some(n), None) => format!("name=\"{n}\" id=(unknown)"),
         (None, _) => "name=\"#-1\" id=4294967295".to_string(),
     };
-    let _ = writeln!(
-        out,
-        "User: {}",
-        shown(global.user.as_ref(), ids.map(|i| i.0))
-    );
-    let group = global.group.as_ref().or(global.user.as_ref());
-    let _ = writeln!(out, "Group: {}", shown(group, ids.map(|i| i.1)));
+    let _ = writeln!(out, "User: {}", shown(global.user.as_ref(), user_id));
+    let _ = writeln!(out, "Group: {}", shown(global.group.as_ref(), group_id));
     out
 }
 

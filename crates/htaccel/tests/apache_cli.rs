@@ -136,7 +136,12 @@ fn command_line_directives_come_before_and_after_the_file() {
         "main.conf",
         &format!("{HEAD}Listen 127.0.0.1:18903\nDocumentRoot {r}\nErrorLog {r}/error.log\n"),
     );
-    for (flag, directive) in [("-C", "ServerName before.example"), ("-c", "NoSuchThing x")] {
+    for (flag, directive) in [
+        ("-C", "ServerName before.example"),
+        ("-c", "NoSuchThing x"),
+        ("-c", "User www-data"),
+        ("-c", "Group www-data"),
+    ] {
         let args = ["-d", &r, "-f", "main.conf", flag, directive, "-S"];
         let apache = text(&run(APACHE, &args, &[]));
         let ours = text(&htaccel(&args, &[]));
