@@ -165,6 +165,20 @@ fn main_name(loaded: &Loaded) -> String {
     }
 }
 
+/// Apache's AH00558 when the main server has no `ServerName` and the
+/// host's name is not a fully qualified one.
+pub fn guessed_name_warning(loaded: &Loaded) -> Option<String> {
+    if loaded.build.main.server_name.is_some() {
+        return None;
+    }
+    let name = main_name(loaded);
+    (name == "127.0.0.1").then(|| {
+        format!(
+            "AH00558: htaccel: Could not reliably determine the server's fully qualified domain name, using {name}. Set the 'ServerName' directive globally to suppress this message"
+        )
+    })
+}
+
 /// The host name an address resolves back to (`getnameinfo`).
 fn name_of_address(ip: std::net::IpAddr) -> Option<String> {
     // SAFETY: all-zero bytes are a valid sockaddr_storage.

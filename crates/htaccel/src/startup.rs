@@ -74,6 +74,11 @@ impl Start {
                 eprintln!("htaccel: {}: {} ({})", n.origin, n.message, file.display());
             }
         }
+        if self.shows("alert") {
+            if let Some(warning) = crate::dump::guessed_name_warning(&loaded) {
+                eprintln!("{warning}");
+            }
+        }
         Ok(loaded)
     }
 
