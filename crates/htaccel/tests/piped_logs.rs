@@ -6,7 +6,6 @@
 mod common;
 
 use common::TempDir;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,7 +46,12 @@ fn logged(program: &str, extra: &[&str]) -> Vec<String> {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+    // Our own server listening, not whatever else took the port meanwhile.
+    while !common::listening(child.id(), port) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{program} exited at start"
+        );
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "{program} did not start"

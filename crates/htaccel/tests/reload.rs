@@ -16,16 +16,8 @@ use common::TempDir;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The configuration with `Header set X-Generation VALUE`.
 fn conf(port: u16, site: &Path, logs: &Path, generation: &str) -> String {
@@ -55,33 +47,20 @@ struct Running {
 
 impl Running {
     fn start(site: &Path, logs: &Path, generation: &str) -> Running {
-        let port = free_port();
         let file = logs.join("htaccel.conf");
-        std::fs::write(&file, conf(port, site, logs, generation)).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_htaccel"))
-            .arg("-f")
-            .arg(&file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(logs.join("stderr")).unwrap())
-            .spawn()
-            .unwrap();
-        let mut r = Running {
+        let (child, port) = common::start_listening(
+            &mut |port| {
+                std::fs::write(&file, conf(port, site, logs, generation)).unwrap();
+                vec!["-f".into(), file.to_string_lossy().into_owned()]
+            },
+            &mut |_| std::fs::File::create(logs.join("stderr")).unwrap(),
+        );
+        Running {
             child,
             port,
             file,
             logs: logs.to_path_buf(),
-        };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20) && r.child.try_wait().unwrap().is_none(),
-                "htaccel did not start: {}",
-                r.read("stderr")
-            );
-            std::thread::sleep(Duration::from_millis(20));
         }
-        r
     }
 
     fn read(&self, name: &str) -> String {

@@ -64,7 +64,12 @@ fn logs_of(program: &str, extra: &[&str]) -> Vec<(String, String)> {
         .spawn()
         .unwrap_or_else(|e| panic!("{program}: {e}"));
     let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+    // Our own server listening, not whatever else took the port meanwhile.
+    while !common::listening(child.id(), port) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{program} exited at start"
+        );
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "{program} did not start"
