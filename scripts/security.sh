@@ -6,7 +6,8 @@
 #   part                                 bounded (CI)       --full
 #   hostile paths (security/hostile-paths)   50,000 requests   1,000,000
 #   smuggling probes (security/smuggling), every case of security/ and protocol/
-#   hostile access files, clients, faults   200 slow clients  1,000
+#   hostile access files, clients, faults,  200 slow clients, 1,000, 10 s
+#   TLS handshake stalls and floods         300 stalls, 3 s    flood
 #   fuzzing (scripts/fuzz.sh)                30 s a target     600 s
 #
 # then writes docs/security.md from what was measured

@@ -60,7 +60,7 @@ def main():
         "read (access files, password files, denied directories, files outside the",
         "document root), and any htaccel answer carrying one is a leak whatever",
         "Apache answered. In `security/smuggling` the requests reach a naive back",
-        "end (Content-Length only) behind `ProxyPass`; a smuggled request marks every",
+        "end (no framing checks) behind `ProxyPass`; a smuggled request marks every",
         "later answer of the back end, so a desync is a leak there, and a different",
         "answer sequence is a desync from Apache.",
         "",
@@ -88,11 +88,21 @@ def main():
                 "%d requests in these cases (generated sets at DIFFTEST_SCALE=%s; GET and "
                 "HEAD sent %d times to htaccel): **%d leaks, %d desyncs**." % (
                     sent, scale, repeat, leaks, desyncs)]
+        classes = {}
+        for c in diff:
+            if c["name"].startswith(GROUPS):
+                for k, n in c.get("classes", {}).items():
+                    classes[k] = classes.get(k, 0) + n
+        out += ["", "Differences from Apache by class (requests whose answers differed in "
+                "that respect): " + (", ".join("%s %d" % (k, n) for k, n in sorted(classes.items()))
+                                     if classes else "none") + "."]
     out += ["", "## Hostile access files, clients and faults", "",
             "`tests/security/hostile.py`: each scenario with its bound; htaccel must meet",
             "it, Apache's figures (same tree, the oracle configuration) are beside them.",
             "Times are seconds, memory is the growth of resident memory of all the",
-            "server's processes, in MiB.", ""]
+            "server's processes, in MiB. htaccel is the debug build the test suite",
+            "runs, so its CPU figures are not a benchmark (bench/ measures release",
+            "builds).", ""]
     if hostile is None:
         out.append("Missing: the hostile scenarios did not run.")
     else:

@@ -32,11 +32,21 @@ ls /usr/lib/apache2/modules/libphp*.so >/dev/null 2>&1 || missing+=(libapache2-m
 [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing+=(wordpress-theme-twentytwentythree)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
+# HTTPS cases: openssl makes their certificates; ssl-cert is Debian's
+# snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)
 dpkg -s libcrypt-dev >/dev/null 2>&1 || missing+=(libcrypt-dev)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+# The Debian package's build and checks (scripts/package_check.sh).
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v help2man >/dev/null 2>&1 || missing+=(help2man)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
+command -v objcopy >/dev/null 2>&1 || missing+=(binutils)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -90,6 +100,9 @@ echo "== security: fuzzing"
 bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 python3 scripts/security_report.py
+echo "== the Debian package: build, lintian, systemd-analyze"
+bash scripts/package_check.sh 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 set -e
 
 # One closing line for the whole run: the unit and integration tests of

@@ -3,12 +3,14 @@ it received, answers with chosen statuses, headers and bodies, redirects,
 streams, and returns X-Sendfile.
 
 It is also the naive back end of the request-smuggling probes
-(tests/cases/security/smuggling): like many back ends it reads a body by
-Content-Length only. A front end maps every path it proxies below a
+(tests/cases/security/smuggling): it frames a body as chunked whenever
+Transfer-Encoding mentions chunked, else by Content-Length, without the
+checks a careful server makes. A front end maps every path it proxies below a
 prefix (/base/ ...), so a request for /SMUGGLED can only arrive when bytes
 the front end took for a body were read here as a request of their own:
 from then on every answer carries DESYNC_MARKER, which the probe case lists
 among its secrets."""
+import hashlib
 import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,14 +32,28 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("X-Desync", DESYNC_MARKER)
         super().end_headers()
 
+    def read_body(self):
+        """The request body, by its length or decoded from chunks."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
     def answer(self):
         global desynced
         if self.path.startswith("/SMUGGLED"):
             desynced = True
         url = urlsplit(self.path)
         q = parse_qs(url.query)
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
         if url.path.endswith("/chunked") or "chunked" in q:
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
@@ -53,7 +69,11 @@ class Handler(BaseHTTPRequestHandler):
         out.append("%s %s %s" % (self.command, self.path, self.request_version))
         for k, v in self.headers.items():
             out.append("%s: %s" % (k, v))
-        out.append("body=%s" % body.decode("latin-1"))
+        if "sum" in q:
+            # Large bodies: their length and digest only.
+            out.append("body=%d bytes md5=%s" % (len(body), hashlib.md5(body).hexdigest()))
+        else:
+            out.append("body=%s" % body.decode("latin-1"))
         text = ("\n".join(out) + "\n").encode()
         self.send_response(status, q.get("reason", [None])[0])
         for h in q.get("h", []):

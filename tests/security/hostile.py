@@ -60,24 +60,32 @@ def wait_listening(port, proc, seconds=15):
 class Server:
     """htaccel (`serve DOCROOT`) or Apache (the oracle configuration)."""
 
-    def __init__(self, kind, docroot, rundir, nofile=None):
+    def __init__(self, kind, docroot, rundir, nofile=None, extra_conf=None):
         self.kind = kind
         self.port = free_port()
+        self.tls_port = free_port() if extra_conf else None
         pre = None
         if nofile:
             pre = lambda: __import__("resource").setrlimit(  # noqa: E731
                 __import__("resource").RLIMIT_NOFILE, (nofile, nofile))
         self.log = open(os.path.join(rundir, kind + ".log"), "wb")
-        if kind == "htaccel":
+        if kind == "htaccel" and not extra_conf:
             cmd = [HTACCEL, "serve", docroot, "--listen", "127.0.0.1:%d" % self.port]
         else:
-            conf = open(ORACLE).read()
+            # The oracle configuration, with the scenario's lines; htaccel
+            # then reads the same text (`-f`), as in the differential cases.
+            conf = open(ORACLE).read() + "\n" + (extra_conf or "")
             conf = (conf.replace("@LISTEN@", "127.0.0.1:%d" % self.port)
+                    .replace("@LISTEN_TLS@", "127.0.0.1:%d" % (self.tls_port or 0))
+                    .replace("@TLS_PORT@", str(self.tls_port or 0))
                     .replace("@DOCROOT@", docroot).replace("@RUNDIR@", rundir))
-            path = os.path.join(rundir, "httpd.conf")
+            path = os.path.join(rundir, kind + ".conf")
             with open(path, "w") as f:
                 f.write(conf)
-            cmd = [APACHE, "-f", path, "-DFOREGROUND"]
+            if kind == "htaccel":
+                cmd = [HTACCEL, "-f", path]
+            else:
+                cmd = [APACHE, "-f", path, "-DFOREGROUND"]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
                                      preexec_fn=pre, start_new_session=True)
         wait_listening(self.port, self.proc)
@@ -414,6 +422,133 @@ def docroot_faults(root, rundir):
             server.stop()
     ours = results["htaccel"]
     ok = ours["alive"] and not ours["leaked"] and ours["statuses"][-1] == 200
+    return ok, ours, results["apache"]
+
+
+def tls_conf(rundir):
+    """mod_ssl on a second port with a fresh self-signed certificate."""
+    crt, key = os.path.join(rundir, "tls.crt"), os.path.join(rundir, "tls.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=localhost"],
+                   check=True, capture_output=True)
+    os.chmod(key, 0o644)
+    return ("LoadModule ssl_module modules/mod_ssl.so\n"
+            "Listen @LISTEN_TLS@ https\n"
+            "<VirtualHost *:@TLS_PORT@>\n"
+            "    SSLEngine on\n"
+            "    SSLCertificateFile %s\n"
+            "    SSLCertificateKeyFile %s\n"
+            "</VirtualHost>\n" % (crt, key))
+
+
+def https_request(port, path="/index.html", timeout=10.0):
+    import ssl
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    start = time.time()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" % path).encode())
+                data = b""
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+    except (OSError, ValueError):
+        return None, time.time() - start
+    ok = data.startswith(b"HTTP/1.1 200")
+    return (200 if ok else 0), time.time() - start
+
+
+@scenario("a normal HTTPS client's p99 <= 0.5 s, memory growth <= 64 MiB, server alive")
+def tls_handshake_stalls(root, rundir):
+    """TLS connections that stall mid-handshake (a partial ClientHello, or nothing), while a normal HTTPS client asks"""
+    site(root)
+    conf = tls_conf(rundir)
+    count = 1000 if FULL else 300
+    results = {}
+    for kind in ("htaccel", "apache"):
+        server = Server(kind, root, rundir, extra_conf=conf)
+        socks = []
+        try:
+            before = server.rss()
+            for i in range(count):
+                try:
+                    s = socket.create_connection(("127.0.0.1", server.tls_port), timeout=2)
+                    if i % 2 == 0:
+                        # A TLS record header announcing a ClientHello that never comes.
+                        s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+                    socks.append(s)
+                except OSError:
+                    break
+            latencies, failures = [], 0
+            for _ in range(40):
+                status, took = https_request(server.tls_port)
+                latencies.append(took)
+                failures += status != 200
+            results[kind] = {"stalled_handshakes": len(socks), "p99_s": round(p99(latencies), 3),
+                             "failed_requests": failures,
+                             "rss_growth_mib": round((server.rss() - before) / MIB, 1),
+                             "alive": server.alive()}
+        finally:
+            for s in socks:
+                s.close()
+            server.stop()
+    ours = results["htaccel"]
+    ok = (ours["alive"] and ours["failed_requests"] == 0 and ours["p99_s"] <= 0.5
+          and ours["rss_growth_mib"] <= 64)
+    return ok, ours, results["apache"]
+
+
+@scenario("server CPU per full handshake stated; a normal HTTPS client's p99 <= 1 s during the flood; server alive")
+def tls_handshake_flood(root, rundir):
+    """Full TLS handshakes as fast as two client threads can make them, each closed at once"""
+    site(root)
+    conf = tls_conf(rundir)
+    seconds = 10 if FULL else 3
+    results = {}
+    for kind in ("htaccel", "apache"):
+        server = Server(kind, root, rundir, extra_conf=conf)
+        try:
+            import ssl
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            done = [0]
+            stop = time.time() + seconds
+
+            def flood():
+                while time.time() < stop:
+                    try:
+                        with socket.create_connection(("127.0.0.1", server.tls_port), timeout=5) as raw:
+                            with ctx.wrap_socket(raw, server_hostname="localhost"):
+                                done[0] += 1
+                    except (OSError, ValueError):
+                        pass
+            cpu = server.cpu_seconds()
+            threads = [threading.Thread(target=flood, daemon=True) for _ in range(2)]
+            for t in threads:
+                t.start()
+            latencies, failures = [], 0
+            while time.time() < stop:
+                status, took = https_request(server.tls_port)
+                latencies.append(took)
+                failures += status != 200
+            for t in threads:
+                t.join()
+            used = server.cpu_seconds() - cpu
+            results[kind] = {"handshakes": done[0],
+                             "cpu_ms_per_handshake": round(1000 * used / max(done[0], 1), 2),
+                             "p99_s": round(p99(latencies), 3) if latencies else None,
+                             "failed_requests": failures, "alive": server.alive()}
+        finally:
+            server.stop()
+    ours = results["htaccel"]
+    ok = (ours["alive"] and ours["failed_requests"] == 0 and ours["p99_s"] is not None
+          and ours["p99_s"] <= 1.0 and ours["handshakes"] > 0)
     return ok, ours, results["apache"]
 
 

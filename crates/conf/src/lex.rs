@@ -106,13 +106,15 @@ impl<'a> Lines<'a> {
                 }
                 let before = self.avail;
                 self.avail = grow(self.avail, (self.avail * 2).min(self.max_len));
-                self.line = self.line.saturating_sub(1);
                 if self.pos >= self.input.len() && !size_is_predictable(before) {
                     // Apache would drop the line here only if its pool
                     // happened to give it exactly this buffer; assume not.
+                    // The line keeps the number of the physical line read.
                     status = Status::Success;
                     break;
                 }
+                // The same physical line is read on into the larger buffer.
+                self.line = self.line.saturating_sub(1);
                 continue;
             }
             break;
@@ -261,6 +263,24 @@ mod tests {
             [s("a", 1), s("b", 2), s("", 3), s("c", 4)]
         );
         assert!(lines(b"").is_empty());
+    }
+
+    /// A last line without a line end that outgrows the read buffer keeps
+    /// the number of its physical line at every length (found by the
+    /// conf_parse fuzz target: a 414-byte line was numbered 0).
+    #[test]
+    fn long_last_lines_keep_their_number() {
+        for len in 1..9000 {
+            let one = vec![b'x'; len];
+            for (_, n) in all(&one, HT).unwrap_or_default() {
+                assert_eq!(n, 1, "a lone line of {len} bytes");
+            }
+            let mut two = b"a\n".to_vec();
+            two.extend_from_slice(&one);
+            for (i, (_, n)) in all(&two, HT).unwrap_or_default().iter().enumerate() {
+                assert_eq!(*n, i as u32 + 1, "a second line of {len} bytes");
+            }
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use ast::{CloseTag, Directive, Node, Section};
 pub use error::{Origin, ParseError};
 pub use include::include_paths;
 pub use parse::MAX_NESTING;
-pub use text::{bytes_to_string, string_to_bytes};
+pub use text::{bytes_to_str, bytes_to_string, string_to_bytes, vec_to_string};
 pub use words::{getword_conf, split_args};
 
 /// Limits for one parse.

@@ -29,12 +29,33 @@ const RAW_BASE: u32 = 0x10FE00;
 
 /// Decodes bytes as described in the module documentation.
 pub fn bytes_to_string(bytes: &[u8]) -> String {
+    bytes_to_str(bytes).into_owned()
+}
+
+/// [`bytes_to_string`], borrowing bytes that are UTF-8 already.
+pub fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     // Every character of the raw-byte range is encoded with a leading 0xF4.
     if !bytes.contains(&0xF4) {
         if let Ok(s) = std::str::from_utf8(bytes) {
-            return s.to_owned();
+            return Cow::Borrowed(s);
         }
     }
+    Cow::Owned(decode(bytes))
+}
+
+/// [`bytes_to_string`] of an owned buffer, kept without a copy when it is
+/// UTF-8 already (a decoded request path, the usual case).
+pub fn vec_to_string(bytes: Vec<u8>) -> String {
+    if bytes.contains(&0xF4) {
+        return decode(&bytes);
+    }
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => decode(e.as_bytes()),
+    }
+}
+
+fn decode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 8);
     let mut utf8 = [0u8; 4];
     for chunk in bytes.utf8_chunks() {
@@ -58,7 +79,8 @@ pub fn bytes_to_string(bytes: &[u8]) -> String {
 
 /// The bytes Apache would have seen for a string produced by this crate.
 pub fn string_to_bytes(s: &str) -> Cow<'_, [u8]> {
-    if !s.chars().any(|c| raw_byte(c).is_some()) {
+    // A byte scan first: every character of the range starts with 0xF4.
+    if !s.as_bytes().contains(&0xF4) || !s.chars().any(|c| raw_byte(c).is_some()) {
         return Cow::Borrowed(s.as_bytes());
     }
     let mut out = Vec::with_capacity(s.len());
@@ -115,6 +137,20 @@ mod tests {
         let s = bytes_to_string(raw);
         assert_eq!(s.chars().count(), 10);
         assert_eq!(string_to_bytes(&s).as_ref(), raw);
+    }
+
+    #[test]
+    fn owned_and_borrowed_forms_agree() {
+        for raw in [
+            &b"/a/\xc3\xa9"[..],
+            b"/\xc0\xae",
+            b"\xf4\x8f\xba\x80",
+            b"plain",
+        ] {
+            assert_eq!(vec_to_string(raw.to_vec()), bytes_to_string(raw));
+            assert_eq!(bytes_to_str(raw), bytes_to_string(raw));
+        }
+        assert!(matches!(bytes_to_str(b"/a/x"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -199,7 +199,28 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
+    /// The TLS facts mod_ssl reads without marking the answer volatile
+    /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
+    /// the server of the handshake and the SNI name.
+    tls: TlsKey,
     kept: Kept,
+}
+
+type TlsKey = Option<(Option<usize>, Option<String>)>;
+
+fn tls_key(req: &Request) -> TlsKey {
+    req.tls
+        .as_deref()
+        .map(|t| (t.handshake_site, t.sni.clone()))
+}
+
+/// [`tls_key`] compared without building it.
+fn same_tls(key: &TlsKey, req: &Request) -> bool {
+    match (key, req.tls.as_deref()) {
+        (None, None) => true,
+        (Some((site, sni)), Some(t)) => *site == t.handshake_site && *sni == t.sni,
+        _ => false,
+    }
 }
 
 /// What to do with a request.
@@ -234,7 +255,11 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             let seen = SEEN.with(|s| s.borrow_mut().replace(h));
             return if seen { Lookup::Record } else { Lookup::Decide };
         };
-        if e.engine != engine || e.stamp != stamp || e.local != req.local || e.secure != req.secure
+        if e.engine != engine
+            || e.stamp != stamp
+            || e.local != req.local
+            || e.secure != req.secure
+            || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
         }
@@ -279,7 +304,23 @@ fn same_inputs(deps: &Deps, headers: &Headers, remote: SocketAddr, req: &Request
     }
     deps.names
         .iter()
-        .all(|n| headers.get_all(n).eq(req.headers.get_all(n)))
+        .all(|n| same_values(headers.get_all(n), req.headers.get_all(n)))
+}
+
+/// Whether two lists of a field's values are equal. Written out rather
+/// than `Iterator::eq`, whose generic body the compiler may or may not
+/// inline here: this runs for every request answered from the memo.
+fn same_values<'a>(
+    mut kept: impl Iterator<Item = &'a bytes::Bytes>,
+    mut now: impl Iterator<Item = &'a bytes::Bytes>,
+) -> bool {
+    loop {
+        match (kept.next(), now.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a == b => {}
+            _ => return false,
+        }
+    }
 }
 
 /// A recording in progress on this thread; ends when dropped.
@@ -340,6 +381,7 @@ impl Recording {
                 stamp,
                 local: req.local,
                 secure: req.secure,
+                tls: tls_key(req),
                 kept,
             },
         );
@@ -438,6 +480,7 @@ mod tests {
             peer: peer.parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

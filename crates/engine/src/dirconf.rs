@@ -37,6 +37,7 @@ pub struct DirConf {
     pub rewrite: crate::modules::rewrite::RewriteDir,
     pub xsendfile: crate::modules::xsendfile::XSendFileDir,
     pub proxy: crate::modules::proxy::conf::ProxyDir,
+    pub ssl: crate::modules::ssl::SslDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -94,6 +95,7 @@ impl DirConf {
                 &new.xsendfile,
             ),
             proxy: crate::modules::proxy::conf::ProxyDir::merge(&base.proxy, &new.proxy),
+            ssl: crate::modules::ssl::SslDir::merge(&base.ssl, &new.ssl),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -25,6 +25,9 @@ pub struct Engine {
     /// The PHP-FPM pool that runs PHP for mod_php, when the configuration
     /// loads mod_php (`modules::php::pool`; no pool, no engine).
     pub php: Option<crate::modules::proxy::FcgiTarget>,
+    /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
+    /// for a virtual host with certificates on that very address).
+    pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -184,6 +187,7 @@ impl Engine {
             log,
             server_header,
             php,
+            https_listeners: b.global.https_listeners.clone(),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -231,16 +235,23 @@ impl Engine {
         first
     }
 
+    /// The addresses that speak TLS, with the settings of their servers
+    /// (mod_ssl), for the server's handshakes.
+    pub fn tls_ports(&self) -> Vec<crate::http::tls::TlsPortSpec> {
+        crate::modules::ssl::ports::tls_ports(self)
+    }
+
     /// `ap_construct_url`: an absolute URL for `path` on this server, from
     /// the client's `Host` (UseCanonicalName Off).
     pub fn construct_url(&self, site: &Site, req: &Request, path: &str) -> String {
         let scheme = if req.secure { "https" } else { "http" };
         let default_port = if req.secure { 443 } else { 80 };
         // UseCanonicalName Off: the client's host and port. Without a port
-        // from the client, Apache 2.4 uses the scheme's default port (or the
-        // one `ServerName host:port` gives when there is no Host at all).
+        // from the client, the server's port (`ServerName host:port`, or a
+        // virtual host's address), else the scheme's default
+        // (`ap_get_server_port`).
         let (host, port) = match request_host(req) {
-            Some((h, p)) => (h, p.unwrap_or(default_port)),
+            Some((h, p)) => (h, p.or(site.port).unwrap_or(default_port)),
             None => (site.server_name.clone(), site.port.unwrap_or(default_port)),
         };
         if port == default_port {
@@ -285,7 +296,9 @@ pub fn request_host(req: &Request) -> Option<(String, Option<u16>)> {
     ))
 }
 
-fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
+/// Whether a `<VirtualHost>` address (`*:443`, `1.2.3.4:80`, `[::1]:8443`,
+/// `_default_:443`) covers the local address of a connection.
+pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
     let (host, port) = match spec.rsplit_once(':') {
         Some((h, p))
             if !h.ends_with(':') && !spec.starts_with('[')

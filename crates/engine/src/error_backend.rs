@@ -89,6 +89,11 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
     };
     if let Decision::Backend(call) = &mut d {
         call.body_read = body_read;
+        if body_read {
+            // The failing request's handler read the body, not a proxy:
+            // its LimitRequestBody applied.
+            call.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
+        }
     }
     Some(d)
 }
@@ -144,6 +149,7 @@ mod tests {
             peer: "127.0.0.1:4000".parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

@@ -226,7 +226,7 @@ fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
     // The name and port a self-referential URL would carry.
     let default_port = if ctx.req.secure { 443 } else { 80 };
     let (host, port) = match crate::engine::request_host(ctx.req) {
-        Some((h, p)) => (h, p.unwrap_or(default_port)),
+        Some((h, p)) => (h, p.or(ctx.site.port).unwrap_or(default_port)),
         None => (
             ctx.site.server_name.clone(),
             ctx.site.port.unwrap_or(default_port),
@@ -327,6 +327,7 @@ mod tests {
             peer: "127.0.0.1:4000".parse().unwrap(),
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 

@@ -82,7 +82,10 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
     if let Some(f) = hit {
         return Ok(f);
     }
-    let mut file = StaticFile::new(Arc::new(std::fs::File::open(path)?))?;
+    // The walk saw a regular file; if something else took its place since,
+    // it is refused rather than opened in a way that could block.
+    let (opened, meta) = crate::fs::open_regular(std::path::Path::new(path))?;
+    let mut file = StaticFile::with_metadata(Arc::new(opened), &meta);
     // Kept only when the open file is the one the walk saw; otherwise it
     // changed in between and the next request looks again.
     if file.stamp.inode == seen.inode

@@ -1,6 +1,9 @@
 //! File metadata as the request phases need it, in one place, so that the
 //! metadata cache (invalidated by the file-system watcher) sits behind
-//! these functions without the phases knowing.
+//! these functions without the phases knowing; and the one way the request
+//! path opens a file to read it ([`open_nonblocking`]), so that a FIFO or a
+//! device put where a file was expected never blocks a worker thread (each
+//! serves every connection of its core).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -67,4 +70,66 @@ pub fn stat(path: &Path) -> std::io::Result<FileInfo> {
 /// `lstat(2)`, through the same cache.
 pub fn lstat(path: &Path) -> std::io::Result<FileInfo> {
     crate::statcache::lookup(crate::watch::global(), path, false)
+}
+
+/// Open `path` for reading the way every file on the request path is
+/// opened: `O_NONBLOCK`, so that opening a FIFO without a writer (or a
+/// device that waits) returns at once instead of holding the worker
+/// thread, and `O_CLOEXEC`. Returns the file and its `fstat` metadata: the
+/// caller decides what a file that is not regular means (Apache's answer
+/// for it), and must not read from one, since a read could block too
+/// (`O_NONBLOCK` has no effect on a regular file's reads).
+pub fn open_nonblocking(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(crate::path_text::os_path(path))?;
+    let meta = file.metadata()?;
+    Ok((file, meta))
+}
+
+/// [`open_nonblocking`] for a file the caller will read whole: anything
+/// but a regular file is refused with `EBADF`, as Apache's
+/// `ap_pcfg_openfile` refuses it ("not a regular file").
+pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let (file, meta) = open_nonblocking(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+    }
+    Ok((file, meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_without_writer_opens_at_once_and_is_not_regular() {
+        let dir = std::env::temp_dir().join(format!("htaccel-fs-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("f");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path that lives for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let (_, meta) = open_nonblocking(&fifo).unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(meta.file_type().is_fifo());
+        let e = open_regular(&fifo).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        assert_eq!(
+            open_regular(Path::new("/dev/null"))
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::EBADF)
+        );
+        assert_eq!(
+            open_regular(&dir).unwrap_err().raw_os_error(),
+            Some(libc::EBADF)
+        );
+        std::fs::write(dir.join("r"), "x").unwrap();
+        assert!(open_regular(&dir.join("r")).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

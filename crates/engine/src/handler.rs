@@ -56,8 +56,7 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
             return error_backend::respond_or_backend(&mut ctx, resp);
         }
     };
-    let uri = String::from_utf8(parsed.path)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let uri = crate::path_text::from_bytes(parsed.path);
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     if req.method == "TRACE" {
         if let Err(status) = ctx.before_trace() {
@@ -176,8 +175,7 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
     let Ok(parsed) = request_uri(site, req) else {
         return protocol();
     };
-    let uri = String::from_utf8(parsed.path)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let uri = crate::path_text::from_bytes(parsed.path);
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     let mut phases = ctx.process_internal();
     while phases.is_ok() {
@@ -302,6 +300,8 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     let input = default_handler::FileRequest {
         method: &ctx.method,
         headers: &ctx.headers_in,
+        held_range: ctx.range_deferred.as_ref(),
+        status_so_far: ctx.prev_status.unwrap_or(200),
         file,
         content_type: content_type.as_deref(),
         content_encoding: ctx.encodings.last().map(String::as_str),

@@ -221,7 +221,9 @@ impl Output {
             .collect();
         let header_only = matches!(self.status, 204 | 304);
         let content_type = if header_only {
-            None
+            // A 304 or 204 carries no type of its own; one a directive
+            // set (`Header set Content-Type`) is sent as Apache sends it.
+            self.content_type.filter(|_| self.content_type_changed)
         } else if self.content_type_changed {
             self.content_type.map(|t| make_content_type(ctx, &t))
         } else {
@@ -230,6 +232,18 @@ impl Output {
         if let Some(t) = content_type {
             headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Content-Type"));
             headers.push(("Content-Type".into(), t));
+        }
+        // The handler's entity headers were already taken off a 304 or 204
+        // (`conditional::strip_for_304`); those still here were set by
+        // directives, and Apache sends them: the server must not strip them.
+        if header_only
+            && headers.iter().any(|(n, _)| {
+                ["Content-Type", "Content-Encoding", "Content-Language"]
+                    .iter()
+                    .any(|e| n.eq_ignore_ascii_case(e))
+            })
+        {
+            resp.entity_in_headers = true;
         }
         resp.headers = headers;
     }

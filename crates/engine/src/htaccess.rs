@@ -2,7 +2,11 @@
 //!
 //! The first of the `AccessFileName` candidates that exists is read, as
 //! Apache reads it; a candidate that exists but cannot be read stops the
-//! request with 403, one that fails to compile with 500. The read is
+//! request with 403, one that fails to compile with 500. "Exists" is
+//! Apache's test (`ap_parse_htaccess`): only `ENOENT` and `ENOTDIR` mean
+//! absent. Every other failure to open it (a symlink loop, a name too
+//! long, no permission, not a regular file) fails closed, since the file
+//! may hold rules that deny access. The read is
 //! bounded (`AccessFileMaxSize`, then `AccessFileMaxDirectives` after
 //! parsing) and cannot block: the file is opened non-blocking and must be a
 //! regular file, so neither a huge file nor a FIFO named `.htaccess` can
@@ -15,10 +19,11 @@
 use crate::config::{Context, Environment, Walker};
 use crate::dirconf::DirConf;
 use crate::http::Log;
+use crate::open_writers::Writers;
 use htaccel_conf::Node;
 use std::collections::HashSet;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -66,15 +71,42 @@ pub struct Loaded {
     pub bytes: u64,
     /// The parsed file, or why it cannot be compiled at all.
     pub nodes: Result<Vec<Node>, Problem>,
+    /// The file's status-change time when it was read (`None` for text
+    /// that did not come from the disk).
+    pub changed: Option<std::time::SystemTime>,
+    /// Whether a writer had the file open just after it was read.
+    pub writers: Writers,
+}
+
+/// An access file that is there but cannot be read: what Apache logs on
+/// every request it stops (403).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    /// `AH00554` (level `error`, no client): the file is not a regular file.
+    pub not_regular: Option<String>,
+    /// `AH00529` (level `crit`), led by the OS error as Apache prints it.
+    pub message: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// What the access-file candidates of a directory hold.
 #[derive(Clone, Debug)]
 pub enum Found {
     Absent,
-    /// Present but unreadable (403): the error-log line.
-    Unreadable(String),
+    /// Present but unreadable (403).
+    Unreadable(Unreadable),
     Loaded(Arc<Loaded>),
+}
+
+/// Whether an error opening an access file means there is none, as
+/// Apache decides it (`APR_STATUS_IS_ENOENT` or `APR_STATUS_IS_ENOTDIR`).
+fn means_absent(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR))
 }
 
 /// The override settings a file is compiled under.
@@ -105,46 +137,56 @@ pub fn read_first(dir: &str, names: &[String], limits: HtaccessLimits) -> Found 
     for name in names {
         let path = Path::new(dir).join(name);
         let shown = path.display().to_string();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(&path);
-        let unreadable = |e: &std::io::Error| {
-            Found::Unreadable(format!(
-                "({}){}: {shown} pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{}' is executable",
+        let opened = crate::fs::open_nonblocking(&path);
+        let unreadable = |errno: i32, text: &str, not_regular: Option<String>| {
+            Found::Unreadable(Unreadable {
+                not_regular,
+                message: format!(
+                    "({errno}){text}: AH00529: {shown} pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{dir}' is executable",
+                ),
+            })
+        };
+        let os_error = |e: &std::io::Error| {
+            unreadable(
                 e.raw_os_error().unwrap_or(0),
-                e,
-                dir.trim_end_matches('/'),
-            ))
+                &crate::modules::authn_file::strerror(e),
+                None,
+            )
         };
-        let file = match file {
-            Ok(f) => f,
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP)
-                ) =>
-            {
-                continue
-            }
-            Err(e) => return unreadable(&e),
+        let (file, meta) = match opened {
+            Ok(x) => x,
+            Err(e) if means_absent(&e) => continue,
+            Err(e) => return os_error(&e),
         };
-        match file.metadata() {
-            Ok(m) if m.file_type().is_file() => {}
-            Ok(_) => {
-                return Found::Unreadable(format!(
-                    "Access to file {shown} denied by server: not a regular file"
-                ))
-            }
-            Err(e) => return unreadable(&e),
+        if !meta.file_type().is_file() {
+            // Apache's pcfg_openfile refuses it, then reports EBADF.
+            return unreadable(
+                libc::EBADF,
+                "Bad file descriptor",
+                Some(format!(
+                    "AH00554: Access to file {shown} denied by server: not a regular file"
+                )),
+            );
         }
+        let changed = status_change_time(&meta);
         let mut bytes = Vec::new();
-        if let Err(e) = file.take(limits.max_bytes + 1).read_to_end(&mut bytes) {
-            return unreadable(&e);
+        if let Err(e) = (&file).take(limits.max_bytes + 1).read_to_end(&mut bytes) {
+            return os_error(&e);
         }
-        return Found::Loaded(Arc::new(parse(path, &bytes, limits)));
+        let writers = crate::open_writers::of(&file);
+        let mut loaded = parse(path, &bytes, limits);
+        loaded.changed = changed;
+        loaded.writers = writers;
+        return Found::Loaded(Arc::new(loaded));
     }
     Found::Absent
+}
+
+/// `st_ctime` as a time (`None` before the epoch).
+fn status_change_time(m: &std::fs::Metadata) -> Option<std::time::SystemTime> {
+    let secs = u64::try_from(m.ctime()).ok()?;
+    let nanos = u32::try_from(m.ctime_nsec()).ok()?;
+    Some(std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos))
 }
 
 /// Parse file contents under the limits.
@@ -184,6 +226,8 @@ pub fn parse(path: PathBuf, bytes: &[u8], limits: HtaccessLimits) -> Loaded {
         path,
         bytes: bytes.len() as u64,
         nodes,
+        changed: None,
+        writers: Writers::None,
     }
 }
 
@@ -267,14 +311,7 @@ pub fn stamp_of(path: &Path) -> Stamp {
             ctime: (m.ctime(), m.ctime_nsec()),
             mode: m.mode(),
         },
-        Err(e)
-            if matches!(
-                e.raw_os_error(),
-                Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ELOOP)
-            ) =>
-        {
-            Stamp::Absent
-        }
+        Err(e) if means_absent(&e) => Stamp::Absent,
         Err(e) => Stamp::Other(e.raw_os_error().unwrap_or(0)),
     }
 }
@@ -351,7 +388,8 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         assert!(matches!(
             read_first(&dir_of(&d), &names, HtaccessLimits::default()),
-            Found::Unreadable(m) if m.contains("not a regular file")
+            Found::Unreadable(u) if u.not_regular.as_ref().is_some_and(|l| l.contains("not a regular file"))
+                && u.message.starts_with("(9)Bad file descriptor: AH00529: ")
         ));
         std::fs::remove_file(d.join(".htaccess")).unwrap();
         std::fs::create_dir(d.join(".htaccess")).unwrap();
@@ -359,6 +397,44 @@ mod tests {
             read_first(&dir_of(&d), &names, HtaccessLimits::default()),
             Found::Unreadable(_)
         ));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn only_enoent_and_enotdir_mean_absent() {
+        let d = tmp("errors");
+        let names = vec![".htaccess".to_string()];
+        let dir = dir_of(&d);
+        let read = || read_first(&dir, &names, HtaccessLimits::default());
+        let ht = d.join(".htaccess");
+        std::fs::write(d.join("file"), "x").unwrap();
+        // Dangling, and a path through a regular file: there is no file.
+        std::os::unix::fs::symlink("nowhere", &ht).unwrap();
+        assert!(matches!(read(), Found::Absent));
+        assert_eq!(stamp_of(&ht), Stamp::Absent);
+        std::fs::remove_file(&ht).unwrap();
+        std::os::unix::fs::symlink("file/x", &ht).unwrap();
+        assert!(matches!(read(), Found::Absent));
+        assert_eq!(stamp_of(&ht), Stamp::Absent);
+        // A loop may hide rules: it fails closed, and its stamp is not
+        // that of an absent file (a polled directory must notice it).
+        std::fs::remove_file(&ht).unwrap();
+        std::os::unix::fs::symlink(".htaccess", &ht).unwrap();
+        match read() {
+            Found::Unreadable(u) => assert_eq!(
+                u.message,
+                format!(
+                    "(40)Too many levels of symbolic links: AH00529: {dir}.htaccess pcfg_openfile: unable to check htaccess file, ensure it is readable and that '{dir}' is executable"
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(stamp_of(&ht), Stamp::Other(libc::ELOOP));
+        std::fs::remove_file(&ht).unwrap();
+        std::os::unix::fs::symlink("n".repeat(300), &ht).unwrap();
+        assert!(
+            matches!(read(), Found::Unreadable(u) if u.message.starts_with("(36)File name too long: "))
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -24,6 +24,8 @@ pub mod http;
 pub mod ipset;
 pub mod log_format;
 pub mod modules;
+pub mod open_writers;
+pub mod path_text;
 pub mod regex_engine;
 pub mod registry;
 pub mod regsub;

@@ -126,6 +126,10 @@ struct Field {
 
 #[derive(Clone, Debug)]
 enum Kind {
+    /// `%{VAR}x`: a mod_ssl variable.
+    SslVar,
+    /// `%{version|cipher|subjectdn|issuerdn|errcode|errstr}c`.
+    SslConn,
     RemoteHost,
     RemoteAddr,
     LocalAddr,
@@ -248,6 +252,9 @@ fn kind_of(name: &str) -> Option<Kind> {
         "O" => Kind::BytesOut,
         "S" => Kind::BytesInOut,
         "^FB" => Kind::Ttfb,
+        // mod_ssl's: `%{VAR}x` a variable, `%{version}c` and the like.
+        "x" => Kind::SslVar,
+        "c" => Kind::SslConn,
         _ => return None,
     })
 }
@@ -340,6 +347,12 @@ impl LogFormat {
     }
 
     pub fn compile(spec: &str) -> Result<LogFormat, String> {
+        Self::compile_for(spec, false)
+    }
+
+    /// [`LogFormat::compile`], with mod_ssl's `%{…}x` and `%{…}c` known
+    /// when `ssl` (mod_ssl loaded registers them).
+    pub fn compile_for(spec: &str, ssl: bool) -> Result<LogFormat, String> {
         let mut items = Vec::new();
         let b = spec.as_bytes();
         let mut i = 0;
@@ -425,9 +438,13 @@ impl LogFormat {
                     }
                     _ => {
                         let three = (c == b'^').then(|| spec.get(i..i + 3)).flatten();
-                        let (kind, len) = match three.and_then(kind_of) {
+                        let known = |name: &str| {
+                            kind_of(name)
+                                .filter(|k| ssl || !matches!(k, Kind::SslVar | Kind::SslConn))
+                        };
+                        let (kind, len) = match three.and_then(known) {
                             Some(k) => (k, 3),
-                            None => match spec.get(i..i + 1).and_then(kind_of) {
+                            None => match spec.get(i..i + 1).and_then(known) {
                                 Some(k) => (k, 1),
                                 None if c.is_ascii() => {
                                     return Err(format!(
@@ -590,6 +607,22 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
                 ConnectionStatus::Close => b'-',
             });
             true
+        }
+        Kind::SslVar => req
+            .and_then(|r| crate::modules::ssl::vars::lookup(r, &f.arg))
+            .is_some_and(|v| escaped(v.as_bytes(), out)),
+        Kind::SslConn => {
+            // `ssl_var_log_handler_c`: only on a TLS connection.
+            let var = match f.arg.as_str() {
+                "version" => "SSL_PROTOCOL",
+                "cipher" => "SSL_CIPHER",
+                "subjectdn" => "SSL_CLIENT_S_DN",
+                "issuerdn" => "SSL_CLIENT_I_DN",
+                _ => "",
+            };
+            req.filter(|r| r.secure)
+                .and_then(|r| crate::modules::ssl::vars::lookup(r, var))
+                .is_some_and(|v| escaped(v.as_bytes(), out))
         }
         Kind::Cookie => {
             let header = req.and_then(|r| r.headers.get_joined("Cookie"));
@@ -932,6 +965,9 @@ fn render_time(spec: &TimeSpec, t: SystemTime, out: &mut Vec<u8>) {
 /// [client 127.0.0.1:56126] message`. The message is escaped as Apache
 /// escapes it (control and non-ASCII bytes as `\xhh`, `\` doubled, `"`
 /// left alone). `tid` is left out when `None`, as under a non-threaded MPM.
+/// A message that begins with an OS error as Apache prints it
+/// (`(13)Permission denied: `) has it put where Apache puts a request's OS
+/// error: before the client.
 pub fn error_log_line(
     now: SystemTime,
     level: &str,
@@ -941,18 +977,48 @@ pub fn error_log_line(
     client: Option<SocketAddr>,
     message: impl AsRef<[u8]>,
 ) -> String {
+    let (errno, message) = split_os_error(message.as_ref());
     let record = ErrorRecord {
         time: now,
         level,
         module,
         pid,
         tid,
-        errno: None,
+        errno,
         client,
-        message: message.as_ref(),
+        message,
         referer: None,
     };
     record.render()
+}
+
+/// `(errno)text: rest` → (`errno`, `rest`) when `text` is that error's own
+/// text; else the message whole.
+fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
+    let whole = (None, message);
+    let Some(rest) = message.strip_prefix(b"(") else {
+        return whole;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let Some(errno) = std::str::from_utf8(&rest[..digits])
+        .ok()
+        .and_then(|d| d.parse::<i32>().ok())
+    else {
+        return whole;
+    };
+    let Some(after) = rest[digits..].strip_prefix(b")") else {
+        return whole;
+    };
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    let suffix = format!(" (os error {errno})");
+    let text = text.strip_suffix(&suffix).unwrap_or(&text);
+    match after
+        .strip_prefix(text.as_bytes())
+        .and_then(|r| r.strip_prefix(b": "))
+    {
+        Some(rest) => (Some(errno), rest),
+        None => whole,
+    }
 }
 
 /// Everything Apache's default error-log line can show.
@@ -1001,7 +1067,13 @@ impl ErrorRecord<'_> {
         }
         // The message is formatted into its own buffer first, then escaped
         // into what is left of the line's.
-        let msg = &self.message[..self.message.len().min(MAX_STRING_LEN - 1)];
+        // Paths in the message are in the text form that keeps bytes which
+        // are not UTF-8 (`path_text`): logged as those bytes (`\xe9`).
+        let message = std::str::from_utf8(self.message).map_or(
+            std::borrow::Cow::Borrowed(self.message),
+            crate::path_text::bytes,
+        );
+        let msg = &message[..message.len().min(MAX_STRING_LEN - 1)];
         let room = MAX_STRING_LEN.saturating_sub(line.len());
         escape_error_item(msg, room, &mut line);
         if let Some(referer) = self.referer.filter(|r| !r.is_empty()) {
@@ -1118,6 +1190,7 @@ mod tests {
             peer: "127.0.0.1:43232".parse().unwrap(),
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
+            tls: None,
         }
     }
 
@@ -1204,6 +1277,40 @@ mod tests {
         assert_eq!(
             mask_time(&line),
             "127.0.0.1 - - [T] \"HEAD /sub/a.txt HTTP/1.1\" 200 -\n"
+        );
+    }
+
+    #[test]
+    fn mod_ssl_fields() {
+        let fmt = "%{SSL_PROTOCOL}x %{SSL_CIPHER}x %{HTTPS}x %{version}c %{cipher}c %{subjectdn}c";
+        let render = |fmt: &str, e: &AccessEntry<'_>, d: &AccessDetails<'_>| {
+            let mut out = Vec::new();
+            LogFormat::compile_for(fmt, true)
+                .unwrap()
+                .render_with(e, d, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let mut req = request("GET", "/", &[]);
+        let plain = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(plain, "- - off - - -\n");
+        req.secure = true;
+        req.tls = Some(std::sync::Arc::new(crate::http::TlsInfo {
+            protocol: "TLSv1.3",
+            cipher: "TLS_AES_256_GCM_SHA384",
+            ..Default::default()
+        }));
+        let tls = render(
+            fmt,
+            &entry(Some(&req), 200, 2, &[]),
+            &AccessDetails::default(),
+        );
+        assert_eq!(
+            tls,
+            "TLSv1.3 TLS_AES_256_GCM_SHA384 on TLSv1.3 TLS_AES_256_GCM_SHA384 -\n"
         );
     }
 
@@ -1434,9 +1541,54 @@ mod tests {
             "[Sat Nov 21 06:37:06.331008 2026] [core:crit] [pid 32355] (13)Permission denied: \
              [client ::1:5555] AH00529: /x/.htaccess pcfg_openfile: unable to check htaccess file"
         );
+        // An OS error leading the message goes before the client.
+        let line = error_log_line(
+            SystemTime::now(),
+            "crit",
+            "core",
+            7,
+            Some(8),
+            Some("127.0.0.1:9".parse().unwrap()),
+            "(40)Too many levels of symbolic links: AH00529: /x/.htaccess pcfg_openfile",
+        );
+        assert!(
+            line.ends_with(
+                "[pid 7:tid 8] (40)Too many levels of symbolic links: [client 127.0.0.1:9] AH00529: /x/.htaccess pcfg_openfile"
+            ),
+            "{line}"
+        );
+        // Not an OS error's own text: left in the message.
+        let line = error_log_line(
+            SystemTime::now(),
+            "crit",
+            "core",
+            7,
+            Some(8),
+            None,
+            "(40)x: m",
+        );
+        assert!(line.ends_with("[pid 7:tid 8] (40)x: m"), "{line}");
         let line = error_log_line(SystemTime::now(), "alert", "core", 7, Some(8), None, "m\n");
         assert!(
             line.ends_with("] [core:alert] [pid 7:tid 8] m\\n"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn paths_that_are_not_utf8_are_logged_as_their_bytes() {
+        let path = crate::path_text::from_bytes(b"/srv/caf\xe9/x".to_vec());
+        let line = error_log_line(
+            SystemTime::now(),
+            "info",
+            "core",
+            7,
+            None,
+            None,
+            format!("AH00128: File does not exist: {path}"),
+        );
+        assert!(
+            line.ends_with("AH00128: File does not exist: /srv/caf\\xe9/x"),
             "{line}"
         );
     }

@@ -262,6 +262,9 @@ impl<'a> Ctx<'a> {
     pub fn process_internal(&mut self) -> Result<(), Status> {
         if !self.is_subreq {
             self.post_read_request();
+            if self.redirects == 0 {
+                crate::modules::ssl::ports::check_request(self)?;
+            }
         }
         self.translate_name()?;
         self.map_to_storage()?;
@@ -333,16 +336,14 @@ impl<'a> Ctx<'a> {
         let walked = match walk::directory_walk(self.site, &self.filename) {
             Ok(w) => w,
             Err(WalkError::Config) => return Err(500),
-            Err(WalkError::Forbidden {
-                log,
-                htaccess_unreadable,
-            }) => {
-                if htaccess_unreadable {
-                    self.error_note = Some(
-                        "Server unable to read htaccess file, denying access to be safe".into(),
-                    );
+            Err(WalkError::Forbidden { log }) => return Err(self.fail(403, "error", log)),
+            Err(WalkError::AccessFile(u)) => {
+                if let Some(line) = &u.not_regular {
+                    self.site.log.error("error", "core", None, line);
                 }
-                return Err(self.fail(403, "error", log));
+                self.error_note =
+                    Some("Server unable to read htaccess file, denying access to be safe".into());
+                return Err(self.fail(403, "crit", u.message));
             }
         };
         self.filename = walked.filename;
@@ -360,9 +361,11 @@ impl<'a> Ctx<'a> {
             Some(i) => &self.filename[i + 1..],
             None => &self.filename[..],
         };
+        // Sections match the bytes the name stands for.
+        let basename = crate::path_text::bytes(basename);
         let mut merged: Option<Arc<DirConf>> = None;
         for sec in self.conf.core.files.iter() {
-            if sec.matcher.matches(basename.as_bytes()) {
+            if sec.matcher.matches(&basename) {
                 let base = merged.as_ref().unwrap_or(&self.conf);
                 merged = Some(Arc::new(DirConf::merge(base, &sec.conf)));
             }
@@ -377,7 +380,7 @@ impl<'a> Ctx<'a> {
         let mut conf = self.conf.clone();
         for loc in &self.site.locations {
             let hit = match &loc.regex {
-                Some(re) => re.is_match(self.uri.as_bytes()),
+                Some(re) => re.is_match(&crate::path_text::bytes(&self.uri)),
                 None => location_matches(&loc.path, &self.uri),
             };
             if hit {
@@ -389,6 +392,7 @@ impl<'a> Ctx<'a> {
 
     /// Access control, authentication and authorization (Satisfy, Order/Allow/Deny, Require, AuthType).
     fn check_access(&mut self) -> Result<(), Status> {
+        crate::modules::ssl::check_access(self)?;
         crate::modules::authn_core::check_access(self)
     }
 
@@ -432,6 +436,7 @@ impl<'a> Ctx<'a> {
         crate::modules::rewrite::fixup(self)?;
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
+        crate::modules::ssl::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
@@ -453,7 +458,8 @@ impl<'a> Ctx<'a> {
                 Slash::Off => return Ok(()),
                 Slash::On => {}
             }
-            let mut target = crate::uri::escape_path(self.uri.as_bytes()).into_owned();
+            let mut target =
+                crate::uri::escape_path(&crate::path_text::bytes(&self.uri)).into_owned();
             target.push('/');
             if let Some(q) = &self.args {
                 target.push('?');

@@ -39,6 +39,8 @@ pub struct Site {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip (a vhost's settings over the main server's).
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_ssl (a vhost's settings over the main server's).
+    pub ssl: crate::modules::ssl::SslServer,
 }
 
 impl Site {
@@ -52,12 +54,25 @@ impl Site {
     ) -> Site {
         let inherit = |f: fn(&ServerConf) -> Option<String>| f(conf).or_else(|| main.and_then(f));
         let name = inherit(|c| c.server_name.clone()).unwrap_or_else(|| "localhost".to_string());
-        let (server_name, port) = match name.rsplit_once(':') {
+        let (server_name, mut port) = match name.rsplit_once(':') {
             Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) && !h.is_empty() => {
                 (h.to_string(), p.parse().ok())
             }
             _ => (name, None),
         };
+        // A `<VirtualHost>` without its own `ServerName` has the port of
+        // its first address (`ap_parse_vhost_addrs`); its own `ServerName`
+        // sets the port it names, or none.
+        if main.is_some() && conf.server_name.is_none() {
+            if let Some(p) = conf
+                .addrs
+                .first()
+                .and_then(|a| a.rsplit_once(':'))
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+            {
+                port = Some(p);
+            }
+        }
         let mut sections: Vec<DirSection> = main.map(|m| m.directories.clone()).unwrap_or_default();
         sections.extend(conf.directories.iter().cloned());
         let (mut plain, regex): (Vec<_>, Vec<_>) = sections
@@ -126,6 +141,10 @@ impl Site {
                     crate::modules::remoteip::RemoteIpServer::merge(&m.remoteip, &conf.remoteip)
                 }
                 None => conf.remoteip.clone(),
+            },
+            ssl: match main {
+                Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
+                None => conf.ssl.clone(),
             },
         }
     }

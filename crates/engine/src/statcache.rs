@@ -282,10 +282,11 @@ pub fn take_unwatched() -> bool {
 
 fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
     note_unwatched();
+    let path = crate::path_text::os_path(path);
     let m = if follow {
-        std::fs::metadata(path)
+        std::fs::metadata(&path)
     } else {
-        std::fs::symlink_metadata(path)
+        std::fs::symlink_metadata(&path)
     };
     m.map(|m| FileInfo::from_meta(&m))
 }
@@ -347,7 +348,7 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
         }
     };
     // One lstat answers both questions unless the path ends in a symlink.
-    match std::fs::symlink_metadata(path) {
+    match std::fs::symlink_metadata(crate::path_text::os_path(path)) {
         Ok(m) if m.file_type().is_symlink() => {
             let info = FileInfo::from_meta(&m);
             cache.store(&fill, &[(false, Answer::Info(info))], s, expires);

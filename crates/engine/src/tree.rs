@@ -6,11 +6,16 @@
 //! A level stays in force while
 //! * its parent is the same object (a parent recomputed means every level
 //!   below merges again; their own compiled files are reused), and
-//! * nothing reported a change: the watcher ([`crate::watch`]) drops a level
-//!   when one of its access files is created, replaced, removed or finished
-//!   being written, and drops whole subtrees when a directory on the path
-//!   appears, disappears or moves. While a directory is watched, the
-//!   request path never looks at its access files.
+//! * nothing reported a change: the watcher ([`crate::watch`]) marks a level
+//!   superseded when one of its access files is created, replaced, removed
+//!   or finished being written, and drops whole subtrees when a directory on
+//!   the path appears, disappears or moves. While a directory is watched,
+//!   the request path never looks at its access files.
+//!
+//! A superseded level is recomputed by the next request that reaches it,
+//! and its own file stays at hand as the previous complete version: if the
+//! new read catches a writer mid-write (`read_access_files`), that
+//! version answers instead, so a file is never compiled half written.
 //!
 //! Levels in directories that cannot be watched (nor any directory above
 //! them) are revalidated instead: their candidates are `stat`ed again once
@@ -22,14 +27,15 @@
 
 use crate::dirconf::DirConf;
 use crate::htaccess::{self, Found, Loaded, Overrides, Problem, Stamp};
+use crate::open_writers::Writers;
 use crate::site::Site;
-use crate::watch::{Invalidation, Mode, Subscriber, Watch};
+use crate::watch::{Invalidation, Mode, ReadVerdict, Subscriber, Watch, SETTLE};
 // Paths from requests are the keys: a seeded hash, much cheaper than
 // SipHash on long paths, still unpredictable to clients.
 use foldhash::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
 
 pub use crate::htaccess::HtaccessLimits;
 
@@ -39,7 +45,7 @@ pub enum LevelError {
     /// An access file that failed to compile: 500.
     Config,
     /// An access file that exists but cannot be read: 403.
-    Unreadable(String),
+    Unreadable(htaccess::Unreadable),
 }
 
 /// A directory's own access file, compiled under one set of overrides.
@@ -71,6 +77,10 @@ pub struct Level {
     /// When the candidates were last checked (unwatched levels), in
     /// milliseconds since the tree's epoch.
     checked_ms: AtomicU64,
+    /// An access file here was finished, replaced or removed since this
+    /// level was made: it is recomputed, and its own file is only the
+    /// fallback while the new one is caught mid-write.
+    superseded: AtomicBool,
 }
 
 impl Level {
@@ -108,8 +118,12 @@ impl Subscriber for Inner {
     fn invalidate(&self, what: &Invalidation<'_>) {
         let mut levels = self.levels.write().unwrap_or_else(|e| e.into_inner());
         match what {
+            // Kept, marked: its file is the previous complete version, in
+            // force again if the next read catches a writer mid-write.
             Invalidation::AccessFile { dir, .. } => {
-                levels.remove(*dir);
+                if let Some(level) = levels.get(*dir) {
+                    level.superseded.store(true, Ordering::SeqCst);
+                }
             }
             Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
             Invalidation::All => levels.clear(),
@@ -171,7 +185,10 @@ impl ConfigTree {
 
     /// The cached level of a directory, if any (tools and tests).
     pub fn get(&self, path: &str) -> Option<Arc<Level>> {
-        self.read().get(path).cloned()
+        self.read()
+            .get(path)
+            .filter(|l| !l.superseded.load(Ordering::SeqCst))
+            .cloned()
     }
 
     /// Drop every cached level (configuration reload, watch overflow).
@@ -201,7 +218,10 @@ impl ConfigTree {
                 (None, None) => true,
                 _ => false,
             };
-            if same_parent && (c.watched || self.still_current(site, c)) {
+            if same_parent
+                && !c.superseded.load(Ordering::SeqCst)
+                && (c.watched || self.still_current(site, c))
+            {
                 return c.clone();
             }
         }
@@ -253,28 +273,54 @@ impl ConfigTree {
         let sections_conf = apply_sections(site, &base, path, depth);
         let overrides = Overrides::of(&sections_conf);
         let watched = watch.ensure(path) == Mode::Watched && parent.is_none_or(|p| p.watched);
+        // Whether the level may be kept: not when it was made from a read
+        // whose doubt no future event will clear.
+        let mut keep = true;
         let own = if overrides.reads() {
-            let previous = cached
+            let unchanged = cached
                 .as_ref()
-                .filter(|c| c.watched == watched)
+                .filter(|c| c.watched == watched && !c.superseded.load(Ordering::SeqCst))
                 .and_then(|c| c.own.clone())
                 .filter(|o| watched || htaccess::stamps(path, &site.access_file_names) == o.stamps);
-            Some(match previous {
-                Some(o) if o.overrides == overrides => o,
-                Some(o) => Arc::new(compile_own(
-                    site,
-                    overrides,
-                    o.found.clone(),
-                    o.stamps.clone(),
-                )),
+            let recompile = |o: Arc<Own>| {
+                if o.overrides == overrides {
+                    o
+                } else {
+                    Arc::new(compile_own(
+                        site,
+                        overrides.clone(),
+                        o.found.clone(),
+                        o.stamps.clone(),
+                    ))
+                }
+            };
+            Some(match unchanged {
+                Some(o) => recompile(o),
                 None => {
-                    let stamps = if watched {
-                        Vec::new()
-                    } else {
-                        htaccess::stamps(path, &site.access_file_names)
-                    };
-                    let found = htaccess::read_first(path, &site.access_file_names, site.limits);
-                    Arc::new(compile_own(site, overrides, found, stamps))
+                    let previous = cached.as_ref().and_then(|c| c.own.clone());
+                    let (found, stamps, verdict) =
+                        read_access_files(site, watch, path, watched, previous.as_deref());
+                    match (verdict, previous) {
+                        (Verdict::Complete, _) => {
+                            Arc::new(compile_own(site, overrides.clone(), found, stamps))
+                        }
+                        // The previous complete version stays in force; the
+                        // writer's close will be reported and supersede it.
+                        (Verdict::Writing, Some(previous)) => recompile(previous),
+                        // In force for this request only: nothing will
+                        // report when the doubt is over.
+                        (Verdict::Unsure, Some(previous)) => {
+                            keep = false;
+                            recompile(previous)
+                        }
+                        // Nothing earlier to fall back on (first read, or
+                        // the directory was renamed): what is there, for
+                        // this request only.
+                        (_, None) => {
+                            keep = false;
+                            Arc::new(compile_own(site, overrides.clone(), found, stamps))
+                        }
+                    }
                 }
             })
         } else {
@@ -291,25 +337,105 @@ impl ConfigTree {
             error: own.as_ref().and_then(|o| o.error.clone()),
             parent: parent.cloned(),
             own,
-            watched,
+            // A level not kept is not vouched for by the watcher either, so
+            // that no memo keeps what was decided with it.
+            watched: watched && keep,
             checked_ms: AtomicU64::new(self.now_ms()),
+            superseded: AtomicBool::new(false),
         });
         let mut levels = self.inner.levels.write().unwrap_or_else(|e| e.into_inner());
-        if fill.still_valid() {
+        if keep && fill.still_valid() {
             levels.insert(path.to_string(), level.clone());
         }
         level
     }
 }
 
+/// What a read of a directory's access files may be taken for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// A complete version: compile it.
+    Complete,
+    /// A writer has a file open and modified: the previous version stays
+    /// until the watcher reports the close.
+    Writing,
+    /// Maybe caught mid-write, and no event is sure to say when that is
+    /// over: the previous version answers, and the next request reads again.
+    Unsure,
+}
+
+/// Read `dir`'s access-file candidates (with their stamps, for an unwatched
+/// directory) and judge whether what was read is a complete version.
+///
+/// The watcher knows of a write from its first `IN_MODIFY` to its
+/// `IN_CLOSE_WRITE`, and is asked before and after the read, so a write
+/// that began or ended meanwhile is known. What no event shows is the
+/// stretch inside the writer's truncating system call (`open` with
+/// `O_TRUNC`, `ftruncate`) after the file became empty and before its
+/// `IN_MODIFY` is queued; the writer's open file shows it instead
+/// ([`crate::open_writers`]). Where the kernel will not say (no lease
+/// allowed), a file found empty that replaces one with content is believed
+/// only once it has been empty for [`SETTLE`]. A writer found holding the
+/// file open is waited for at most [`SETTLE`] after the file last changed.
+/// An unwatched directory has no events: a stamp that moved while reading,
+/// or a writer holding the file open, makes the read unsure.
+fn read_access_files(
+    site: &Site,
+    watch: &Watch,
+    dir: &str,
+    watched: bool,
+    previous: Option<&Own>,
+) -> (Found, Vec<Stamp>, Verdict) {
+    let names = &site.access_file_names;
+    let before = watch.begin_access_read(dir);
+    let stamps = if watched {
+        Vec::new()
+    } else {
+        htaccess::stamps(dir, names)
+    };
+    let found = htaccess::read_first(dir, names, site.limits);
+    let loaded = match &found {
+        Found::Loaded(l) => Some(&**l),
+        _ => None,
+    };
+    let recent = loaded.is_some_and(|l| changed_within(l, SETTLE));
+    let open_writer = loaded
+        .filter(|l| l.writers == Writers::Open && recent)
+        .and_then(|l| l.path.file_name());
+    let verdict = match watch.access_read_verdict(dir, &before, open_writer) {
+        ReadVerdict::Writing if watched => Verdict::Writing,
+        ReadVerdict::Writing | ReadVerdict::Changed => Verdict::Unsure,
+        ReadVerdict::Complete if !watched && htaccess::stamps(dir, names) != stamps => {
+            Verdict::Unsure
+        }
+        ReadVerdict::Complete if !watched && open_writer.is_some() => Verdict::Unsure,
+        ReadVerdict::Complete => {
+            let emptied = loaded.is_some_and(|l| l.bytes == 0 && l.writers == Writers::Unknown)
+                && matches!(previous.map(|o| &o.found), Some(Found::Loaded(p)) if p.bytes > 0);
+            if emptied && recent {
+                Verdict::Unsure
+            } else {
+                Verdict::Complete
+            }
+        }
+    };
+    (found, stamps, verdict)
+}
+
+/// Whether `file` changed (by its status-change time) less than `window`
+/// ago. A time in the future (the clock was set back) cannot be judged: no.
+fn changed_within(file: &Loaded, window: Duration) -> bool {
+    file.changed
+        .and_then(|c| SystemTime::now().duration_since(c).ok())
+        .is_some_and(|age| age < window)
+}
+
 /// Compile what was found under `overrides`, logging failures as Apache does.
 fn compile_own(site: &Site, overrides: Overrides, found: Found, stamps: Vec<Stamp>) -> Own {
     let (compiled, error, problem) = match &found {
         Found::Absent => (None, None, None),
-        Found::Unreadable(msg) => {
-            site.log.error("crit", "core", None, msg);
-            (None, Some(LevelError::Unreadable(msg.clone())), None)
-        }
+        // Logged by every request it stops, as Apache logs it.
+        Found::Unreadable(u) => (None, Some(LevelError::Unreadable(u.clone())), None),
         Found::Loaded(l) => match htaccess::compile(&site.env, l, &overrides, &*site.log) {
             Ok(c) => (Some(Arc::new(c)), None, None),
             Err(p) => (None, Some(LevelError::Config), Some(p)),

@@ -18,8 +18,8 @@
 //! The decoded path is kept as bytes: `%FF` is a legal request, Linux file
 //! names are bytes, and Apache compares and maps them as bytes. Everything
 //! else (the target as sent, query, host) is a slice of the request line
-//! and stays text. Turn the path into a file name with
-//! `std::os::unix::ffi::OsStrExt::from_bytes`.
+//! and stays text. The request phases hold the decoded path as text in
+//! [`crate::path_text`]'s form, which keeps every byte.
 //!
 //! The escaping helpers at the end ([`escape_path`], [`escape_html`],
 //! [`unescape`] and friends) are Apache's `util.c` routines of the same

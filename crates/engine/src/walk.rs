@@ -22,12 +22,10 @@ use std::sync::Arc;
 pub enum WalkError {
     /// 500: a broken `.htaccess` (already logged when compiled).
     Config,
-    /// 403 with an explanation for the error log, and an extra sentence for
-    /// the error page when the `.htaccess` itself could not be read.
-    Forbidden {
-        log: String,
-        htaccess_unreadable: bool,
-    },
+    /// 403 with an explanation for the error log.
+    Forbidden { log: String },
+    /// 403: an access file on the way exists but cannot be read.
+    AccessFile(crate::htaccess::Unreadable),
 }
 
 /// What the walk found.
@@ -104,10 +102,7 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
         if let Some(err) = &level.error {
             return Err(match err {
                 LevelError::Config => WalkError::Config,
-                LevelError::Unreadable(log) => WalkError::Forbidden {
-                    log: log.clone(),
-                    htaccess_unreadable: true,
-                },
+                LevelError::Unreadable(u) => WalkError::AccessFile(u.clone()),
             });
         }
         if walked_to == comps.len() {
@@ -143,13 +138,11 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
             Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
                 return Err(WalkError::Forbidden {
                     log: format!("access to {} denied (filesystem path '{candidate}') because search permissions are missing on a component of the path", filename),
-                    htaccess_unreadable: false,
                 });
             }
             Err(e) => {
                 return Err(WalkError::Forbidden {
                     log: format!("access to {filename} failed: {e}"),
-                    htaccess_unreadable: false,
                 })
             }
         };
@@ -172,7 +165,6 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
             _ => {
                 return Err(WalkError::Forbidden {
                     log: format!("Object {candidate} doesn't point to a file or directory"),
-                    htaccess_unreadable: false,
                 })
             }
         }
@@ -215,7 +207,7 @@ fn finish(
     let mut conf = level.conf.clone();
     for sec in &site.regex_dir_sections {
         if let crate::config::server::DirSectionMatcher::Regex(re) = &sec.matcher {
-            if re.is_match(filename.as_bytes()) {
+            if re.is_match(&crate::path_text::bytes(&filename)) {
                 conf = Arc::new(DirConf::merge(&conf, &sec.conf));
             }
         }
@@ -237,7 +229,6 @@ fn resolve_symlink(
 ) -> Result<fs::FileInfo, WalkError> {
     let denied = || WalkError::Forbidden {
         log: format!("Symbolic link not allowed or link target not accessible: {path}, referer: -"),
-        htaccess_unreadable: false,
     };
     let _ = filename;
     if opts & (OPT_SYM_LINKS | OPT_SYM_OWNER) == 0 {

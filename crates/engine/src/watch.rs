@@ -31,7 +31,13 @@
 //! * **Never half a file.** An access file being written (modified, not yet
 //!   closed) keeps its previous compiled version until the writer closes it
 //!   (`IN_CLOSE_WRITE`), or at most [`SETTLE`] after the write began, so a
-//!   writer that never closes cannot freeze the old rules forever.
+//!   writer that never closes cannot freeze the old rules forever. Events
+//!   about each directory's access files are counted, and a reader asks
+//!   before and after reading them ([`Watch::begin_access_read`],
+//!   [`Watch::access_read_verdict`]): the queue is read both times, so a
+//!   write that began or ended meanwhile is known whichever thread's
+//!   request would have read its events ([`crate::tree`] decides what to
+//!   do with the answer).
 //!
 //! Where a directory cannot be watched (inotify unavailable, the watch limit
 //! reached, or a network file system whose changes made on other hosts
@@ -172,6 +178,12 @@ struct State {
     wds: HashMap<i32, (inotify::WatchDescriptor, Vec<String>)>,
     /// Access files being written: (directory, name) → when it began.
     pending: HashMap<(String, OsString), Instant>,
+    /// Events about each directory's access files so far, by directory:
+    /// a read of them that saw this number move may be torn.
+    access_events: HashMap<String, u64>,
+    /// Times what is known about writes was dropped (subtree gone, queue
+    /// overflow): a read that saw it move cannot vouch for anything.
+    forgotten: u64,
     access_names: HashSet<OsString>,
     subscribers: Vec<Weak<dyn Subscriber>>,
     buf: Vec<u8>,
@@ -212,6 +224,27 @@ pub struct Watch {
     interval_ms: AtomicU64,
     /// The file-metadata cache behind [`crate::fs::stat`].
     pub stats: StatCache,
+}
+
+/// The writes to one directory's access files the watcher had heard of
+/// when a read of them began ([`Watch::begin_access_read`]).
+#[derive(Debug)]
+pub struct AccessRead {
+    events: u64,
+    forgotten: u64,
+}
+
+/// What a read of a directory's access files may be taken for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadVerdict {
+    /// No event about them arrived while they were read, and no writer
+    /// had one modified and not yet closed.
+    Complete,
+    /// A writer has one modified (or was found holding one open) and has
+    /// not closed it: its close (or [`SETTLE`]) will be reported as a change.
+    Writing,
+    /// They changed while they were read, and the change is over.
+    Changed,
 }
 
 /// A cache fill in progress: see the module documentation.
@@ -266,6 +299,8 @@ impl Watch {
                 dirs: HashMap::new(),
                 wds: HashMap::new(),
                 pending: HashMap::new(),
+                access_events: HashMap::new(),
+                forgotten: 0,
                 access_names: HashSet::new(),
                 subscribers: Vec::new(),
                 buf: vec![0; READ_BUFFER],
@@ -372,7 +407,7 @@ impl Watch {
             let dir = &path[..end];
             let m = if watching {
                 st.ensure(dir, interval)
-            } else if std::path::Path::new(dir).is_dir() {
+            } else if crate::path_text::os_path(std::path::Path::new(dir)).is_dir() {
                 Mode::Polled
             } else {
                 Mode::Absent
@@ -393,16 +428,90 @@ impl Watch {
         if !self.watching.load(Ordering::Relaxed) || self.queue_known_empty() {
             return;
         }
+        self.drain(|_| ());
+    }
+
+    /// Read and apply the queue whatever the event loop says, then look at
+    /// the state under the same lock.
+    fn drain<R>(&self, then: impl FnOnce(&State) -> R) -> R {
+        self.drain_then(|st| then(st))
+    }
+
+    /// [`Watch::drain`], with the state open to changes.
+    fn drain_then<R>(&self, then: impl FnOnce(&mut State) -> R) -> R {
         // Announced before the read, so that a thread whose event loop saw
         // the queue already emptied by this read waits for the apply.
         self.draining.fetch_add(1, Ordering::SeqCst);
-        {
+        let result = {
             let mut st = self.lock();
             self.read_and_apply(&mut st);
+            let result = then(&mut st);
             self.writes_pending
                 .store(!st.pending.is_empty(), Ordering::SeqCst);
-        }
+            result
+        };
         self.draining.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Note where the writes to `dir`'s access files stand before reading
+    /// them; [`Watch::access_read_verdict`] says afterwards what was read.
+    pub fn begin_access_read(&self, dir: &str) -> AccessRead {
+        if !self.watching.load(Ordering::Relaxed) {
+            return AccessRead {
+                events: 0,
+                forgotten: 0,
+            };
+        }
+        self.drain(|st| AccessRead {
+            events: st.access_events.get(dir).copied().unwrap_or(0),
+            forgotten: st.forgotten,
+        })
+    }
+
+    /// What the watcher says of the access files of `dir` read since
+    /// `before`. The queue is read first, so every event the kernel queued
+    /// before this call is known here, whichever thread's request would
+    /// have read it. `open_writer` names a file the reader found open for
+    /// writing by someone ([`crate::open_writers`]): it is taken as being
+    /// written from now on, as if its `IN_MODIFY` had been seen, so that
+    /// its close supersedes what is decided meanwhile (or [`SETTLE`] ends
+    /// the wait). [`ReadVerdict::Complete`] for a directory the kernel does
+    /// not watch: `stat` stamps judge those.
+    pub fn access_read_verdict(
+        &self,
+        dir: &str,
+        before: &AccessRead,
+        open_writer: Option<&OsStr>,
+    ) -> ReadVerdict {
+        if !self.watching.load(Ordering::Relaxed) {
+            return ReadVerdict::Complete;
+        }
+        self.drain_then(|st| {
+            if st.access_events.get(dir).copied().unwrap_or(0) != before.events
+                || st.forgotten != before.forgotten
+            {
+                return if st.pending.keys().any(|(d, _)| d == dir) {
+                    ReadVerdict::Writing
+                } else {
+                    ReadVerdict::Changed
+                };
+            }
+            if let Some(name) = open_writer {
+                let watched = matches!(st.dirs.get(dir), Some(DirState::Watched(_)));
+                if !watched {
+                    return ReadVerdict::Changed;
+                }
+                st.pending
+                    .entry((dir.to_string(), name.to_os_string()))
+                    .or_insert_with(Instant::now);
+            }
+            if st.pending.keys().any(|(d, _)| d == dir) {
+                ReadVerdict::Writing
+            } else {
+                ReadVerdict::Complete
+            }
+        })
     }
 
     /// Whether this thread's event loop vouches that no event is queued and
@@ -433,6 +542,7 @@ impl Watch {
         let mut changes = Vec::new();
         if overflow {
             st.pending.clear();
+            st.forgotten += 1;
             changes.push(Change::All);
         }
         for ev in &events {
@@ -473,6 +583,8 @@ impl Watch {
         }
         st.dirs.clear();
         st.pending.clear();
+        st.access_events.clear();
+        st.forgotten += 1;
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.stats.clear();
         let subs: Vec<_> = st.subscribers.iter().filter_map(Weak::upgrade).collect();
@@ -553,7 +665,10 @@ impl State {
         let added = self
             .inotify
             .as_mut()
-            .map(|i| i.watches().add(dir, MASK))
+            .map(|i| {
+                i.watches()
+                    .add(crate::path_text::os_path(std::path::Path::new(dir)), MASK)
+            })
             .expect("initialised above");
         match added {
             Ok(wd) => {
@@ -659,7 +774,8 @@ impl State {
             }
             return;
         };
-        let name_str = name.to_string_lossy();
+        // In the text form the walk's paths use, so that the keys match.
+        let name_str = crate::path_text::from_os(name);
         let structural = m.intersects(
             EventMask::CREATE | EventMask::DELETE | EventMask::MOVED_FROM | EventMask::MOVED_TO,
         );
@@ -692,6 +808,7 @@ impl State {
             dir: dir.to_string(),
             name: name.to_os_string(),
         };
+        *self.access_events.entry(dir.to_string()).or_insert(0) += 1;
         if m.intersects(
             EventMask::CLOSE_WRITE
                 | EventMask::DELETE
@@ -705,7 +822,7 @@ impl State {
         } else if m.contains(EventMask::CREATE) {
             // A new regular file is being written by whoever created it:
             // wait for its close. Links of every kind are complete already.
-            let path = std::path::Path::new(dir).join(name);
+            let path = crate::path_text::os_path(std::path::Path::new(dir)).join(name);
             let fresh = std::fs::symlink_metadata(&path).is_ok_and(|md| {
                 use std::os::unix::fs::MetadataExt;
                 md.file_type().is_file() && md.nlink() == 1
@@ -767,6 +884,8 @@ impl State {
             }
         }
         self.pending.retain(|(d, _), _| !d.starts_with(prefix));
+        self.access_events.retain(|d, _| !d.starts_with(prefix));
+        self.forgotten += 1;
         out.push(Change::Subtree(prefix.to_string()));
     }
 }
@@ -774,7 +893,9 @@ impl State {
 /// The name of a network (or user-space) file system, whose changes made
 /// elsewhere inotify cannot report.
 fn remote_fs(dir: &str) -> Option<&'static str> {
-    let c = std::ffi::CString::new(dir).ok()?;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = crate::path_text::os_path(std::path::Path::new(dir));
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     let mut buf: libc::statfs = unsafe {
         // SAFETY: statfs is a plain C struct; all-zero is a valid value.
         std::mem::zeroed()
@@ -931,6 +1052,62 @@ mod tests {
             assert_eq!(w.ensure(&format!("{}nope{i}/", d.slash())), Mode::Absent);
         }
         assert_eq!(w.lock().dirs.len(), 0);
+    }
+
+    #[test]
+    fn a_read_knows_of_writes_begun_during_it_and_of_open_writers() {
+        let (d, w, _r) = setup();
+        let dir = d.slash();
+        w.ensure(&dir);
+        let path = format!("{dir}.htaccess");
+        let name = OsStr::new(".htaccess");
+        std::fs::write(&path, "x").unwrap();
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
+        // A rewrite in place begins while the file is read.
+        use std::io::Write;
+        let before = w.begin_access_read(&dir);
+        let mut f = std::fs::File::create(&path).unwrap();
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Writing
+        );
+        f.write_all(b"y").unwrap();
+        drop(f);
+        // It ended after the read began: the read may be torn.
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Changed
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
+        // A writer the reader found holding the file open is waited for
+        // until its close is reported.
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, Some(name)),
+            ReadVerdict::Writing
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Writing
+        );
+        drop(std::fs::OpenOptions::new().write(true).open(&path).unwrap());
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Changed
+        );
+        let before = w.begin_access_read(&dir);
+        assert_eq!(
+            w.access_read_verdict(&dir, &before, None),
+            ReadVerdict::Complete
+        );
     }
 
     #[test]

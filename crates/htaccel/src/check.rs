@@ -198,9 +198,9 @@ fn report(site: &Site, level: &Level, dir: &str) -> Report {
             r.failed = true;
             r.lines.push(p.to_string());
         }
-        (Some(LevelError::Unreadable(msg)), None) => {
+        (Some(LevelError::Unreadable(u)), None) => {
             r.failed = true;
-            r.lines.push(format!("{shown}: {msg}"));
+            r.lines.push(format!("{shown}: {}", u.message));
         }
         (Some(LevelError::Config), None) => {
             r.failed = true;

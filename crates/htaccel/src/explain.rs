@@ -114,6 +114,7 @@ fn run(q: &Query, out: &mut dyn Write) -> Result<(), String> {
         peer: SocketAddr::from(([127, 0, 0, 1], 50_000)),
         local: SocketAddr::from(([127, 0, 0, 1], 80)),
         secure: q.url.starts_with("https://"),
+        tls: None,
     };
     let (resp, lines) = trace::capture(|| engine.handle(&req));
     let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| e.to_string());

@@ -92,6 +92,7 @@ impl Logs {
     pub fn format(
         spec: &str,
         nicknames: &std::collections::HashMap<String, String>,
+        ssl_loaded: bool,
     ) -> Result<LogFormat, String> {
         let text = nicknames
             .get(spec)
@@ -101,7 +102,7 @@ impl Logs {
             } else {
                 spec
             });
-        log_format::LogFormat::compile(text)
+        log_format::LogFormat::compile_for(text, ssl_loaded)
     }
 }
 

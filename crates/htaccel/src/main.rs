@@ -27,6 +27,7 @@ mod piped_log;
 mod privileges;
 mod reload;
 mod run;
+mod sd_notify;
 mod startup;
 
 #[global_allocator]

@@ -49,8 +49,13 @@ pub fn resolve(user: &str, group: Option<&str>) -> Result<(u32, u32), String> {
     Ok((uid, gid))
 }
 
-/// Switch every thread of the process to `uid`/`gid`. Must run before any
-/// worker thread exists (the server calls it right after binding).
+/// Switch every thread of the process to `uid`/`gid`, keeping one
+/// capability: `CAP_LEASE`, so that the engine can ask the kernel whether
+/// a writer holds an access file open (`engine::open_writers`) whoever
+/// owns the file. It lets the process take leases on files it can open,
+/// nothing else. Must run before any worker thread exists (the server
+/// calls it right after binding): capabilities belong to a thread, and the
+/// threads created later inherit this one's.
 pub fn drop_to(uid: u32, gid: u32, user: &str) -> std::io::Result<()> {
     let name = CString::new(user).unwrap_or_default();
     // SAFETY: plain system calls with valid arguments; failure is reported.
@@ -61,11 +66,66 @@ pub fn drop_to(uid: u32, gid: u32, user: &str) -> std::io::Result<()> {
         if libc::initgroups(name.as_ptr(), gid) != 0 && libc::setgroups(0, std::ptr::null()) != 0 {
             return Err(std::io::Error::last_os_error());
         }
+        let keep = libc::prctl(libc::PR_SET_KEEPCAPS, 1, 0, 0, 0) == 0;
         if libc::setuid(uid) != 0 {
             return Err(std::io::Error::last_os_error());
         }
+        if keep {
+            libc::prctl(libc::PR_SET_KEEPCAPS, 0, 0, 0, 0);
+            // Every capability root had is still permitted: keep only
+            // CAP_LEASE, or none; never start with more.
+            if set_capabilities(1 << CAP_LEASE).is_err() {
+                set_capabilities(0)?;
+            }
+        }
     }
     Ok(())
+}
+
+/// `CAP_LEASE` (linux/capability.h).
+const CAP_LEASE: u32 = 28;
+
+/// Make `mask` (capabilities 0 to 31) the calling thread's permitted and
+/// effective sets, with nothing inheritable (`capset`, version 3).
+fn set_capabilities(mask: u32) -> std::io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let none = Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    };
+    let data = [
+        Data {
+            effective: mask,
+            permitted: mask,
+            inheritable: 0,
+        },
+        none,
+    ];
+    // SAFETY: the header and the two data words are the layout capset(2)
+    // expects for version 3; both outlive the call.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Whether `uid` can reach and list `dir` (every ancestor searchable, the

@@ -48,7 +48,8 @@ impl Generation {
     pub fn build(loaded: &Loaded) -> Result<Generation, String> {
         let main = &loaded.build.main;
         let root = &loaded.env.server_root;
-        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root)?);
+        let ssl = loaded.env.is_loaded("ssl_module");
+        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root, ssl)?);
         // A `<VirtualHost>` with an `ErrorLog`, `CustomLog` or `LogLevel`
         // of its own writes to its own logs; the others share the main
         // server's, as in Apache.
@@ -59,11 +60,22 @@ impl Generation {
                 || v.log_level.is_some()
                 || !v.log_level_modules.is_empty();
             vhost_logs.push(match own {
-                true => Some(Arc::new(open_logs(v, main, root)?) as Arc<dyn Log>),
+                true => Some(Arc::new(open_logs(v, main, root, ssl)?) as Arc<dyn Log>),
                 false => None,
             });
         }
         let engine = Arc::new(Engine::with_vhost_logs(loaded, log.clone(), vhost_logs)?);
+        // mod_ssl's certificates and keys, read with each configuration (a
+        // reload renews them, as Apache's graceful restart does).
+        let tls_ports = engine.tls_ports();
+        let tls = if tls_ports.is_empty() {
+            None
+        } else {
+            Some(Arc::new(
+                htaccel_server::tls::TlsSetup::build(&tls_ports)
+                    .map_err(|e| format!("htaccel: {e}"))?,
+            ))
+        };
         let opts = ServerOptions {
             limits: htaccel_server::Limits {
                 request_line: main.limit_request_line.unwrap_or(8190),
@@ -78,6 +90,7 @@ impl Generation {
             keepalive: main.keepalive.unwrap_or(true),
             max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
             server_header: engine.server_header.clone(),
+            tls,
             ..Default::default()
         };
         let global = &loaded.build.global;
@@ -111,7 +124,7 @@ impl Generation {
 /// The logs of one server (the main one or a `<VirtualHost>`): its own
 /// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
 /// `LogFormat` nicknames its own, then the main server's.
-fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path) -> Result<Logs, String> {
+fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path, ssl: bool) -> Result<Logs, String> {
     let error_target = conf
         .error_log
         .clone()
@@ -136,7 +149,7 @@ fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path) -> Result<Logs, 
         })?;
         access.push((
             f,
-            Logs::format(&cl.format, &formats).map_err(|e| format!("{}: {e}", cl.origin))?,
+            Logs::format(&cl.format, &formats, ssl).map_err(|e| format!("{}: {e}", cl.origin))?,
             cl.condition.clone(),
         ));
     }

@@ -123,7 +123,10 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 "warn",
                 Vec::new(),
             ));
-            Engine::new(&loaded, sink)?;
+            let engine = Engine::new(&loaded, sink)?;
+            // mod_ssl's certificates and keys are read as at start.
+            htaccel_server::tls::TlsSetup::build(&engine.tls_ports())
+                .map_err(|e| format!("htaccel: {e}"))?;
             crate::dump::config_test(&start, &loaded)
         }
         Cmd::Signal(start, action) => crate::apachectl::signal(start, action),
@@ -205,7 +208,7 @@ pub(crate) fn serve(
         n => n,
     };
 
-    let after_bind = privilege_step(&loaded, serve_root)?;
+    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
     let pid_file = first.write_pid_file(None)?;
     let mut reloads = Reloads {
         read,
@@ -222,6 +225,28 @@ pub(crate) fn serve(
         } else {
             format!("htaccel: {text}")
         }
+    })
+}
+
+/// Once bound and running as the configured user: tell systemd the
+/// service is ready (`Type=notify`) and, under `WatchdogSec=`, keep
+/// telling it that the process lives.
+fn announce_ready(after_bind: AfterBind) -> AfterBind {
+    Box::new(move || {
+        after_bind()?;
+        let notifier = crate::sd_notify::Notifier::from_env();
+        if let Err(e) = notifier.notify("READY=1") {
+            eprintln!("htaccel: warning: could not notify systemd of readiness: {e}");
+        }
+        if let Some(every) = notifier.watchdog_interval() {
+            std::thread::Builder::new()
+                .name("watchdog".into())
+                .spawn(move || loop {
+                    std::thread::sleep(every);
+                    let _ = notifier.notify("WATCHDOG=1");
+                })?;
+        }
+        Ok(())
     })
 }
 

@@ -179,6 +179,31 @@ fn static_file_content_follows_every_kind_of_change() {
     assert_eq!(s.get("/sub/a.txt"), (200, "D\n".to_string()));
 }
 
+#[test]
+fn changes_under_names_that_are_not_utf8_are_seen_at_once() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (site, _logs, s) = site();
+    // A directory named `d\xe9` holding `f\xff.txt`: the watcher reports
+    // their names as bytes, which must reach the caches the requests use.
+    let dir = site.path().join(OsStr::from_bytes(b"d\xe9"));
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join(OsStr::from_bytes(b"f\xff.txt"));
+    std::fs::write(&file, "one\n").unwrap();
+    // Served often enough to be kept (open file, walk, whole answer).
+    for _ in 0..3 {
+        assert_eq!(s.get("/d%e9/f%ff.txt"), (200, "one\n".to_string()));
+    }
+    std::fs::write(&file, "two\n").unwrap();
+    assert_eq!(s.get("/d%e9/f%ff.txt"), (200, "two\n".to_string()));
+    std::fs::write(dir.join(".htaccess"), "Require all denied\n").unwrap();
+    assert_eq!(s.get("/d%e9/f%ff.txt").0, 403, "new .htaccess ignored");
+    std::fs::remove_file(dir.join(".htaccess")).unwrap();
+    assert_eq!(s.get("/d%e9/f%ff.txt").0, 200);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(s.get("/d%e9/f%ff.txt").0, 404, "removed file still served");
+}
+
 /// Write `text` in two halves with a pause between, as a slow editor or
 /// upload would; `create` says whether the file is new.
 fn slow_write(path: &std::path::Path, text: &str, pause: Duration) {

@@ -73,3 +73,32 @@ fn interval_one_second_bounds_staleness() {
         std::fs::remove_file(site.path().join("sub/.htaccess")).unwrap();
     }
 }
+
+/// An access file that turns into a symlink loop is not "no access file":
+/// its stamp must differ from an absent file's, so that the `stat`
+/// revalidation notices it and the directory fails closed (403), as Apache
+/// answers it on every request. (The harness cannot ask Apache about
+/// `AccessFileWatch Off`; `security/access-file-errors` compares the
+/// answers themselves.)
+#[test]
+fn a_symlink_loop_appearing_is_noticed_and_fails_closed() {
+    let site = TempDir::new("poll-loop");
+    let logs = TempDir::new("poll-loop-logs");
+    site.write("sub/a.txt", "A\n");
+    let s = Server::with_config(&config(site.path(), "0"), logs.path());
+    let ht = site.path().join("sub/.htaccess");
+    for _ in 0..2 {
+        assert_eq!(s.get("/sub/a.txt").0, 200);
+        std::os::unix::fs::symlink(".htaccess", &ht).unwrap();
+        assert_eq!(s.get("/sub/a.txt").0, 403, "{}", s.error_log());
+        std::fs::remove_file(&ht).unwrap();
+    }
+    let log = s.error_log();
+    assert!(
+        log.lines().any(
+            |l| l.contains("(40)Too many levels of symbolic links: [client ")
+                && l.contains("AH00529: ")
+        ),
+        "{log}"
+    );
+}

@@ -142,12 +142,25 @@ impl BodyReader {
         limits: &Limits,
         data: &mut dyn FnMut(&[u8]),
     ) -> Result<usize, BodyError> {
+        self.feed_upto(input, limits, u64::MAX, data)
+    }
+
+    /// [`Self::feed_with`], stopping once `max_data` bytes of body data
+    /// were handed over (a backend's prefetch reads at most so much).
+    pub(crate) fn feed_upto(
+        &mut self,
+        input: &[u8],
+        limits: &Limits,
+        mut max_data: u64,
+        data: &mut dyn FnMut(&[u8]),
+    ) -> Result<usize, BodyError> {
         let mut i = 0;
-        while i < input.len() {
+        while i < input.len() && max_data > 0 {
             match &mut self.state {
                 State::Done => break,
                 State::Length { remaining } => {
-                    let n = (*remaining).min((input.len() - i) as u64);
+                    let n = (*remaining).min((input.len() - i) as u64).min(max_data);
+                    max_data -= n;
                     data(&input[i..i + n as usize]);
                     *remaining -= n;
                     i += n as usize;
@@ -163,7 +176,8 @@ impl BodyReader {
                     piece,
                     ..
                 } if *state == Chunk::Data => {
-                    let n = (*remaining).min((input.len() - i) as u64);
+                    let n = (*remaining).min((input.len() - i) as u64).min(max_data);
+                    max_data -= n;
                     data(&input[i..i + n as usize]);
                     *remaining -= n;
                     i += n as usize;
@@ -428,6 +442,24 @@ mod tests {
         assert_eq!(r.feed(b"helloGET", &limits()), Ok(5));
         assert!(r.is_done());
         assert!(BodyReader::length(0, 0).is_done());
+    }
+
+    /// A prefetch stops after its share of data and goes on from there.
+    #[test]
+    fn feed_upto_stops_after_the_data_asked_for() {
+        let raw = b"5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n";
+        let mut r = BodyReader::chunked(0, 8190);
+        let mut got = Vec::new();
+        let n = r
+            .feed_upto(raw, &limits(), 7, &mut |d| got.extend_from_slice(d))
+            .unwrap();
+        assert_eq!((got.as_slice(), n), (&b"helloab"[..], 15));
+        assert!(!r.is_done());
+        let m = r
+            .feed_with(&raw[n..], &limits(), &mut |d| got.extend_from_slice(d))
+            .unwrap();
+        assert_eq!((got.as_slice(), n + m), (&b"helloabc"[..], raw.len()));
+        assert!(r.is_done());
     }
 
     /// `LimitRequestBody 10`: Apache answered 413 once more than 10 bytes

@@ -25,6 +25,8 @@
 //! the connection waits for input, so that pipelined requests already read
 //! are answered in one write. Large files are flushed at once.
 
+#[path = "backend_body.rs"]
+mod backend_body;
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
 #[path = "proxy_http/exchange.rs"]
@@ -34,6 +36,7 @@ use crate::body::{BodyError, BodyReader};
 use crate::chars::find_token;
 use crate::head::{Checked, HeadError, HeadParser, Parse};
 use crate::shutdown::Stop;
+use crate::transport::Transport;
 use crate::write::{
     check_headers, headers_valid, status_has_no_body, write_head, Framing, HeadFacts, Output,
     PreparedHead,
@@ -54,8 +57,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, SystemTime};
-use tokio::io::Interest;
-use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 /// Read buffer size, and the least free space offered to a read.
@@ -76,6 +77,8 @@ pub(crate) struct Shared {
     pub max_keepalive_requests: u32,
     pub server_header: String,
     pub stop: Stop,
+    /// The addresses that speak TLS (none: every connection is plain).
+    pub tls: Option<crate::tls::SharedTlsSetup>,
     /// A newer configuration generation serves new connections: this
     /// one's connections close after their next answer.
     pub retired: std::sync::atomic::AtomicBool,
@@ -176,8 +179,8 @@ impl std::ops::Deref for Answer {
 }
 
 /// Serve one accepted connection to its end.
-pub(crate) async fn serve(
-    stream: TcpStream,
+pub(crate) async fn serve<T: Transport>(
+    stream: T,
     remote: SocketAddr,
     local_addr: SocketAddr,
     shared: Arc<Shared>,
@@ -186,28 +189,36 @@ pub(crate) async fn serve(
     let id = local.register();
     // Unregister even if the engine panics and unwinds through this task.
     let _registered = Registered(&local, id);
-    let mut c = Conn {
-        stream,
-        remote,
-        local_addr,
-        rbuf: BytesMut::new(),
-        out: Output::default(),
-        parser: HeadParser::new(),
-        keepalives: 0,
-        served: 0,
-        sleep: Box::pin(tokio::time::sleep_until(
-            Instant::now() + Duration::from_secs(3600),
-        )),
-        sleep_at: None,
-        peer_closed: false,
-        id,
-        local: local.clone(),
-        answer_start: Cell::new(None),
-        log_env: RefCell::new(Vec::new()),
-        total_read: 0,
-        request_start: 0,
-    };
+    let mut c = Conn::new(stream, remote, local_addr, id, local.clone());
     let linger = c.run(&shared).await;
+    if linger {
+        c.linger().await;
+    }
+}
+
+/// mod_ssl's answer to plain HTTP on a TLS port: a 400 with its reason,
+/// through the error path of the address's server, then the close.
+pub(crate) async fn refuse_plain_http<T: Transport>(
+    stream: T,
+    remote: SocketAddr,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    local: Rc<Local>,
+) {
+    const NOTE: &str = "Reason: You're speaking plain HTTP to an SSL-enabled server port.<br />\n Instead use the HTTPS scheme to access this URL, please.<br />\n";
+    let id = local.register();
+    let _registered = Registered(&local, id);
+    let mut c = Conn::new(stream, remote, local_addr, id, local.clone());
+    let linger = c
+        .refuse(
+            &shared,
+            400,
+            Some(NOTE),
+            false,
+            SystemTime::now(),
+            Instant::now(),
+        )
+        .await;
     if linger {
         c.linger().await;
     }
@@ -296,8 +307,8 @@ struct Exchange<'a> {
     open_body: bool,
 }
 
-struct Conn {
-    stream: TcpStream,
+pub(crate) struct Conn<T> {
+    stream: T,
     remote: SocketAddr,
     local_addr: SocketAddr,
     rbuf: BytesMut,
@@ -335,6 +346,7 @@ fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request 
         peer: remote,
         local,
         secure: false,
+        tls: None,
     }
 }
 
@@ -348,7 +360,37 @@ enum Next {
 /// Apache's `DEFAULT_LIMIT_BLANK_LINES`, as `ap_check_pipeline` uses it.
 const PIPELINED_BLANK_LINES: u32 = 10;
 
-impl Conn {
+impl<T: Transport> Conn<T> {
+    fn new(
+        stream: T,
+        remote: SocketAddr,
+        local_addr: SocketAddr,
+        id: usize,
+        local: Rc<Local>,
+    ) -> Self {
+        Conn {
+            stream,
+            remote,
+            local_addr,
+            rbuf: BytesMut::new(),
+            out: Output::default(),
+            parser: HeadParser::new(),
+            keepalives: 0,
+            served: 0,
+            sleep: Box::pin(tokio::time::sleep_until(
+                Instant::now() + Duration::from_secs(3600),
+            )),
+            sleep_at: None,
+            peer_closed: false,
+            id,
+            local,
+            answer_start: Cell::new(None),
+            log_env: RefCell::new(Vec::new()),
+            total_read: 0,
+            request_start: 0,
+        }
+    }
+
     /// Serve requests until the connection is done; whether to linger.
     async fn run(&mut self, shared: &Shared) -> bool {
         loop {
@@ -363,41 +405,9 @@ impl Conn {
                     }
                 }
                 Next::Refuse(e, received, started) => {
-                    self.served += 1;
-                    // For the access log: the request line, when one was read.
-                    let partial =
-                        self.parser
-                            .line_request(&self.rbuf, self.remote, self.local_addr);
-                    let ex = Exchange {
-                        request: partial.as_ref(),
-                        head: e.head_only,
-                        proto_num: 1000,
-                        http09: false,
-                        close: true,
-                        expecting: false,
-                        client_close: false,
-                        client_keep_alive: false,
-                        no_length: false,
-                        received,
-                        started,
-                        open_body: false,
-                    };
-                    // The error path needs a request: the one read so
-                    // far, or (request line unusable) just the connection.
-                    let failed = partial.clone().unwrap_or_else(|| {
-                        unread_request(e.head_only, self.remote, self.local_addr)
-                    });
-                    let resp = shared.handler.protocol_error(&ProtocolError {
-                        status: e.status,
-                        note: e.note,
-                        head: e.head_only,
-                        request: Some(&failed),
-                        ..Default::default()
-                    });
-                    if self.respond(shared, &ex, &resp).is_err() {
-                        return false;
-                    }
-                    return self.finish(shared).await;
+                    return self
+                        .refuse(shared, e.status, e.note, e.head_only, received, started)
+                        .await;
                 }
                 Next::Close => return self.finish(shared).await,
             }
@@ -428,14 +438,57 @@ impl Conn {
         }
     }
 
+    /// Answer a request refused while its head was read (or a client
+    /// speaking plain HTTP to a TLS port) and close; whether to linger.
+    async fn refuse(
+        &mut self,
+        shared: &Shared,
+        status: u16,
+        note: Option<&str>,
+        head: bool,
+        received: SystemTime,
+        started: Instant,
+    ) -> bool {
+        self.served += 1;
+        // For the access log: the request line, when one was read.
+        let partial = self
+            .parser
+            .line_request(&self.rbuf, self.remote, self.local_addr);
+        let ex = Exchange {
+            request: partial.as_ref(),
+            head,
+            proto_num: 1000,
+            http09: false,
+            close: true,
+            expecting: false,
+            client_close: false,
+            client_keep_alive: false,
+            no_length: false,
+            received,
+            started,
+            open_body: false,
+        };
+        // The error path needs a request: the one read so
+        // far, or (request line unusable) just the connection.
+        let failed = partial
+            .clone()
+            .unwrap_or_else(|| unread_request(head, self.remote, self.local_addr));
+        let resp = shared.handler.protocol_error(&ProtocolError {
+            status,
+            note,
+            head,
+            request: Some(&failed),
+            ..Default::default()
+        });
+        if self.respond(shared, &ex, &resp).is_err() {
+            return false;
+        }
+        return self.finish(shared).await;
+    }
+
     /// Write what is queued; whether to linger afterwards.
     async fn finish(&mut self, shared: &Shared) -> bool {
-        if self
-            .out
-            .flush(&self.stream, shared.timeouts.timeout)
-            .await
-            .is_err()
-        {
+        if self.flush_out(shared.timeouts.timeout).await.is_err() {
             return false;
         }
         !self.peer_closed
@@ -453,7 +506,10 @@ impl Conn {
         let mut started = now;
         loop {
             if !self.rbuf.is_empty() {
-                match self.parser.parse(&self.rbuf, &shared.limits, false) {
+                match self
+                    .parser
+                    .parse(&self.rbuf, &shared.limits, self.stream.tls().is_some())
+                {
                     Parse::Done(n) => {
                         return Next::Head(n, received.unwrap_or_else(SystemTime::now), started)
                     }
@@ -526,13 +582,7 @@ impl Conn {
     /// Wait for input until `deadline` and read what came. The queued output
     /// is written first: the client may be waiting for it.
     async fn read(&mut self, shared: &Shared, deadline: Instant, idle: bool) -> Event {
-        if !self.out.is_empty()
-            && self
-                .out
-                .flush(&self.stream, shared.timeouts.timeout)
-                .await
-                .is_err()
-        {
+        if !self.out.is_empty() && self.flush_out(shared.timeouts.timeout).await.is_err() {
             return Event::Error;
         }
         loop {
@@ -542,20 +592,9 @@ impl Conn {
             if self.rbuf.capacity() - self.rbuf.len() < READ_BUF / 2 {
                 self.rbuf.reserve(READ_BUF);
             }
-            let room = self.rbuf.capacity() - self.rbuf.len();
-            match self.stream.try_read_buf(&mut self.rbuf) {
+            match self.stream.try_read(&mut self.rbuf) {
                 Ok(0) => return Event::Eof,
                 Ok(n) => {
-                    if n < room {
-                        // A short read emptied the socket: forget its
-                        // readiness now rather than learn it from one more
-                        // read that fails with EAGAIN (one syscall per
-                        // request saved). Readiness that arrived meanwhile
-                        // carries a newer tick and is kept.
-                        let _ = self.stream.try_io(Interest::READABLE, || {
-                            Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
-                        });
-                    }
                     self.total_read += n as u64;
                     return Event::Data(n);
                 }
@@ -609,57 +648,58 @@ impl Conn {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let checked = match self
-            .parser
-            .finish(&head, self.remote, self.local_addr, false)
-        {
-            Ok(c) => c,
-            Err(refused) => {
-                let (e, req) = *refused;
-                let conn = req.headers.get_joined("Connection");
-                let conn = conn.as_deref().unwrap_or_default();
-                if e.status == 417 {
-                    if let Some(answer) = self
-                        .discard_before_417(shared, &req, received, started)
-                        .await
-                    {
-                        return answer;
+        let checked =
+            match self
+                .parser
+                .finish(&head, self.remote, self.local_addr, self.stream.tls())
+            {
+                Ok(c) => c,
+                Err(refused) => {
+                    let (e, req) = *refused;
+                    let conn = req.headers.get_joined("Connection");
+                    let conn = conn.as_deref().unwrap_or_default();
+                    if e.status == 417 {
+                        if let Some(answer) = self
+                            .discard_before_417(shared, &req, received, started)
+                            .await
+                        {
+                            return answer;
+                        }
                     }
+                    let ex = Exchange {
+                        request: Some(&req),
+                        head: e.head_only,
+                        proto_num: self.parser.proto_num(),
+                        http09: false,
+                        // Apache computes the headers of these answers as usual
+                        // (a 417 may say Keep-Alive) and closes regardless.
+                        close: false,
+                        expecting: false,
+                        client_close: find_token(conn, b"close"),
+                        client_keep_alive: find_token(conn, b"keep-alive"),
+                        no_length: false,
+                        received,
+                        started,
+                        open_body: false,
+                    };
+                    let expect = e
+                        .expect
+                        .as_ref()
+                        .map(|v| String::from_utf8_lossy(v).into_owned());
+                    let mut resp = shared.handler.protocol_error(&ProtocolError {
+                        status: e.status,
+                        note: e.note,
+                        method: Some(&req.method),
+                        expect: expect.as_deref(),
+                        head: e.head_only,
+                        request: Some(&req),
+                        additional: None,
+                    });
+                    resp.close = false;
+                    self.respond(shared, &ex, &resp).ok()?;
+                    return Some(false);
                 }
-                let ex = Exchange {
-                    request: Some(&req),
-                    head: e.head_only,
-                    proto_num: self.parser.proto_num(),
-                    http09: false,
-                    // Apache computes the headers of these answers as usual
-                    // (a 417 may say Keep-Alive) and closes regardless.
-                    close: false,
-                    expecting: false,
-                    client_close: find_token(conn, b"close"),
-                    client_keep_alive: find_token(conn, b"keep-alive"),
-                    no_length: false,
-                    received,
-                    started,
-                    open_body: false,
-                };
-                let expect = e
-                    .expect
-                    .as_ref()
-                    .map(|v| String::from_utf8_lossy(v).into_owned());
-                let mut resp = shared.handler.protocol_error(&ProtocolError {
-                    status: e.status,
-                    note: e.note,
-                    method: Some(&req.method),
-                    expect: expect.as_deref(),
-                    head: e.head_only,
-                    request: Some(&req),
-                    additional: None,
-                });
-                resp.close = false;
-                self.respond(shared, &ex, &resp).ok()?;
-                return Some(false);
-            }
-        };
+            };
         let Checked {
             req,
             proto_num,
@@ -692,10 +732,7 @@ impl Conn {
                 match Box::pin(self.backend(shared, &mut ex, &req, call)).await {
                     fastcgi_exchange::Done::Sent(keep) => {
                         if keep == Some(true) && self.out.queued() > FLUSH_AT {
-                            self.out
-                                .flush(&self.stream, shared.timeouts.timeout)
-                                .await
-                                .ok()?;
+                            self.flush_out(shared.timeouts.timeout).await.ok()?;
                         }
                         return keep;
                     }
@@ -776,10 +813,7 @@ impl Conn {
             }
         }
         if keep && (self.out.has_file() || self.out.queued() > FLUSH_AT) {
-            self.out
-                .flush(&self.stream, shared.timeouts.timeout)
-                .await
-                .ok()?;
+            self.flush_out(shared.timeouts.timeout).await.ok()?;
         }
         Some(keep)
     }
@@ -1082,17 +1116,24 @@ impl Conn {
             received,
             duration: started.elapsed(),
             remote_user: None,
-            bytes_out: Some(answer_start.map_or(0, |start| self.out.position() - start)),
+            bytes_out: Some(
+                answer_start.map_or(0, |start| self.out.position().saturating_sub(start)),
+            ),
             env: &env,
-            bytes_in: Some(self.consumed() - self.request_start),
+            bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
         });
+    }
+
+    /// Write what is queued, through the transport.
+    pub(crate) async fn flush_out(&mut self, timeout: Duration) -> std::io::Result<()> {
+        self.stream.flush(&mut self.out, timeout).await
     }
 
     /// Lingering close: stop sending, then read and drop what the client
     /// still sends until it closes, so that the answer is not lost to a
     /// reset (Apache's `ap_lingering_close`).
     async fn linger(&mut self) {
-        let _ = socket2::SockRef::from(&self.stream).shutdown(std::net::Shutdown::Write);
+        self.stream.shutdown_write();
         let end = Instant::now() + LINGER_MAX;
         loop {
             self.rbuf.clear();
@@ -1106,12 +1147,13 @@ impl Conn {
 
     /// Read without flushing and without watching for the server to stop.
     async fn read_raw(&mut self, deadline: Instant) -> Event {
-        match tokio::time::timeout_at(deadline, self.stream.readable()).await {
+        let stream = &self.stream;
+        match tokio::time::timeout_at(deadline, poll_fn(|cx| stream.poll_read_ready(cx))).await {
             Err(_) => Event::Timeout,
             Ok(Err(_)) => Event::Error,
             Ok(Ok(())) => {
                 self.rbuf.reserve(READ_BUF);
-                match self.stream.try_read_buf(&mut self.rbuf) {
+                match self.stream.try_read(&mut self.rbuf) {
                     Ok(0) => Event::Eof,
                     Ok(n) => {
                         self.total_read += n as u64;

@@ -433,7 +433,7 @@ impl HeadParser {
         head: &Bytes,
         remote: SocketAddr,
         local: SocketAddr,
-        secure: bool,
+        tls: Option<&std::sync::Arc<htaccel_engine::http::TlsInfo>>,
     ) -> Result<Checked, Box<(HeadError, Request)>> {
         let buf: &[u8] = head;
         let method = text(&buf[self.method.clone()]);
@@ -490,7 +490,8 @@ impl HeadParser {
             framing: BodyFraming::None,
             peer: remote,
             local,
-            secure,
+            secure: tls.is_some(),
+            tls: tls.cloned(),
         };
         match self.check(buf, &mut req) {
             Ok((expect_100, close, conn)) => {
@@ -538,6 +539,7 @@ impl HeadParser {
             peer: remote,
             local,
             secure: false,
+            tls: None,
         })
     }
 
@@ -999,7 +1001,7 @@ mod tests {
         match p.parse(raw, &limits(), false) {
             Parse::Done(n) => {
                 let head = Bytes::copy_from_slice(&raw[..n]);
-                p.finish(&head, addr(), addr(), false)
+                p.finish(&head, addr(), addr(), None)
                     .map_err(|b| (b.0.status, b.0.note, b.0.head_only))
             }
             Parse::Error(e) => Err((e.status, e.note, e.head_only)),
@@ -1306,7 +1308,7 @@ mod tests {
         assert_eq!(n, raw.len() - 4);
         assert_eq!(i, n);
         let c = p
-            .finish(&Bytes::copy_from_slice(&raw[..n]), addr(), addr(), false)
+            .finish(&Bytes::copy_from_slice(&raw[..n]), addr(), addr(), None)
             .unwrap();
         assert_eq!(c.req.headers.get_str("a"), Some("1 2"));
         p.reset();

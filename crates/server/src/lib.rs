@@ -20,7 +20,10 @@
 //!   write;
 //! * timeouts follow `Timeout`, `KeepAliveTimeout` and mod_reqtimeout's
 //!   `RequestReadTimeout` (408, or a silent close where Apache closes
-//!   silently).
+//!   silently);
+//! * HTTPS as mod_ssl configures it ([`tls`]): TLS on rustls under the same
+//!   HTTP/1.1 loop, the virtual host chosen by SNI, plain HTTP on a TLS
+//!   port answered with mod_ssl's 400.
 //!
 //! It is built for speed: one single-threaded tokio runtime per core, each
 //! accepting on its own `SO_REUSEPORT` socket; per connection one read buffer
@@ -73,7 +76,10 @@ mod head;
 mod listener;
 mod proxy_http;
 mod shutdown;
+mod spool;
 mod target;
+pub mod tls;
+mod transport;
 mod watch_ready;
 mod write;
 
@@ -182,6 +188,8 @@ pub struct ServerOptions {
     /// On SIGTERM/SIGINT, how long requests in flight may take to finish
     /// before their connections are dropped.
     pub shutdown_timeout: Duration,
+    /// The addresses that speak TLS, with their certificates (mod_ssl).
+    pub tls: Option<tls::SharedTlsSetup>,
 }
 
 impl Default for ServerOptions {
@@ -195,6 +203,7 @@ impl Default for ServerOptions {
             max_keepalive_requests: 100,
             server_header: "htaccel".to_string(),
             shutdown_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }

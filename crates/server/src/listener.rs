@@ -25,7 +25,7 @@ use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const BACKLOG: i32 = 511;
 /// `TCP_DEFER_ACCEPT` timeout, seconds (Apache uses 30).
@@ -90,6 +90,7 @@ impl Listeners {
             stop,
             threads,
             generations,
+            drain: opts.shutdown_timeout,
         })
     }
 }
@@ -104,6 +105,7 @@ fn shared_for(handler: Arc<dyn Handler>, opts: &ServerOptions, stop: &Stop) -> A
         max_keepalive_requests: opts.max_keepalive_requests,
         server_header: opts.server_header.clone(),
         stop: stop.clone(),
+        tls: opts.tls.clone().filter(|t| !t.is_empty()),
         retired: Default::default(),
     })
 }
@@ -114,7 +116,13 @@ pub struct Server {
     stop: Stop,
     threads: Vec<JoinHandle<io::Result<()>>>,
     generations: Generations,
+    /// [`ServerOptions::shutdown_timeout`].
+    drain: Duration,
 }
+
+/// How long after the drain a worker thread may take to end before
+/// [`Server::wait`] gives up on it.
+const STUCK_AFTER_DRAIN: Duration = Duration::from_secs(2);
 
 impl Server {
     /// The addresses being served.
@@ -151,8 +159,31 @@ impl Server {
     }
 
     /// Wait until every worker thread has ended (after [`Server::shutdown`]
-    /// and the drain).
+    /// and the drain). A thread still busy two seconds after the drain
+    /// could end (one stuck in a system call that never returns, such as a
+    /// read from a hung file system) is left behind with an error, so that
+    /// the process can still exit: a stop must not depend on every read
+    /// returning.
     pub fn wait(self) -> io::Result<()> {
+        let mut end = None;
+        while !self.threads.iter().all(|t| t.is_finished()) {
+            let now = Instant::now();
+            if !self.stop.requested() {
+                // Serving: no bound yet.
+            } else if now
+                >= *end.get_or_insert(now + self.stop.drain_limit(self.drain) + STUCK_AFTER_DRAIN)
+            {
+                let stuck = self.threads.iter().filter(|t| !t.is_finished()).count();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{stuck} worker thread(s) still busy {:?} after the stop began; exiting without them",
+                        self.stop.drain_limit(self.drain) + STUCK_AFTER_DRAIN
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let mut result = Ok(());
         for t in self.threads {
             match t.join() {
@@ -331,13 +362,34 @@ async fn accept_loop(
                         Err(_) => continue,
                     },
                 };
-                tokio::task::spawn_local(conn::serve(
-                    stream,
-                    unmap(remote),
-                    unmap(local_addr),
-                    current.get().clone(),
-                    local.clone(),
-                ));
+                let (remote, local_addr) = (unmap(remote), unmap(local_addr));
+                let shared = current.get().clone();
+                let tls = shared
+                    .tls
+                    .as_ref()
+                    .and_then(|t| Some((t.clone(), t.port_for(local_addr)?)));
+                match tls {
+                    None => {
+                        tokio::task::spawn_local(conn::serve(
+                            crate::transport::Plain(stream),
+                            remote,
+                            local_addr,
+                            shared,
+                            local.clone(),
+                        ));
+                    }
+                    Some((setup, port)) => {
+                        tokio::task::spawn_local(crate::tls::serve(
+                            stream,
+                            remote,
+                            local_addr,
+                            setup,
+                            port,
+                            shared,
+                            local.clone(),
+                        ));
+                    }
+                }
             }
             Err(e) => {
                 // Out of descriptors or memory: wait a little rather than spin.

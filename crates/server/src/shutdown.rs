@@ -7,7 +7,9 @@
 //! once the process is stopping), and its connection closed. Whatever is
 //! still running when the drain limit is over is dropped: the server's
 //! shutdown timeout for SIGTERM/SIGINT, `GracefulShutdownTimeout` for
-//! SIGWINCH (Apache's `graceful-stop`; none means no limit).
+//! SIGWINCH (Apache's `graceful-stop`; none means no limit); a worker
+//! thread that cannot even get there (stuck in a system call that does not
+//! return) is left behind two seconds later, and the process exits.
 //!
 //! SIGUSR1 (graceful) and SIGHUP (restart) ask for a new configuration
 //! generation (see `crate::generation`); SIGUSR2, which Apache's parent

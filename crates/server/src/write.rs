@@ -500,6 +500,16 @@ impl Seg {
     }
 }
 
+/// One queued piece of output, as [`Output::pieces`] lends it.
+pub(crate) enum Piece<'a> {
+    Bytes(&'a [u8]),
+    File {
+        file: &'a File,
+        offset: u64,
+        len: u64,
+    },
+}
+
 /// The bytes queued on a connection and not yet written.
 #[derive(Debug, Default)]
 pub(crate) struct Output {
@@ -552,7 +562,7 @@ impl Output {
     }
 
     /// Cover the bytes appended to `buf` since the last segment.
-    fn seal(&mut self) {
+    pub(crate) fn seal(&mut self) {
         let start = self.buf.len() - self.unsealed();
         if start == self.buf.len() {
             return;
@@ -602,7 +612,29 @@ impl Output {
             .any(|s| matches!(s, Seg::File { .. }))
     }
 
-    fn clear(&mut self) {
+    /// What is queued and not yet written, in order (after [`Output::seal`]):
+    /// for a transport that must copy the bytes (TLS).
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        let from = self.head.min(self.segs.len());
+        self.segs[from..].iter().enumerate().map(move |(k, seg)| {
+            let skip = if k == 0 { self.done } else { 0 };
+            match seg {
+                Seg::Buf(r) => Piece::Bytes(&self.buf[r.start + skip as usize..r.end]),
+                Seg::Bytes(b) => Piece::Bytes(&b[skip as usize..]),
+                Seg::File { file, offset, len } => Piece::File {
+                    file,
+                    offset: offset + skip,
+                    len: len - skip,
+                },
+            }
+        })
+    }
+
+    /// Forget everything queued (written by the caller: it counts as
+    /// written for [`Output::position`]).
+    pub(crate) fn clear(&mut self) {
+        self.seal();
+        self.written += self.queued();
         self.buf.clear();
         self.segs.clear();
         self.head = 0;

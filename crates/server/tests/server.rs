@@ -58,6 +58,11 @@ impl Handler for TestHandler {
                 r.add_header("Content-Type", "text/plain");
                 r.body = Body::bytes("denied\n");
             }
+            "/stuck" => {
+                // A handler caught in a call that does not return (a read
+                // from a hung file system).
+                std::thread::sleep(Duration::from_secs(3600));
+            }
             "/slow" => {
                 std::thread::sleep(Duration::from_millis(400));
                 r.add_header("Content-Type", "text/plain");
@@ -613,6 +618,29 @@ fn graceful_shutdown() {
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     // New connections are refused.
     assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn a_stuck_worker_does_not_stop_the_stop() {
+    let (server, addr) = start(handler(), options());
+    let mut stuck = TcpStream::connect(addr).unwrap();
+    stuck
+        .write_all(b"GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    server.shutdown();
+    let e = server.wait().unwrap_err();
+    assert!(
+        e.to_string().contains("1 worker thread(s) still busy"),
+        "{e}"
+    );
+    // The drain (3 s in `options`) and two seconds more.
+    assert!(
+        t.elapsed() >= Duration::from_secs(5) && t.elapsed() < Duration::from_secs(7),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 /// Runs `run()` in a child process (the parent test below) and is a no-op otherwise.

@@ -1,9 +1,11 @@
 //! The client side: sends one request block to a server on 127.0.0.1 over a
-//! fresh TCP connection and records everything that comes back (responses,
-//! stray bytes, how the connection ended), with bounded waits so that a
-//! server that hangs costs seconds, never the whole run.
+//! fresh TCP connection (or a TLS session on the server's TLS port, see
+//! `tls.rs`) and records everything that comes back (responses, stray
+//! bytes, how the connection ended, the TLS session's protocol and
+//! certificate), with bounded waits so that a server that hangs costs
+//! seconds, never the whole run.
 
-use crate::requests::{methods_in, Request};
+use crate::requests::{methods_in, Gap, Request};
 use crate::response::{parse, Parsed, Response};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -43,6 +45,9 @@ impl End {
 /// Everything a client saw on one connection.
 #[derive(Clone, Debug)]
 pub struct Exchange {
+    /// The TLS session (protocol and the certificate the server sent), for
+    /// a request sent over TLS.
+    pub tls: Option<String>,
     pub responses: Vec<Response>,
     /// Bytes after the last response that do not parse as one.
     pub trailing: Vec<u8>,
@@ -60,23 +65,50 @@ fn connect(addr: SocketAddr, from: Option<Ipv4Addr>) -> std::io::Result<TcpStrea
     Ok(socket.into())
 }
 
-/// Sends `req` to 127.0.0.1:`port` and reads what comes back.
-pub fn exchange(port: u16, req: &Request) -> Exchange {
+fn no_connection(e: String) -> Exchange {
+    Exchange {
+        tls: None,
+        responses: Vec::new(),
+        trailing: Vec::new(),
+        end: End::NoConnection(e),
+    }
+}
+
+/// Sends `req` to 127.0.0.1:`port` (over TLS to `tls_port` when the
+/// request asks for it, with a client certificate from `certs` if it names
+/// one) and reads what comes back.
+pub fn exchange(
+    port: u16,
+    tls_port: Option<u16>,
+    certs: &std::path::Path,
+    req: &Request,
+) -> Exchange {
+    let port = match (req.opts.tls.is_some(), tls_port) {
+        (false, _) => port,
+        (true, Some(p)) => p,
+        (true, None) => return no_connection("the case has no TLS port (needs https)".into()),
+    };
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let mut stream = match connect(addr, req.opts.from) {
+    let stream = match connect(addr, req.opts.from) {
         Ok(s) => s,
-        Err(e) => {
-            return Exchange {
-                responses: Vec::new(),
-                trailing: Vec::new(),
-                end: End::NoConnection(e.to_string()),
-            }
-        }
+        Err(e) => return no_connection(e.to_string()),
     };
     let _ = stream.set_nodelay(true);
     let idle = req.opts.timeout.unwrap_or(DEFAULT_IDLE);
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
+    match &req.opts.tls {
+        None => talk(stream, req, None),
+        Some(tls) if tls.plain => talk(stream, req, None),
+        Some(tls) => match crate::tls::handshake(stream, tls, certs) {
+            Ok((session, described)) => talk(session, req, Some(described)),
+            Err(e) => no_connection(format!("TLS handshake: {e}")),
+        },
+    }
+}
+
+/// The exchange proper, over TCP or TLS.
+fn talk(mut stream: impl Read + Write, req: &Request, tls: Option<String>) -> Exchange {
     let mut reader = Reader::new(req.bytes(), Instant::now() + MAX_EXCHANGE);
     let mut sent = Vec::new();
     for (k, segment) in req.segments.iter().enumerate() {
@@ -85,6 +117,10 @@ pub fn exchange(port: u16, req: &Request) -> Exchange {
         }
         sent.extend_from_slice(segment);
         if k + 1 < req.segments.len() {
+            if let Gap::Sleep(d) = req.gaps[k] {
+                std::thread::sleep(d);
+                continue;
+            }
             // wait for the answers to everything sent so far, or for an
             // interim answer (`100 Continue` invites the body)
             let want = methods_in(&sent).len();
@@ -103,7 +139,9 @@ pub fn exchange(port: u16, req: &Request) -> Exchange {
     while reader.end.is_none() {
         reader.read_once(&mut stream);
     }
-    reader.finish()
+    let mut ex = reader.finish();
+    ex.tls = tls;
+    ex
 }
 
 /// Accumulates bytes and cuts them into responses as they complete.
@@ -135,7 +173,7 @@ impl Reader {
         self.responses.iter().filter(|r| !r.is_interim()).count()
     }
 
-    fn read_once(&mut self, stream: &mut TcpStream) {
+    fn read_once(&mut self, stream: &mut impl Read) {
         if Instant::now() > self.deadline || self.buf.len() > MAX_RECEIVED {
             self.end = Some(End::Open);
             return;
@@ -150,6 +188,8 @@ impl Reader {
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 self.end = Some(End::Open)
             }
+            // A TLS peer that closed without close_notify: closed all the same.
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => self.end = Some(End::Closed),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(_) => self.end = Some(End::Reset),
         }
@@ -175,6 +215,7 @@ impl Reader {
     fn finish(mut self) -> Exchange {
         self.cut(true);
         Exchange {
+            tls: None,
             trailing: self.buf[self.pos..].to_vec(),
             responses: self.responses,
             end: self.end.unwrap_or(End::Open),

@@ -35,9 +35,40 @@ pub struct Normal {
     pub body: Vec<u8>,
 }
 
-/// Normalises one response of a server listening on `port`.
-pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
-    let port_text = format!(":{port}");
+/// The ports a server of a case listens on: its plain port, and for
+/// `needs https` cases its TLS port. Each is normalised to a placeholder
+/// (`:PORT`, `:TLSPORT`) before comparing.
+#[derive(Clone, Copy, Debug)]
+pub struct Ports {
+    pub plain: u16,
+    pub tls: Option<u16>,
+}
+
+impl From<u16> for Ports {
+    fn from(plain: u16) -> Ports {
+        Ports { plain, tls: None }
+    }
+}
+
+impl Ports {
+    fn fix(&self, s: &str) -> String {
+        let s = s.replace(&format!(":{}", self.plain), ":PORT");
+        match self.tls {
+            Some(t) => s.replace(&format!(":{t}"), ":TLSPORT"),
+            None => s,
+        }
+    }
+    fn fix_bytes(&self, b: &[u8]) -> Vec<u8> {
+        let out = replace(b, format!(":{}", self.plain).as_bytes(), b":PORT");
+        match self.tls {
+            Some(t) => replace(&out, format!(":{t}").as_bytes(), b":TLSPORT"),
+            None => out,
+        }
+    }
+}
+
+/// Normalises one response of a server listening on `ports`.
+pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
     let boundary = r
         .header("content-type")
         .filter(|t| t.to_ascii_lowercase().starts_with("multipart/"))
@@ -45,7 +76,7 @@ pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
         .map(|(_, b)| b.trim_matches('"').to_string())
         .filter(|b| !b.is_empty());
     let fix = |s: &str| {
-        let s = s.replace(&port_text, ":PORT");
+        let s = ports.fix(s);
         match &boundary {
             Some(b) => s.replace(b.as_str(), "BOUNDARY"),
             None => s,
@@ -67,7 +98,7 @@ pub fn normalise(r: &Response, port: u16, opts: &RequestOptions) -> Normal {
         };
         headers.entry(name).or_default().push(value);
     }
-    let mut body = replace(&r.body, port_text.as_bytes(), b":PORT");
+    let mut body = ports.fix_bytes(&r.body);
     if let Some(b) = &boundary {
         body = replace(&body, b.as_bytes(), b"BOUNDARY");
         // The boundary's length varies, and the body's length with it: a
@@ -121,12 +152,20 @@ fn sorted_list(v: &str) -> String {
 /// (on `a_port`) and the other server's `b` (on `b_port`). Empty: same.
 pub fn differences(
     a: &Exchange,
-    a_port: u16,
+    a_port: impl Into<Ports>,
     b: &Exchange,
-    b_port: u16,
+    b_port: impl Into<Ports>,
     opts: &RequestOptions,
 ) -> Vec<String> {
+    let (a_port, b_port) = (a_port.into(), b_port.into());
     let mut out = Vec::new();
+    if a.tls != b.tls {
+        out.push(format!(
+            "TLS session: Apache {}, htaccel {}",
+            a.tls.as_deref().unwrap_or("none"),
+            b.tls.as_deref().unwrap_or("none")
+        ));
+    }
     if a.responses.len() != b.responses.len() {
         out.push(format!(
             "number of responses: Apache {}, htaccel {}",
@@ -165,10 +204,7 @@ pub fn differences(
             ));
         }
     }
-    let (ta, tb) = (
-        replace(&a.trailing, format!(":{a_port}").as_bytes(), b":PORT"),
-        replace(&b.trailing, format!(":{b_port}").as_bytes(), b":PORT"),
-    );
+    let (ta, tb) = (a_port.fix_bytes(&a.trailing), b_port.fix_bytes(&b.trailing));
     if ta != tb {
         out.push(format!(
             "bytes after the last response: {}",
@@ -341,6 +377,7 @@ mod tests {
 
     fn ex(r: Response) -> Exchange {
         Exchange {
+            tls: None,
             responses: vec![r],
             trailing: Vec::new(),
             end: End::Closed,

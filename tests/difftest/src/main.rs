@@ -6,6 +6,7 @@
 //! itself could not be set up, 3 the time limit was reached.
 
 mod cases;
+mod certs;
 mod cli;
 mod client;
 mod compare;
@@ -23,6 +24,7 @@ mod runner;
 mod sandbox;
 mod servers;
 mod summary;
+mod tls;
 mod upstream;
 mod wordpress;
 

@@ -20,9 +20,11 @@ pub struct Request {
     pub line: usize,
     /// Short human-readable name: the request line.
     pub title: String,
-    /// Bytes to send. Between two segments the client waits until every
-    /// request sent so far has been answered (a `<pause>` line).
+    /// Bytes to send. Between two segments the client waits as the gap
+    /// after the first says.
     pub segments: Vec<Vec<u8>>,
+    /// How the client waits after each segment (the last one's is unused).
+    pub gaps: Vec<Gap>,
     pub opts: RequestOptions,
 }
 
@@ -41,6 +43,34 @@ pub struct RequestOptions {
     /// `# mask-json NAME...`: mask these JSON members' string values in
     /// both bodies (values that are truly dynamic, such as a stored time).
     pub mask_json: Vec<String>,
+    /// `# https`, `# sni NAME`, `# no-sni`, `# tls1.2`: send over TLS to
+    /// the server's TLS port (cases that need `https`).
+    pub tls: Option<TlsOptions>,
+}
+
+/// How the client speaks TLS for one request.
+#[derive(Clone, Debug, Default)]
+pub struct TlsOptions {
+    /// The SNI name (`None`: no SNI extension).
+    pub sni: Option<String>,
+    /// Offer TLS 1.2 only.
+    pub tls12_only: bool,
+    /// `# plain-on-tls-port`: plain HTTP to the TLS port (no TLS at all).
+    pub plain: bool,
+    /// `# client-cert NAME`: present the certificate `NAME.crt` (key
+    /// `NAME.key`) of the case's certificates.
+    pub client_cert: Option<String>,
+}
+
+/// How the client waits between two segments of a raw request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gap {
+    /// `<pause>`: until every request sent so far has been answered (or an
+    /// interim answer came).
+    Answers,
+    /// `<sleep MS>`: for this long, whatever the server says meanwhile
+    /// (a body that arrives in parts).
+    Sleep(Duration),
 }
 
 impl Request {
@@ -87,10 +117,11 @@ fn parse_block(start: usize, lines: &[&str]) -> Result<Option<Request>, String> 
     }
     let line = start + i;
     let at = |e: String| format!("line {line}: {e}");
-    let (title, segments) = if lines[i].trim() == "raw" {
+    let (title, segments, gaps) = if lines[i].trim() == "raw" {
         raw_block(&lines[i + 1..]).map_err(at)?
     } else {
-        plain_block(&lines[i..]).map_err(at)?
+        let (title, segments) = plain_block(&lines[i..]).map_err(at)?;
+        (title, segments, vec![Gap::Answers])
     };
     if segments.iter().map(Vec::len).sum::<usize>() == 0 {
         return Err(at("the request is empty".into()));
@@ -99,6 +130,7 @@ fn parse_block(start: usize, lines: &[&str]) -> Result<Option<Request>, String> 
         line,
         title,
         segments,
+        gaps,
         opts,
     }))
 }
@@ -128,6 +160,34 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
                 .filter(|s: &f64| *s > 0.0 && *s <= 120.0)
                 .ok_or("timeout needs a number of seconds (at most 120)")?;
             opts.timeout = Some(Duration::from_secs_f64(secs));
+        }
+        Some("https") => {
+            opts.tls.get_or_insert_with(|| TlsOptions {
+                sni: Some("localhost".into()),
+                ..Default::default()
+            });
+        }
+        Some("sni") => {
+            let name = words.next().ok_or("sni needs a host name")?;
+            opts.tls.get_or_insert_with(Default::default).sni = Some(name.to_string());
+        }
+        Some("plain-on-tls-port") => opts.tls.get_or_insert_with(Default::default).plain = true,
+        Some("client-cert") => {
+            let name = words.next().ok_or("client-cert needs a certificate name")?;
+            opts.tls
+                .get_or_insert_with(|| TlsOptions {
+                    sni: Some("localhost".into()),
+                    ..Default::default()
+                })
+                .client_cert = Some(name.to_string());
+        }
+        Some("no-sni") => opts.tls.get_or_insert_with(Default::default).sni = None,
+        Some("tls1.2") => {
+            let t = opts.tls.get_or_insert_with(|| TlsOptions {
+                sni: Some("localhost".into()),
+                ..Default::default()
+            });
+            t.tls12_only = true;
         }
         Some("from") => {
             let addr: std::net::Ipv4Addr = words
@@ -208,15 +268,28 @@ fn plain_block(lines: &[&str]) -> Result<(String, Vec<Vec<u8>>), String> {
     Ok((shorten(&request_line), vec![out.into_bytes()]))
 }
 
+/// The segments of a raw block, each with the gap after it.
+type Segments = (String, Vec<Vec<u8>>, Vec<Gap>);
+
 /// Lines sent as written plus CRLF (escapes processed, a final `\` keeps
-/// the CRLF off); a line `<pause>` waits for the answers so far.
-fn raw_block(lines: &[&str]) -> Result<(String, Vec<Vec<u8>>), String> {
+/// the CRLF off); a line `<pause>` waits for the answers so far, a line
+/// `<sleep MS>` for MS milliseconds.
+fn raw_block(lines: &[&str]) -> Result<Segments, String> {
     let mut segments = Vec::new();
     let mut cur = Vec::new();
     let mut title = None;
     for line in lines {
-        if line.trim_end() == "<pause>" {
-            segments.push(std::mem::take(&mut cur));
+        let gap = match line.trim_end() {
+            "<pause>" => Some(Gap::Answers),
+            l => match l.strip_prefix("<sleep ").and_then(|r| r.strip_suffix('>')) {
+                Some(ms) => Some(Gap::Sleep(Duration::from_millis(
+                    ms.trim().parse().map_err(|_| format!("bad {l}"))?,
+                ))),
+                None => None,
+            },
+        };
+        if let Some(gap) = gap {
+            segments.push((std::mem::take(&mut cur), gap));
             continue;
         }
         if title.is_none() && !line.trim().is_empty() {
@@ -231,9 +304,10 @@ fn raw_block(lines: &[&str]) -> Result<(String, Vec<Vec<u8>>), String> {
             return Err("raw request too large".into());
         }
     }
-    segments.push(cur);
-    segments.retain(|s| !s.is_empty());
-    Ok((title.unwrap_or_else(|| "raw".into()), segments))
+    segments.push((cur, Gap::Answers));
+    segments.retain(|(s, _)| !s.is_empty());
+    let (segments, gaps) = segments.into_iter().unzip();
+    Ok((title.unwrap_or_else(|| "raw".into()), segments, gaps))
 }
 
 fn shorten(s: &str) -> String {
@@ -442,6 +516,10 @@ mod tests {
         assert_eq!(r[0].segments.len(), 2);
         assert_eq!(r[0].segments[0], b"GET / HTTP/1.1\r\nHost: x\0y\r\n\r\n");
         assert_eq!(r[0].segments[1], b"ab");
+        assert_eq!(r[0].gaps[0], Gap::Answers);
+        let r = parse("raw\nPOST / HTTP/1.1\n\n<sleep 250>\n0\n").unwrap();
+        assert_eq!(r[0].gaps[0], Gap::Sleep(Duration::from_millis(250)));
+        assert_eq!(r[0].segments[1], b"0\r\n");
     }
 
     #[test]

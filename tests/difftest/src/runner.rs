@@ -150,6 +150,9 @@ fn serve_and_compare(
     } else {
         None
     };
+    if case.needs.iter().any(|n| n == "https") {
+        crate::certs::make(&sb.dir).map_err(|e| format!("certificates: {e}"))?;
+    }
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {
@@ -179,7 +182,8 @@ fn serve_and_compare(
             ));
             break;
         }
-        let a = exchange(apache.port, req);
+        let certs = crate::certs::dir(&sb.dir);
+        let a = exchange(apache.port, apache.tls_port, &certs, req);
         match &other {
             None => result
                 .transcript
@@ -190,8 +194,12 @@ fn serve_and_compare(
                 let times = if only_reads(req) { s.repeat } else { 1 };
                 let mut failed = None;
                 for _ in 0..times {
-                    let b = exchange(o.port, req);
-                    let mut problems = differences(&a, apache.port, &b, o.port, &req.opts);
+                    let b = exchange(o.port, o.tls_port, &certs, req);
+                    let ports = |s: &crate::servers::Server| crate::compare::Ports {
+                        plain: s.port,
+                        tls: s.tls_port,
+                    };
+                    let mut problems = differences(&a, ports(&apache), &b, ports(o), &req.opts);
                     let leaked = leaked_secrets(&b, &case.secrets);
                     if !leaked.is_empty() {
                         result.leaks += 1;
@@ -292,6 +300,7 @@ mod tests {
 
     fn answer(body: &str, header: (&str, &str)) -> Exchange {
         Exchange {
+            tls: None,
             responses: vec![Response {
                 status_line: "HTTP/1.1 200 OK".into(),
                 status: 200,

@@ -156,6 +156,7 @@ pub fn render_conf(
         text.push('\n');
     }
     text.replace("@LISTEN@", &format!("127.0.0.1:{port}"))
+        .replace("@PORT@", &port.to_string())
         .replace("@DOCROOT@", &docroot.to_string_lossy())
         .replace("@RUNDIR@", &rundir.to_string_lossy())
 }

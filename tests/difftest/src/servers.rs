@@ -28,6 +28,8 @@ pub enum Other {
 /// A running server.
 pub struct Server {
     pub port: u16,
+    /// The second port, speaking TLS, of a case that needs `https`.
+    pub tls_port: Option<u16>,
     /// Files worth showing when something goes wrong (error log, output).
     pub logs: Vec<PathBuf>,
     proc: Process,
@@ -50,8 +52,8 @@ pub fn start_apache(
     let rundir = sb.rundir(side);
     let error_log = rundir.join("error.log");
     let output = rundir.join("apache.out");
-    with_free_port(|port| {
-        let conf = write_conf(oracle, case, sb, side, port)?;
+    with_free_port(case, |port, tls_port| {
+        let conf = write_conf(oracle, case, sb, side, port, tls_port)?;
         if case.needs.iter().any(|n| n == "mod_php") {
             use_prefork(&conf)?;
         }
@@ -67,7 +69,7 @@ pub fn start_apache(
             fs::read_to_string(&error_log).is_ok_and(|t| t.contains("AH00489"))
                 || started.elapsed() > Duration::from_secs(3)
         };
-        wait_ready(proc, port, logs, ready)
+        wait_ready(proc, port, tls_port, logs, ready)
     })
 }
 
@@ -79,10 +81,10 @@ pub fn start_htaccel(
     sb: &Sandbox,
 ) -> Result<Server, String> {
     let output = sb.rundir(Side::Other).join("htaccel.out");
-    with_free_port(|port| {
+    with_free_port(case, |port, tls_port| {
         let mut cmd = Command::new(bin);
         if case.server_conf.is_some() {
-            let conf = write_conf(oracle, case, sb, Side::Other, port)?;
+            let conf = write_conf(oracle, case, sb, Side::Other, port, tls_port)?;
             cmd.arg("-f").arg(conf);
         } else {
             cmd.arg("serve")
@@ -92,7 +94,13 @@ pub fn start_htaccel(
         }
         let proc = spawn(cmd, &output)?;
         let error_log = sb.rundir(Side::Other).join("error.log");
-        wait_ready(proc, port, vec![output.clone(), error_log], || true)
+        wait_ready(
+            proc,
+            port,
+            tls_port,
+            vec![output.clone(), error_log],
+            || true,
+        )
     })
 }
 
@@ -117,12 +125,22 @@ enum StartError {
 }
 
 fn with_free_port(
-    mut start: impl FnMut(u16) -> Result<Server, StartError>,
+    case: &Case,
+    mut start: impl FnMut(u16, Option<u16>) -> Result<Server, StartError>,
 ) -> Result<Server, String> {
     let mut last = String::new();
     for _ in 0..PORT_TRIES {
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-        match start(port) {
+        let tls_port = if case.needs.iter().any(|n| n == "https") {
+            let mut p = free_port().map_err(|e| format!("no free port: {e}"))?;
+            while p == port {
+                p = free_port().map_err(|e| format!("no free port: {e}"))?;
+            }
+            Some(p)
+        } else {
+            None
+        };
+        match start(port, tls_port) {
             Ok(s) => return Ok(s),
             Err(StartError::PortBusy(e)) => last = e,
             Err(StartError::Failed(e)) => return Err(e),
@@ -137,6 +155,7 @@ fn write_conf(
     sb: &Sandbox,
     side: Side,
     port: u16,
+    tls_port: Option<u16>,
 ) -> Result<PathBuf, StartError> {
     let rundir = sb.rundir(side);
     let text = render_conf(
@@ -156,7 +175,14 @@ fn write_conf(
             "@FLASK@",
             &crate::flask::address(&sb.dir).unwrap_or_default(),
         )
-        .replace("@SANDBOX@", &sb.dir.to_string_lossy());
+        .replace("@SANDBOX@", &sb.dir.to_string_lossy())
+        .replace("@CERTS@", &crate::certs::dir(&sb.dir).to_string_lossy());
+    let text = match tls_port {
+        Some(p) => text
+            .replace("@LISTEN_TLS@", &format!("127.0.0.1:{p}"))
+            .replace("@TLS_PORT@", &p.to_string()),
+        None => text,
+    };
     let path = rundir.join("httpd.conf");
     fs::write(&path, text).map_err(|e| StartError::Failed(format!("writing config: {e}")))?;
     Ok(path)
@@ -177,6 +203,7 @@ fn spawn(mut cmd: Command, output: &Path) -> Result<Process, StartError> {
 fn wait_ready(
     mut proc: Process,
     port: u16,
+    tls_port: Option<u16>,
     logs: Vec<PathBuf>,
     ready: impl Fn() -> bool,
 ) -> Result<Server, StartError> {
@@ -199,7 +226,12 @@ fn wait_ready(
             // a process that listens and dies at once is not ready
             sleep(Duration::from_millis(50));
             if proc.exited().is_none() {
-                return Ok(Server { port, logs, proc });
+                return Ok(Server {
+                    port,
+                    tls_port,
+                    logs,
+                    proc,
+                });
             }
             continue;
         }

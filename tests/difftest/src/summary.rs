@@ -3,10 +3,12 @@
 //! turns the `security/` cases into `docs/security.md`). One object per
 //! case that ran: its name and README line, requests planned, answers
 //! identical to Apache's, answers that carried a secret marker, requests
-//! that differed, whether it could run at all, seconds, and the run's
-//! `--repeat` and `DIFFTEST_SCALE`.
+//! that differed and what differed in them by class (the status line, a
+//! header by name, the body, the connection), whether it could run at
+//! all, seconds, and the run's `--repeat` and `DIFFTEST_SCALE`.
 
 use crate::runner::CaseResult;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -17,14 +19,19 @@ pub fn write(path: &Path, results: &[CaseResult], repeat: usize) -> Result<(), S
         let _ = writeln!(
             out,
             "  {{\"name\": {}, \"readme\": {}, \"requests\": {}, \"identical\": {}, \
-             \"leaks\": {}, \"differing\": {}, \"error\": {}, \"seconds\": {:.1}, \
-             \"repeat\": {repeat}, \"scale\": {}}}{}",
+             \"leaks\": {}, \"differing\": {}, \"classes\": {{{}}}, \"error\": {}, \
+             \"seconds\": {:.1}, \"repeat\": {repeat}, \"scale\": {}}}{}",
             string(&r.name),
             string(r.readme.as_deref().unwrap_or("")),
             r.requests,
             r.identical,
             r.leaks,
             r.diffs.len(),
+            classes(r)
+                .iter()
+                .map(|(c, n)| format!("{}: {n}", string(c)))
+                .collect::<Vec<_>>()
+                .join(", "),
             r.error
                 .as_deref()
                 .map(string)
@@ -39,6 +46,34 @@ pub fn write(path: &Path, results: &[CaseResult], repeat: usize) -> Result<(), S
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// How many differing requests differed in each respect: the part of a
+/// problem's description before its first `:` (`status line`, `header
+/// content-type`, `body`, `connection`, `leaked secret marker(s)`), with a
+/// pipelined exchange's `response N: ` left out.
+fn classes(r: &CaseResult) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for d in &r.diffs {
+        let mut seen: Vec<String> = d
+            .problems
+            .iter()
+            .map(|p| {
+                let p = p.trim_start_matches("* ");
+                let p = match p.strip_prefix("response ") {
+                    Some(rest) => rest.split_once(": ").map_or(p, |(_, tail)| tail),
+                    None => p,
+                };
+                p.split(':').next().unwrap_or(p).trim().to_string()
+            })
+            .collect();
+        seen.sort();
+        seen.dedup();
+        for c in seen {
+            *out.entry(c).or_insert(0) += 1;
+        }
+    }
+    out
 }
 
 /// A JSON string literal.

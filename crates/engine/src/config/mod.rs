@@ -216,6 +216,7 @@ impl<'a> Walker<'a> {
     }
 
     fn dispatch(&mut self, node: &Node, conf: &mut DirConf) -> Result<(), ConfigError> {
+        crate::expr::set_ssl_vars(self.env.is_loaded("ssl_module"));
         let (name, raw, origin, children, closed, lookup_name) = match node {
             Node::Directive(d) => (
                 d.name.as_str(),

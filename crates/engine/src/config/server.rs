@@ -106,12 +106,17 @@ pub struct ServerConf {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip's header and proxy lists.
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_ssl's server settings.
+    pub ssl: crate::modules::ssl::SslServer,
 }
 
 /// Settings that exist once per process.
 #[derive(Clone, Debug, Default)]
 pub struct Global {
     pub listen: Vec<(String, Origin)>,
+    /// The `Listen` addresses (IP, `None` for all) whose protocol is
+    /// `https` (named, or port 443).
+    pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     pub user: Option<String>,
     pub group: Option<String>,
     pub pid_file: Option<String>,

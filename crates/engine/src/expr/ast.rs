@@ -67,6 +67,8 @@ pub enum Word {
     Str(Vec<u8>),
     Concat(Box<Word>, Box<Word>),
     Var(Var),
+    /// `%{SSL_…}`: a mod_ssl variable (with mod_ssl loaded).
+    Ssl(String),
     Func(Func, Box<Word>),
     /// `$0` … `$9`: a group of the last regex match with groups.
     Backref(u8),

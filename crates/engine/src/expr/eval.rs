@@ -241,8 +241,8 @@ impl<'c> Eval<'c> {
             | UnaryOp::NonEmptyFile
             | UnaryOp::IsSymlink
             | UnaryOp::Executable => funcs::file_test(op, arg),
-            UnaryOp::FileAccessible => self.ctx.file_accessible(&String::from_utf8_lossy(arg)),
-            UnaryOp::UrlAccessible => self.ctx.url_accessible(&String::from_utf8_lossy(arg)),
+            UnaryOp::FileAccessible => self.ctx.file_accessible(&crate::path_text::from_slice(arg)),
+            UnaryOp::UrlAccessible => self.ctx.url_accessible(&crate::path_text::from_slice(arg)),
         }
     }
 
@@ -257,6 +257,7 @@ impl<'c> Eval<'c> {
         let value: Cow<'w, [u8]> = match node {
             Word::Digit(s) | Word::Str(s) => Cow::Borrowed(s.as_slice()),
             Word::Var(v) => self.var(*v),
+            Word::Ssl(name) => Cow::Owned(self.ctx.ssl_var(name).unwrap_or_default().into_bytes()),
             Word::Concat(a, b) => self.concat(a, b),
             Word::Func(f, arg) => {
                 let arg = self.word(arg).into_owned();

@@ -84,14 +84,26 @@ pub fn read_file(arg: &[u8]) -> Result<Vec<u8>, String> {
     // depends on it is not kept (`answer_memo`).
     crate::answer_memo::note_volatile();
     let name = String::from_utf8_lossy(arg);
-    let f = std::fs::File::open(path(arg)).map_err(|_| format!("Cannot open file {name}"))?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let (f, meta) =
+        crate::fs::open_nonblocking(path(arg)).map_err(|_| format!("Cannot open file {name}"))?;
+    // Apache reads as many bytes as the file's size says, so a FIFO or a
+    // device (size 0) gives "" without a read (Apache first waits for a
+    // FIFO's writer; here the open does not wait), and a directory fails
+    // on reading.
+    let len = if meta.is_file() || meta.is_dir() {
+        meta.len()
+    } else {
+        0
+    };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
     if len > MAX_FILE_SIZE {
         return Err(format!("File {name} too large"));
     }
     let mut data = Vec::with_capacity(len as usize);
     use std::io::Read;
-    f.take(MAX_FILE_SIZE)
+    f.take(len)
         .read_to_end(&mut data)
         .map_err(|_| format!("Cannot read from file {name}"))?;
     Ok(until_nul(data))

@@ -41,6 +41,10 @@ pub trait ExprContext {
     /// `HTTP_*` header variables, `TIME*` and `API_VERSION`, which the
     /// evaluator answers itself.
     fn var(&self, var: Var) -> Option<Cow<'_, [u8]>>;
+    /// mod_ssl's variable `%{SSL_…}` (`ssl_expr_lookup`).
+    fn ssl_var(&self, _name: &str) -> Option<String> {
+        None
+    }
     /// A request header (repeated fields joined with `, `), for `req()`,
     /// `http()`, `req_novary()` and the `HTTP_*` variables.
     fn request_header(&self, name: &str) -> Option<Cow<'_, [u8]>>;
@@ -79,6 +83,22 @@ pub struct Outcome<T> {
 pub struct Expr {
     root: ast::Cond,
     source: String,
+}
+
+thread_local! {
+    static SSL_VARS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether expressions compiled on this thread from now on may name
+/// mod_ssl's `SSL_*` variables: the configuration walker says so before
+/// each directive, as mod_ssl's `expr_lookup` hook exists only once the
+/// module is loaded.
+pub fn set_ssl_vars(loaded: bool) {
+    SSL_VARS.with(|s| s.set(loaded));
+}
+
+pub(crate) fn ssl_vars() -> bool {
+    SSL_VARS.with(|s| s.get())
 }
 
 impl Expr {

@@ -373,6 +373,7 @@ impl<'a> Parser<'a> {
                 self.advance();
                 Ok(match Var::lookup(&name) {
                     Some(v) => Word::Var(v),
+                    None if name.starts_with("SSL_") && super::ssl_vars() => Word::Ssl(name),
                     None => self.lookup_failed(not_found("Variable", &name)),
                 })
             }

@@ -41,6 +41,12 @@ fn borrowed(s: &str) -> Option<Cow<'_, [u8]>> {
     Some(Cow::Borrowed(s.as_bytes()))
 }
 
+/// A value derived from the decoded path: the bytes its text form stands
+/// for (`crate::path_text`), so that `%{REQUEST_URI} =~ /\xe9/` sees them.
+fn path_bytes(s: &str) -> Option<Cow<'_, [u8]>> {
+    Some(crate::path_text::bytes(s))
+}
+
 /// The name of a user id, `getpwuid_r`.
 fn user_name(uid: u32) -> Option<String> {
     let mut buf = vec![0 as libc::c_char; 4096];
@@ -74,14 +80,18 @@ fn group_name(gid: u32) -> Option<String> {
 }
 
 impl ExprContext for RequestExpr<'_, '_> {
+    fn ssl_var(&self, name: &str) -> Option<String> {
+        crate::modules::ssl::vars::lookup(self.ctx.req, name)
+    }
+
     fn var(&self, var: Var) -> Option<Cow<'_, [u8]>> {
         let c = self.ctx;
         let req = c.req;
         match var {
             Var::RequestMethod => borrowed(&c.method),
             Var::RequestScheme => borrowed(if req.secure { "https" } else { "http" }),
-            Var::RequestUri => borrowed(&c.uri),
-            Var::RequestFilename | Var::ScriptFilename => borrowed(&c.filename),
+            Var::RequestUri => path_bytes(&c.uri),
+            Var::RequestFilename | Var::ScriptFilename => path_bytes(&c.filename),
             Var::RemoteHost | Var::RemoteAddr => owned(c.useragent_ip().to_string()),
             Var::ConnRemoteAddr => owned(req.remote_ip().to_string()),
             Var::RemotePort => owned(req.remote().port().to_string()),
@@ -107,8 +117,8 @@ impl ExprContext for RequestExpr<'_, '_> {
                     .to_string(),
             ),
             Var::ServerProtocol => borrowed(req.version.as_str()),
-            Var::PathInfo => borrowed(&c.path_info),
-            Var::QueryString => c.args.as_deref().and_then(borrowed),
+            Var::PathInfo => path_bytes(&c.path_info),
+            Var::QueryString => c.args.as_deref().and_then(path_bytes),
             Var::IsSubreq => borrowed(if c.is_subreq { "true" } else { "false" }),
             Var::DocumentRoot | Var::ContextDocumentRoot => {
                 owned(c.site.document_root.to_string_lossy().into_owned())
@@ -120,12 +130,14 @@ impl ExprContext for RequestExpr<'_, '_> {
             Var::ScriptUser => c.finfo.and_then(|f| user_name(f.uid)).and_then(owned),
             Var::ScriptGroup => {
                 c.finfo?;
-                let gid = std::fs::metadata(&c.filename).ok()?.gid();
+                let gid = std::fs::metadata(crate::path_text::os_path(c.filename.as_ref()))
+                    .ok()?
+                    .gid();
                 group_name(gid).and_then(owned)
             }
             Var::DocumentUri => match c.env.get("DOCUMENT_URI") {
                 Some(u) => borrowed(u),
-                None => borrowed(&c.uri),
+                None => path_bytes(&c.uri),
             },
             Var::LastModified => {
                 // `r->mtime` is set once a handler serves the file.

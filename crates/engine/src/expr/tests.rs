@@ -306,3 +306,13 @@ fn raw_bytes_in_configuration_text() {
     let e = Expr::parse(&text).unwrap();
     assert_eq!(e.eval(&fake()).value, Ok(true));
 }
+
+#[test]
+fn ssl_variables_exist_only_with_mod_ssl() {
+    super::set_ssl_vars(false);
+    let err = Expr::parse("%{SSL_PROTOCOL} == 'TLSv1.3'").unwrap_err();
+    assert!(err.contains("SSL_PROTOCOL"), "{err}");
+    super::set_ssl_vars(true);
+    assert!(Expr::parse("%{SSL_PROTOCOL} == 'TLSv1.3'").is_ok());
+    super::set_ssl_vars(false);
+}

@@ -55,20 +55,27 @@ pub type Finish<'a> = Box<dyn FnOnce(Result<BackendHead, BackendError>) -> Backe
 pub struct BackendCall<'a> {
     pub addr: BackendAddr,
     pub request: BackendRequest,
-    /// `LimitRequestBody` for the body streamed to the backend (0: none).
+    /// `LimitRequestBody` for the body (0: none, as for any proxied
+    /// request in Apache; set only for a body already read, `body_read`).
     pub body_limit: u64,
     /// The request body was already read and dropped (Apache's default
     /// handler discards it before refusing, and its error document then
     /// goes to the backend): the server discards it before the exchange,
     /// and the backend gets none.
     pub body_read: bool,
+    /// The body must go with its length (`proxy-sendcl`): a chunked body
+    /// longer than mod_proxy's prefetch is spooled (to a temporary file)
+    /// before it is sent, instead of streamed without one.
+    pub send_length: bool,
     pub finish: Finish<'a>,
 }
 
 /// What to send, by protocol.
 pub enum BackendRequest {
     /// FastCGI (PHP-FPM): the CGI environment, sent as parameters in this
-    /// order; the request body follows as `FCGI_STDIN`.
+    /// order; the request body follows as `FCGI_STDIN`. (For a chunked
+    /// body the server sets `CONTENT_LENGTH` when mod_proxy's prefetch
+    /// held all of it, and otherwise streams it without one.)
     /// `keep_conn`: ask PHP-FPM to keep the connection (`FCGI_KEEP_CONN`)
     /// and keep it for later requests (`ProxyPass … enablereuse=on`).
     FastCgi {
@@ -80,7 +87,8 @@ pub enum BackendRequest {
 }
 
 /// An HTTP/1.1 request head for an upstream. The server adds the body's
-/// framing (`Content-Length`) and `Connection`.
+/// framing (`Content-Length`, or `Transfer-Encoding: chunked` for a chunked
+/// body longer than mod_proxy's prefetch) and `Connection`.
 #[derive(Clone, Debug)]
 pub struct HttpRequest {
     pub method: String,

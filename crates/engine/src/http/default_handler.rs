@@ -55,12 +55,17 @@ pub struct StaticFile {
 impl StaticFile {
     /// Take the metadata of an opened file.
     pub fn new(file: Arc<File>) -> std::io::Result<Self> {
-        let stamp = FileStamp::from_metadata(&file.metadata()?);
-        Ok(StaticFile {
+        let meta = file.metadata()?;
+        Ok(Self::with_metadata(file, &meta))
+    }
+
+    /// An opened file whose metadata was already taken.
+    pub fn with_metadata(file: Arc<File>, meta: &std::fs::Metadata) -> Self {
+        StaticFile {
             file,
-            stamp,
+            stamp: FileStamp::from_metadata(meta),
             content: None,
-        })
+        }
     }
 
     /// Read the whole file into memory (kept only when all of it was read).
@@ -79,6 +84,15 @@ pub struct FileRequest<'a> {
     /// The method as sent.
     pub method: &'a str,
     pub headers: &'a Headers,
+    /// The request's fields with a `Range` that the content filters hold
+    /// back to cut the filtered body (mod_deflate): the preconditions still
+    /// see that `Range`, as Apache's `ap_meets_conditions` does (an
+    /// `If-Range` with a `Range` rules out 304).
+    pub held_range: Option<&'a Headers>,
+    /// The request's status so far: 200, or the error an `ErrorDocument`
+    /// serves (its preconditions are then not evaluated, as in Apache's
+    /// `ap_meets_conditions`).
+    pub status_so_far: u16,
     /// The file; `None` when the mapped path is not a servable file: it does
     /// not exist, is a directory, or has path info that `AcceptPathInfo`
     /// rejects (Apache answers 404 to GET/HEAD/POST for all three, and still
@@ -203,8 +217,8 @@ pub fn serve(req: &FileRequest<'_>) -> Result<Response, Refusal> {
     let verdict = if has_preconditions(req.headers) {
         meets_conditions(
             req.method,
-            200,
-            req.headers,
+            req.status_so_far,
+            req.held_range.unwrap_or(req.headers),
             &Validators::from_response(&resp, clock),
         )
     } else {
@@ -295,6 +309,8 @@ mod tests {
         FileRequest {
             method,
             headers,
+            held_range: None,
+            status_so_far: 200,
             file: f.cloned(),
             content_type: Some("text/html"),
             content_encoding: None,

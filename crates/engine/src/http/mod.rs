@@ -19,7 +19,10 @@ pub mod etag;
 pub mod method;
 pub mod range;
 pub mod status;
+pub mod tls;
 pub mod vary;
+
+pub use tls::TlsInfo;
 
 use bytes::Bytes;
 use std::borrow::Cow;
@@ -187,6 +190,8 @@ pub struct Request {
     pub local: SocketAddr,
     /// Whether the connection is TLS (`HTTPS`).
     pub secure: bool,
+    /// The TLS session, on a TLS connection (shared by its requests).
+    pub tls: Option<Arc<TlsInfo>>,
 }
 
 impl Request {
@@ -199,6 +204,13 @@ impl Request {
     pub fn remote_ip(&self) -> std::net::IpAddr {
         crate::answer_memo::note_remote_ip();
         self.peer.ip()
+    }
+    /// The TLS session's facts (SNI, protocol, cipher): an answer that
+    /// reads them is not kept, since they differ between connections.
+    pub fn tls_info(&self) -> Option<&TlsInfo> {
+        let tls = self.tls.as_deref()?;
+        crate::answer_memo::note_volatile();
+        Some(tls)
     }
 }
 

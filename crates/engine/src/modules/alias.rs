@@ -522,14 +522,16 @@ fn try_list(
     for entry in entries {
         match &entry.matcher {
             Matcher::Regex(re) => {
-                let Some(caps) = re.captures(bytes) else {
+                // Patterns match the bytes the path stands for.
+                let raw = crate::path_text::bytes(uri);
+                let Some(caps) = re.captures(&raw) else {
                     continue;
                 };
                 let found = match &entry.real {
                     None => String::new(),
-                    Some(real) => match crate::regsub::pregsub(real.as_bytes(), bytes, &caps) {
+                    Some(real) => match crate::regsub::pregsub(real.as_bytes(), &raw, &caps) {
                         Some(v) => {
-                            let s = String::from_utf8_lossy(&v).into_owned();
+                            let s = crate::path_text::from_bytes(v);
                             if is_redirect {
                                 target::reassemble(&s)
                             } else {
@@ -551,9 +553,9 @@ fn try_list(
                     continue;
                 }
                 let real = entry.real.clone().unwrap_or_default();
-                let rest = &bytes[l..];
                 let found = if is_redirect {
-                    format!("{real}{}", crate::uri::escape_path(rest))
+                    let rest = crate::path_text::bytes(&uri[l..]);
+                    format!("{real}{}", crate::uri::escape_path(&rest))
                 } else {
                     format!("{real}{}", &uri[l..])
                 };
@@ -665,7 +667,7 @@ fn early_location(ctx: &Ctx<'_>) -> (Option<LocationRedirect>, bool) {
             continue;
         }
         let hit = match &loc.regex {
-            Some(re) => re.is_match(ctx.uri.as_bytes()),
+            Some(re) => re.is_match(&crate::path_text::bytes(&ctx.uri)),
             None => crate::request::location_matches(&loc.path, &ctx.uri),
         };
         if hit {

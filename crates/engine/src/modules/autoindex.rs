@@ -179,14 +179,14 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
     crate::answer_memo::note_volatile();
     let mut entries = Vec::new();
     let ignore = ctx.conf.autoindex.clone();
-    if let Ok(rd) = std::fs::read_dir(&ctx.filename) {
+    if let Ok(rd) = std::fs::read_dir(crate::path_text::os_path(ctx.filename.as_ref())) {
         for e in rd.flatten() {
             use std::os::unix::ffi::OsStrExt;
             let name = e.file_name().as_bytes().to_vec();
             let full = format!(
                 "{}/{}",
                 ctx.filename.trim_end_matches('/'),
-                String::from_utf8_lossy(&name)
+                crate::path_text::from_slice(&name)
             );
             if ignore.ignores(&full) {
                 continue;
@@ -198,7 +198,7 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
         }
     }
     let visible = |entry: &DirEntryInfo| {
-        let name = String::from_utf8_lossy(&entry.name);
+        let name = crate::path_text::from_slice(&entry.name);
         let (sub, result) = ctx.sub_request_dirent(&name);
         let kind_ok = matches!(
             sub.finfo.map(|f| f.kind),
@@ -214,7 +214,7 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
         head: ctx.req.method == "HEAD",
         hide_parent: ignore.ignores(&parent),
     };
-    autoindex::listing(ctx.uri.as_bytes(), &entries, visible, &opts)
+    autoindex::listing(crate::path_text::bytes(&ctx.uri), &entries, visible, &opts)
 }
 
 #[cfg(test)]

@@ -327,9 +327,8 @@ fn type_matches(types: &[String], content_type: Option<&str>) -> bool {
 fn head_body(ctx: &Ctx<'_>, resp: &Response) -> Option<Body> {
     crate::answer_memo::note_volatile();
     let len: u64 = resp.header("Content-Length")?.parse().ok()?;
-    let file = std::fs::File::open(&ctx.filename).ok()?;
-    let size = file.metadata().ok()?.len();
-    (size == len).then(|| Body::file(Arc::new(file), 0, len))
+    let (file, meta) = crate::fs::open_regular(std::path::Path::new(&ctx.filename)).ok()?;
+    (meta.len() == len).then(|| Body::file(Arc::new(file), 0, len))
 }
 
 /// The output filters on a response that came from a handler: `DEFLATE`

@@ -25,6 +25,7 @@ pub mod proxy;
 pub mod remoteip;
 pub mod rewrite;
 pub mod setenvif;
+pub mod ssl;
 pub mod unsupported;
 pub mod xsendfile;
 
@@ -67,6 +68,8 @@ pub static ALL: &[&Module] = &[
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,
+    &SOCACHE_SHMCB_MODULE,
+    &ssl::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,
@@ -111,6 +114,16 @@ static MPM_PREFORK_MODULE: Module = Module {
 static MPM_WORKER_MODULE: Module = Module {
     source: "worker.c",
     identifier: "mpm_worker_module",
+    builtin: false,
+    directives: &[],
+};
+
+/// The shared-memory session cache mod_ssl's `SSLSessionCache shmcb:…`
+/// names: htaccel keeps TLS sessions in each worker's memory, so loading
+/// it only makes `<IfModule>` see it.
+static SOCACHE_SHMCB_MODULE: Module = Module {
+    source: "mod_socache_shmcb.c",
+    identifier: "socache_shmcb_module",
     builtin: false,
     directives: &[],
 };

@@ -120,7 +120,7 @@ impl Request<'_, '_> {
                 Some(self.ctx.useragent_ip().to_string().into_bytes())
             }
             Subject::ServerAddr => Some(req.local.ip().to_string().into_bytes()),
-            Subject::RequestUri => Some(self.uri.as_bytes().to_vec()),
+            Subject::RequestUri => Some(crate::path_text::bytes(self.uri).into_owned()),
             Subject::RequestMethod => Some(self.ctx.method.as_bytes().to_vec()),
             Subject::RequestProtocol => Some(req.version.as_str().as_bytes().to_vec()),
             Subject::Header => match self.ctx.headers_in.get(&c.name) {
@@ -190,7 +190,7 @@ fn set_features(
         };
         let v = match caps {
             Some(caps) => match pregsub(t.as_bytes(), value, caps) {
-                Some(v) => String::from_utf8_lossy(&v).into_owned(),
+                Some(v) => crate::path_text::from_bytes(v),
                 None => {
                     ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote()), &format!(
                         "AH01505: Regular expression replacement failed for '{var}', value too long?"

@@ -145,10 +145,9 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
         ));
         return Outcome::Error(404);
     };
-    let opened = std::fs::File::open(&path).and_then(|f| {
-        let m = f.metadata()?;
-        Ok((f, m))
-    });
+    // Opened without blocking; what is not a regular file is refused
+    // below, as mod_xsendfile refuses it once its open returns.
+    let opened = crate::fs::open_nonblocking(&path);
     let (f, meta) = match opened {
         Ok(x) => x,
         Err(_) => {

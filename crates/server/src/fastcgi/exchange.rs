@@ -3,11 +3,13 @@
 //! client's body and writes the response through the connection's own
 //! buffers, with the connection's timeouts.
 
-use super::{Conn, Event, Exchange, Shared, Stage};
-use crate::body::{BodyError, BodyReader};
+use super::backend_body::{BodyStop, ChunkedBody, Prefetched};
+use super::{Conn, Exchange, Shared, Stage};
+use crate::body::BodyReader;
 use crate::fastcgi::{codec, head_end, head_lines, pool};
+use crate::spool::Spooled;
 use crate::write::status_has_no_body;
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 use htaccel_engine::http::backend::{
     BackendCall, BackendError, BackendHead, BackendRequest, COLLECT_MAX,
 };
@@ -17,8 +19,6 @@ use tokio::time::Instant;
 
 /// The one request id used per connection (no multiplexing, as PHP-FPM).
 const ID: u16 = 1;
-/// The largest chunked request body read whole for a backend.
-const SPOOL_MAX: u64 = 16 << 20;
 /// The longest header block accepted from a backend.
 const HEAD_MAX: usize = 1 << 20;
 
@@ -43,14 +43,7 @@ struct HeadRead {
     ended: bool,
 }
 
-/// Why streaming the client's body stopped.
-pub(super) enum BodyStop {
-    Client(u16, bool),
-    Backend(BackendError),
-    Gone,
-}
-
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     pub(super) async fn backend(
         &mut self,
         shared: &Shared,
@@ -63,6 +56,7 @@ impl Conn {
             request,
             body_limit,
             body_read,
+            send_length,
             finish,
         } = call;
         // A body a content handler already read (an error document's
@@ -97,7 +91,7 @@ impl Conn {
             BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {
                 return self
-                    .http_backend(shared, ex, req, addr, head, body_limit, finish)
+                    .http_backend(shared, ex, req, addr, head, body_limit, send_length, finish)
                     .await
             }
         };
@@ -115,26 +109,41 @@ impl Conn {
                 return Done::Answer(r);
             }
         }
-        // A chunked body is read whole first: PHP-FPM needs CONTENT_LENGTH
-        // (Apache's mod_proxy_fcgi spools it likewise).
+        // What has arrived of a chunked body decides how PHP-FPM learns of
+        // it, as in mod_proxy_fcgi: all of it, with CONTENT_LENGTH; else
+        // streamed with no length (PHP then reads none of it) and the
+        // client's Transfer-Encoding, or with `proxy-sendcl` spooled and
+        // sent with its length.
         let mut params = params;
-        let spooled = if req.framing == BodyFraming::Chunked {
-            match self.spool_body(shared, ex, body_limit, true).await {
-                Ok(body) => {
-                    params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
-                    params.push(("CONTENT_LENGTH".into(), body.len().to_string().into_bytes()));
-                    Some(body)
-                }
+        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let chunked = if req.framing == BodyFraming::Chunked {
+            match self
+                .chunked_body(shared, ex, &mut stage, body_limit, false, send_length)
+                .await
+            {
+                Ok(b) => Some(b),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
         } else {
             None
         };
+        if let Some(len) = chunked.as_ref().and_then(ChunkedBody::len) {
+            params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
+            params.push(("CONTENT_LENGTH".into(), len.to_string().into_bytes()));
+        }
         let mut lease = match pool::connect_or_reuse(&addr, timeout, keep_conn)
             .await
             .map(|(l, _)| l)
         {
             Ok(l) => l,
+            Err(e) if chunked.is_some() => {
+                // Some of the body was read already: the ordinary path
+                // cannot discard the rest; the connection ends after the
+                // answer (as Apache's does).
+                ex.close = true;
+                let resp = finish(Err(e)).response;
+                return Done::Sent(self.respond(shared, ex, &resp).ok());
+            }
             Err(e) => {
                 let mut r = finish(Err(e)).response;
                 r.body_limit = body_limit;
@@ -155,14 +164,37 @@ impl Conn {
                 &format!("AH02536: couldn't encode envvar '{name}' in 16384 bytes"),
             );
         }
-        let sent = match &spooled {
-            Some(body) => {
-                codec::put_stream(&mut out, codec::STDIN, ID, body);
+        let sent = match chunked {
+            Some(ChunkedBody::Whole(data)) => {
+                codec::put_stream(&mut out, codec::STDIN, ID, &data);
                 codec::put_stream(&mut out, codec::STDIN, ID, &[]);
                 send(&mut lease, &mut out, timeout).await
             }
+            Some(ChunkedBody::Spooled(spooled)) => {
+                self.send_spooled(&spooled, &mut lease, &mut out, timeout)
+                    .await
+            }
+            Some(ChunkedBody::Streamed(p)) => {
+                let Prefetched { data, rest, seen } = *p;
+                codec::put_stream(&mut out, codec::STDIN, ID, &data);
+                drop(data);
+                self.stream_body(
+                    shared,
+                    ex,
+                    Some(rest),
+                    seen,
+                    &mut stage,
+                    &mut lease,
+                    &mut out,
+                )
+                .await
+            }
             None => {
-                self.stream_body(shared, req, has_body, body_limit, &mut lease, &mut out)
+                let reader = has_body.then(|| match req.framing {
+                    BodyFraming::Length(n) => BodyReader::length(n, body_limit),
+                    _ => BodyReader::chunked(body_limit, shared.limits.field_size),
+                });
+                self.stream_body(shared, ex, reader, false, &mut stage, &mut lease, &mut out)
                     .await
             }
         };
@@ -280,7 +312,7 @@ impl Conn {
                 if ended {
                     break true;
                 }
-                if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+                if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                     break false;
                 }
                 match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
@@ -300,7 +332,7 @@ impl Conn {
                 "AH01075: Error dispatching request to backend: the backend broke off the response",
             );
             self.log_backend(shared, ex, status, total, &headers);
-            let _ = self.out.flush(&self.stream, timeout).await;
+            let _ = self.flush_out(timeout).await;
             return Done::Sent(None);
         }
         if chunked {
@@ -322,6 +354,13 @@ impl Conn {
             BodyStop::Client(status, no_length) => (status, no_length),
             BodyStop::Gone => return Done::Sent(None),
             BodyStop::Backend(e) => (e.status(), false),
+            BodyStop::Spool(message) => {
+                shared
+                    .handler
+                    .log()
+                    .error("error", "proxy", Some(self.remote), &message);
+                (500, false)
+            }
         };
         let resp = shared.handler.protocol_error(&ProtocolError {
             status,
@@ -334,124 +373,74 @@ impl Conn {
         Done::Sent(self.respond(shared, ex, &resp).ok().map(|_| false))
     }
 
-    /// Read a chunked body whole (at most [`SPOOL_MAX`] bytes, else 413).
-    pub(super) async fn spool_body(
-        &mut self,
-        shared: &Shared,
-        ex: &mut Exchange<'_>,
-        limit: u64,
-        fcgi: bool,
-    ) -> Result<Vec<u8>, BodyStop> {
-        let cap = if limit == 0 {
-            SPOOL_MAX
-        } else {
-            limit.min(SPOOL_MAX)
-        };
-        let mut reader = BodyReader::chunked(cap, shared.limits.field_size);
-        let mut body = Vec::new();
-        // mod_proxy_fcgi sends no `100 Continue` (the client's Expect
-        // reaches the script as HTTP_EXPECT); mod_proxy_http does.
-        if !fcgi {
-            self.continue_100(ex);
-        }
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
-        loop {
-            if !self.rbuf.is_empty() {
-                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
-                    body.extend_from_slice(d)
-                });
-                self.take_fed(fed)?;
-            }
-            if reader.is_done() {
-                return Ok(body);
-            }
-            self.more_body(shared, &mut stage).await?;
-        }
-    }
-
-    /// `100 Continue` for a client waiting for it.
-    pub(super) fn continue_100(&mut self, ex: &mut Exchange<'_>) {
-        if ex.expecting && ex.proto_num >= 1001 {
-            self.out
-                .buf
-                .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-            ex.expecting = false;
-        }
-    }
-
-    /// Drop the body bytes a reader consumed.
-    pub(super) fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
-        match fed {
-            Ok(n) => {
-                self.rbuf.advance(n);
-                Ok(())
-            }
-            Err(e @ (BodyError::TooLarge | BodyError::Malformed)) => {
-                Err(BodyStop::Client(e.status(), true))
-            }
-            Err(BodyError::BadTrailer) => Err(BodyStop::Client(400, false)),
-        }
-    }
-
-    /// Wait for more of the client's body.
-    pub(super) async fn more_body(
-        &mut self,
-        shared: &Shared,
-        stage: &mut Stage,
-    ) -> Result<(), BodyStop> {
-        match self
-            .read(shared, stage.next(shared.timeouts.timeout), false)
-            .await
-        {
-            Event::Data(n) => {
-                stage.extend(n);
-                Ok(())
-            }
-            Event::Eof => {
-                self.peer_closed = true;
-                Err(BodyStop::Client(400, false))
-            }
-            Event::Timeout => Err(BodyStop::Client(408, false)),
-            Event::Stop | Event::Error => Err(BodyStop::Gone),
-        }
-    }
-
-    /// Send the parameters already in `out`, then the client's body as
-    /// `FCGI_STDIN`, then the end of the stream.
+    /// Send what is already in `out` (the parameters, perhaps prefetched
+    /// body data), then the rest of the client's body as `FCGI_STDIN` as
+    /// it arrives, then the end of the stream. `seen`: some of the body
+    /// had already arrived.
     #[allow(clippy::too_many_arguments)]
     async fn stream_body(
         &mut self,
         shared: &Shared,
-        req: &Request,
-        has_body: bool,
-        limit: u64,
+        ex: &mut Exchange<'_>,
+        reader: Option<BodyReader>,
+        mut seen: bool,
+        stage: &mut Stage,
         lease: &mut pool::Lease,
         out: &mut BytesMut,
     ) -> Result<(), BodyStop> {
         let timeout = shared.timeouts.timeout;
-        if has_body {
-            let mut reader = match req.framing {
-                BodyFraming::Chunked => BodyReader::chunked(limit, shared.limits.field_size),
-                BodyFraming::Length(n) => BodyReader::length(n, limit),
-                BodyFraming::None => BodyReader::length(0, limit),
-            };
-            // No `100 Continue`, as mod_proxy_fcgi (see `spool_body`).
-            let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        if let Some(mut reader) = reader {
             loop {
                 if !self.rbuf.is_empty() {
+                    seen = true;
                     let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
                         codec::put_stream(out, codec::STDIN, ID, d)
                     });
                     self.take_fed(fed)?;
                 }
-                if out.len() >= 16 * 1024 || reader.is_done() {
+                // Sent in pieces of 16 KiB, and before waiting for more.
+                if out.len() >= 16 * 1024 || reader.is_done() || self.rbuf.is_empty() {
                     send(lease, out, timeout).await?;
                 }
                 if reader.is_done() {
                     break;
                 }
-                self.more_body(shared, &mut stage).await?;
+                // mod_proxy_fcgi's blocking reads go through Apache's input
+                // filter, which asks for the body only when none came yet.
+                self.before_body_wait(ex, seen);
+                self.more_body(shared, stage).await?;
             }
+        }
+        codec::put_stream(out, codec::STDIN, ID, &[]);
+        send(lease, out, timeout).await
+    }
+
+    /// Send what is in `out`, then a spooled body as `FCGI_STDIN`, then the
+    /// end of the stream.
+    async fn send_spooled(
+        &mut self,
+        spooled: &Spooled,
+        lease: &mut pool::Lease,
+        out: &mut BytesMut,
+        timeout: std::time::Duration,
+    ) -> Result<(), BodyStop> {
+        codec::put_stream(out, codec::STDIN, ID, &spooled.head);
+        send(lease, out, timeout).await?;
+        let mut offset = 0;
+        let mut piece = Vec::new();
+        loop {
+            piece = spooled.piece(offset, piece).await.map_err(|e| {
+                BodyStop::Spool(format!(
+                    "({}){e}: AH01075: Error dispatching request: reading the spooled body",
+                    e.raw_os_error().unwrap_or(0)
+                ))
+            })?;
+            if piece.is_empty() {
+                break;
+            }
+            offset += piece.len() as u64;
+            codec::put_stream(out, codec::STDIN, ID, &piece);
+            send(lease, out, timeout).await?;
         }
         codec::put_stream(out, codec::STDIN, ID, &[]);
         send(lease, out, timeout).await

@@ -3,11 +3,13 @@
 //! module, beside the FastCGI exchange whose body and logging helpers it
 //! shares.
 
-use super::fastcgi_exchange::{send, BodyStop, Done};
+use super::backend_body::{BodyStop, ChunkedBody};
+use super::fastcgi_exchange::{send, Done};
 use super::{Conn, Exchange, Shared, Stage};
 use crate::body::BodyReader;
 use crate::fastcgi::pool;
-use crate::proxy_http::{parse_head, request_head, BodyFraming, ResponseHead};
+use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, ResponseHead};
+use crate::spool::Spooled;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
     BackendAddr, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
@@ -15,7 +17,7 @@ use htaccel_engine::http::backend::{
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request, Response};
 use tokio::time::Instant;
 
-impl Conn {
+impl<T: crate::transport::Transport> Conn<T> {
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn http_backend(
         &mut self,
@@ -25,6 +27,7 @@ impl Conn {
         addr: BackendAddr,
         head: HttpRequest,
         body_limit: u64,
+        send_length: bool,
         finish: Finish<'_>,
     ) -> Done {
         let timeout = shared.timeouts.timeout;
@@ -36,37 +39,62 @@ impl Conn {
                 return Done::Answer(r);
             }
         }
-        // A chunked body is read whole first and sent with its length.
-        let spooled = if req.framing == ClientFraming::Chunked {
-            match self.spool_body(shared, ex, body_limit, false).await {
+        // A chunked body goes with its length when mod_proxy_http's
+        // prefetch holds all of it (or `proxy-sendcl` had it spooled),
+        // else chunked as it arrives.
+        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let chunked_body = if req.framing == ClientFraming::Chunked {
+            self.continue_100(ex);
+            match self
+                .chunked_body(shared, ex, &mut stage, body_limit, true, send_length)
+                .await
+            {
                 Ok(b) => Some(b),
                 Err(stop) => return self.body_stopped(shared, ex, req, stop),
             }
         } else {
             None
         };
-        let streamed = match req.framing {
-            ClientFraming::Length(n) if n > 0 => Some(n),
-            _ => None,
+        let body = match (req.framing, &chunked_body) {
+            (ClientFraming::None, _) => RequestBody::None,
+            (ClientFraming::Length(n), _) => RequestBody::Length(n),
+            (ClientFraming::Chunked, b) => b
+                .as_ref()
+                .and_then(ChunkedBody::len)
+                .map_or(RequestBody::Chunked, RequestBody::Length),
         };
-        let body_len = match req.framing {
-            ClientFraming::None => None,
-            ClientFraming::Length(n) => Some(n),
-            ClientFraming::Chunked => spooled.as_ref().map(|b| b.len() as u64),
+        // What is sent after the head: bytes in memory, a spooled body, and
+        // the rest of the client's body, read while it is sent.
+        let (mut rest, mut first, spooled) = match (req.framing, chunked_body) {
+            (ClientFraming::Length(n), _) if n > 0 => {
+                (Some(BodyReader::length(n, body_limit)), Vec::new(), None)
+            }
+            (_, Some(ChunkedBody::Whole(data))) => (None, data, None),
+            (_, Some(ChunkedBody::Spooled(s))) => (None, Vec::new(), Some(s)),
+            (_, Some(ChunkedBody::Streamed(p))) => {
+                let p = *p;
+                (Some(p.rest), p.data, None)
+            }
+            _ => (None, Vec::new(), None),
         };
+        let chunked = body == RequestBody::Chunked;
+        // Some of the client's body was read before connecting.
+        let consumed = req.framing == ClientFraming::Chunked;
+        // Some of it is read only while it is sent (no second try then).
+        let streams = rest.is_some();
         let keep_upstream = !head.close;
-        let head_bytes = request_head(&head, body_len, keep_upstream);
+        let head_bytes = request_head(&head, body, keep_upstream);
         // A kept-alive connection may have been closed by the upstream
         // meanwhile: one more try on a new one, when nothing of the
         // client's body was consumed by the failed try.
         let mut tries = 0;
         let (mut lease, response, mut inbuf) = loop {
             tries += 1;
-            let reuse = keep_upstream && streamed.is_none() && tries == 1;
+            let reuse = keep_upstream && !streams && tries == 1;
             let (mut lease, reused) = match pool::connect_or_reuse(&addr, timeout, reuse).await {
                 Ok(x) => x,
                 Err(e) => {
-                    if spooled.is_some() {
+                    if consumed {
                         ex.close = true;
                         let resp = finish(Err(e)).response;
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
@@ -77,28 +105,40 @@ impl Conn {
                 }
             };
             let mut out = BytesMut::from(&head_bytes[..]);
-            if let Some(b) = &spooled {
-                out.extend_from_slice(b);
+            push_body_data(&mut out, &first, chunked);
+            if streams {
+                // No second try: the prefetch is not needed again.
+                first = Vec::new();
             }
-            let sent = match send(&mut lease, &mut out, timeout).await {
-                Ok(()) if streamed.is_some() => {
-                    self.stream_raw(shared, ex, req, body_limit, &mut lease)
-                        .await
-                }
+            let mut sent = send(&mut lease, &mut out, timeout).await;
+            if let (Ok(()), Some(spooled)) = (&sent, &spooled) {
+                sent = send_spooled(spooled, &mut lease, timeout).await;
+            }
+            let sent = match sent {
+                Ok(()) => match rest.take() {
+                    Some(reader) => {
+                        // (A `Content-Length` body: mod_proxy_http asks
+                        // for it once the upstream is reached.)
+                        self.continue_100(ex);
+                        self.stream_raw(shared, reader, chunked, &mut stage, &mut lease)
+                            .await
+                    }
+                    None => Ok(()),
+                },
                 other => other,
             };
             if let Err(stop) = sent {
                 match stop {
                     BodyStop::Backend(_) if reused => continue,
                     BodyStop::Backend(e) => {
-                        ex.close = ex.close || streamed.is_some();
+                        ex.close = ex.close || streams;
                         let resp = finish(Err(e)).response;
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
                     }
                     other => return self.body_stopped(shared, ex, req, other),
                 }
             }
-            match self.upstream_head(&mut lease, timeout).await {
+            match self.upstream_head(&mut lease, timeout, ex).await {
                 Ok((h, buf)) => break (lease, h, buf),
                 Err((e, nothing)) if reused && nothing => {
                     let _ = e;
@@ -209,7 +249,7 @@ impl Conn {
             if done {
                 break true;
             }
-            if !self.out.is_empty() && self.out.flush(&self.stream, timeout).await.is_err() {
+            if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                 return Done::Sent(None);
             }
             match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
@@ -225,7 +265,7 @@ impl Conn {
                 "AH01110: error reading response from the upstream: the response was cut short",
             );
             self.log_backend(shared, ex, resp_status, total, &headers);
-            let _ = self.out.flush(&self.stream, timeout).await;
+            let _ = self.flush_out(timeout).await;
             return Done::Sent(None);
         }
         if reusable && framing != BodyFraming::UntilClose && inbuf.is_empty() {
@@ -288,45 +328,50 @@ impl Conn {
         }
     }
 
-    /// Stream a `Content-Length` client body upstream as it arrives.
+    /// Stream the rest of the client's body upstream as it arrives, each
+    /// piece read a chunk when `chunked` (then the last chunk).
     async fn stream_raw(
         &mut self,
         shared: &Shared,
-        ex: &mut Exchange<'_>,
-        req: &Request,
-        limit: u64,
+        mut reader: BodyReader,
+        chunked: bool,
+        stage: &mut Stage,
         lease: &mut pool::Lease,
     ) -> Result<(), BodyStop> {
         let timeout = shared.timeouts.timeout;
-        let ClientFraming::Length(n) = req.framing else {
-            return Ok(());
-        };
-        let mut reader = BodyReader::length(n, limit);
-        self.continue_100(ex);
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
         let mut out = BytesMut::new();
+        let mut data = Vec::new();
         loop {
             if !self.rbuf.is_empty() {
                 let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
-                    out.extend_from_slice(d)
+                    data.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
+                push_body_data(&mut out, &data, chunked);
+                data.clear();
+            }
+            if chunked && reader.is_done() {
+                out.extend_from_slice(b"0\r\n\r\n");
             }
             send(lease, &mut out, timeout).await?;
             if reader.is_done() {
                 return Ok(());
             }
-            self.more_body(shared, &mut stage).await?;
+            self.more_body(shared, stage).await?;
         }
     }
 
-    /// Read the upstream's response head (interim 1xx answers skipped):
-    /// the head and the bytes after it. On failure, whether nothing at all
-    /// had come (a kept-alive connection the upstream had closed).
+    /// Read the upstream's response head: the head and the bytes after it.
+    /// An interim `100 Continue` is passed on to a client still waiting
+    /// for one, as mod_proxy_http relays it (the `Expect` field went
+    /// upstream); other interim answers are not passed on
+    /// (docs/deviations.md). On failure, whether nothing at all had come (a
+    /// kept-alive connection the upstream had closed).
     async fn upstream_head(
         &mut self,
         lease: &mut pool::Lease,
         timeout: std::time::Duration,
+        ex: &mut Exchange<'_>,
     ) -> Result<(ResponseHead, BytesMut), (BackendError, bool)> {
         let mut buf = BytesMut::with_capacity(8 * 1024);
         let mut received = false;
@@ -335,6 +380,9 @@ impl Conn {
                 Ok(Some((h, n))) => {
                     let _ = buf.split_to(n);
                     if (100..200).contains(&h.status) && h.status != 101 {
+                        if h.status == 100 {
+                            self.continue_100(ex);
+                        }
                         continue;
                     }
                     return Ok((h, buf));
@@ -373,5 +421,46 @@ impl Conn {
                 }
             }
         }
+    }
+}
+
+/// A spooled body, after the request head: its bytes in memory, then the
+/// file's.
+async fn send_spooled(
+    spooled: &Spooled,
+    lease: &mut pool::Lease,
+    timeout: std::time::Duration,
+) -> Result<(), BodyStop> {
+    let mut out = BytesMut::from(&spooled.head[..]);
+    send(lease, &mut out, timeout).await?;
+    let mut offset = 0;
+    let mut piece = Vec::new();
+    loop {
+        piece = spooled.piece(offset, piece).await.map_err(|e| {
+            BodyStop::Spool(format!(
+                "({}){e}: AH01097: pass request body failed: reading the spooled body",
+                e.raw_os_error().unwrap_or(0)
+            ))
+        })?;
+        if piece.is_empty() {
+            return Ok(());
+        }
+        offset += piece.len() as u64;
+        let mut out = BytesMut::from(&piece[..]);
+        send(lease, &mut out, timeout).await?;
+    }
+}
+
+/// Body data as it goes upstream: as it is, or as one chunk.
+fn push_body_data(out: &mut BytesMut, data: &[u8], chunked: bool) {
+    if data.is_empty() {
+        return;
+    }
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    }
+    out.extend_from_slice(data);
+    if chunked {
+        out.extend_from_slice(b"\r\n");
     }
 }

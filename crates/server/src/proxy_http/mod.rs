@@ -20,13 +20,26 @@ pub(crate) const HEAD_MAX: usize = 64 * 1024;
 /// The most header fields in an upstream response head.
 const FIELDS_MAX: usize = 200;
 
+/// How the request body goes upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RequestBody {
+    /// No body, and no framing header.
+    None,
+    /// `Content-Length`.
+    Length(u64),
+    /// `Transfer-Encoding: chunked` (a chunked body longer than the
+    /// prefetch, streamed as mod_proxy_http's `RB_STREAM_CHUNKED`).
+    Chunked,
+}
+
 /// The request head as sent: request line, the engine's headers, the
-/// body's `Content-Length`, `Connection`.
-pub(crate) fn request_head(req: &HttpRequest, body_len: Option<u64>, keep: bool) -> Vec<u8> {
+/// body's framing, `Connection`.
+pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     out.extend_from_slice(req.method.as_bytes());
     out.push(b' ');
-    out.extend_from_slice(req.target.as_bytes());
+    // A query a rewrite built from bytes that are not UTF-8 goes as bytes.
+    out.extend_from_slice(&htaccel_engine::path_text::bytes(&req.target));
     out.extend_from_slice(b" HTTP/1.1\r\n");
     for (n, v) in &req.headers {
         out.extend_from_slice(n.as_bytes());
@@ -34,8 +47,12 @@ pub(crate) fn request_head(req: &HttpRequest, body_len: Option<u64>, keep: bool)
         out.extend_from_slice(v);
         out.extend_from_slice(b"\r\n");
     }
-    if let Some(n) = body_len {
-        out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+    match body {
+        RequestBody::None => {}
+        RequestBody::Length(n) => {
+            out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes())
+        }
+        RequestBody::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
     }
     out.extend_from_slice(if keep {
         b"Connection: Keep-Alive\r\n\r\n".as_slice()
@@ -228,8 +245,12 @@ mod tests {
             close: false,
         };
         assert_eq!(
-            request_head(&r, Some(3), true),
+            request_head(&r, RequestBody::Length(3), true),
             b"POST /a?b HTTP/1.1\r\nHost: up:8080\r\nContent-Length: 3\r\nConnection: Keep-Alive\r\n\r\n"
+        );
+        assert_eq!(
+            request_head(&r, RequestBody::Chunked, false),
+            b"POST /a?b HTTP/1.1\r\nHost: up:8080\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
         );
     }
 }

@@ -245,7 +245,8 @@ fn unparse_without_query(p: &Parts<'_>) -> String {
 /// query and fragment kept as they are.
 pub fn reassemble(found: &str) -> String {
     let p = parse(found);
-    let mut out = escape_path(unparse_without_query(&p).as_bytes()).into_owned();
+    let path = unparse_without_query(&p);
+    let mut out = escape_path(&crate::path_text::bytes(&path)).into_owned();
     if let Some(q) = p.query {
         out.push('?');
         out.push_str(q);

@@ -24,6 +24,20 @@ struct Stamp {
     ctime_ns: i64,
 }
 
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: meta.mtime(),
+            mtime_ns: meta.mtime_nsec(),
+            ctime: meta.ctime(),
+            ctime_ns: meta.ctime_nsec(),
+        }
+    }
+}
+
 /// Files larger than this are refused rather than read into memory.
 pub const MAX_FILE: u64 = 64 << 20;
 
@@ -49,20 +63,18 @@ impl<T> FileCache<T> {
         // Read outside the caches the watcher keeps true: an answer that
         // depends on it is not kept (`answer_memo`).
         crate::answer_memo::note_volatile();
+        // One stat per use while the file is unchanged.
         let meta = std::fs::metadata(path)?;
-        if !meta.is_file() {
-            // Apache opens it and fails on reading a directory; same answer.
-            return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+        if path == Path::new("/dev/null") {
+            // The one special file Apache's `ap_pcfg_openfile` accepts.
+            return Ok(Arc::new((self.parse)(b"")));
         }
-        let stamp = Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: meta.mtime(),
-            mtime_ns: meta.mtime_nsec(),
-            ctime: meta.ctime(),
-            ctime_ns: meta.ctime_nsec(),
-        };
+        if !meta.is_file() {
+            // Apache's `ap_pcfg_openfile` refuses it ("not a regular
+            // file", EBADF); it never reads a device or a FIFO here.
+            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+        }
+        let stamp = Stamp::of(&meta);
         if let Some((s, v)) = self
             .entries
             .lock()
@@ -76,14 +88,21 @@ impl<T> FileCache<T> {
         if meta.size() > MAX_FILE {
             return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
         }
-        let bytes = std::fs::read(path)?;
+        // Opened without blocking and read only if it is (still) a
+        // regular file: a FIFO swapped in since the stat cannot hold the
+        // worker thread.
+        let (mut file, opened) = crate::fs::open_regular(path)?;
+        let mut bytes = Vec::with_capacity(opened.size().min(MAX_FILE) as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAX_FILE), &mut bytes)?;
         let parsed = Arc::new((self.parse)(&bytes));
         if let Ok(mut e) = self.entries.lock() {
             let e = e.get_or_insert_with(HashMap::new);
             if e.len() > 1024 {
                 e.clear();
             }
-            e.insert(path.to_path_buf(), (stamp, parsed.clone()));
+            // The version read, which a change since the stat may have
+            // replaced: the next use then sees a new stamp and reads again.
+            e.insert(path.to_path_buf(), (Stamp::of(&opened), parsed.clone()));
         }
         Ok(parsed)
     }

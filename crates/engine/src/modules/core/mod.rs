@@ -332,8 +332,19 @@ fn run_set_handler(
     inv: &Invocation<'_>,
     conf: &mut DirConf,
 ) -> Result<(), String> {
-    conf.core.handler = Some(none_or(&inv.words[0]).map(|t| t.to_ascii_lowercase()));
+    conf.core.handler = Some(none_or(&inv.words[0]).as_deref().map(handler_name));
     Ok(())
+}
+
+/// A handler as `SetHandler` names it: lower-cased, except a value that
+/// begins with `proxy:unix` (exactly so), whose socket path keeps its case
+/// (Apache's `core_override_type`).
+fn handler_name(word: &str) -> String {
+    if word.starts_with("proxy:unix") {
+        word.to_string()
+    } else {
+        word.to_ascii_lowercase()
+    }
 }
 
 fn run_accept_path_info(

@@ -148,6 +148,28 @@ fn run_listen(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Res
         .global
         .listen
         .push((inv.words[0].clone(), inv.origin.clone()));
+    // The listener's protocol: the one named, else `https` for port 443
+    // and `http` for the others. A `<VirtualHost>` whose address is this
+    // listener's takes it (`ap_setup_listeners`), and mod_ssl turns TLS on
+    // for an `https` server with certificates.
+    let spec = &inv.words[0];
+    let (ip, port) = match spec.rsplit_once(':') {
+        Some((h, p)) => (
+            h.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .ok(),
+            p.parse::<u16>().ok(),
+        ),
+        None => (None, spec.parse::<u16>().ok()),
+    };
+    let https = match inv.words.get(1) {
+        Some(proto) => proto.eq_ignore_ascii_case("https"),
+        None => port == Some(443),
+    };
+    if let (true, Some(port)) = (https, port) {
+        build.global.https_listeners.push((ip, port));
+    }
     Ok(())
 }
 

@@ -254,6 +254,10 @@ pub(super) struct View<'w, 'r, 'c> {
 }
 
 impl ExprContext for View<'_, '_, '_> {
+    fn ssl_var(&self, name: &str) -> Option<String> {
+        self.base.ssl_var(name)
+    }
+
     fn var(&self, var: Var) -> Option<Cow<'_, [u8]>> {
         if var == Var::ContentType && self.work.target != Target::In {
             return self

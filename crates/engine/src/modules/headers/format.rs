@@ -177,10 +177,21 @@ impl<'r, 'c> Vars<'r, 'c> {
                     Some(v) => out.extend(unwrap_header(v.as_bytes())),
                     None => out.extend_from_slice(b"(null)"),
                 },
-                // Without TLS there are no SSL variables; with it only
-                // `HTTPS` is known here.
-                Tag::Ssl(name) if ctx.req.secure && name == "HTTPS" => out.extend_from_slice(b"on"),
-                Tag::Ssl(_) => out.extend_from_slice(b"(null)"),
+                // mod_ssl's variables (`ap_ssl_var_lookup`): none
+                // without mod_ssl loaded; an unset or empty one is `(null)`.
+                Tag::Ssl(name) => {
+                    let value = ctx
+                        .site
+                        .env
+                        .is_loaded("ssl_module")
+                        .then(|| crate::modules::ssl::vars::lookup(ctx.req, name))
+                        .flatten()
+                        .filter(|v| !v.is_empty());
+                    match value {
+                        Some(v) => out.extend(unwrap_header(v.as_bytes())),
+                        None => out.extend_from_slice(b"(null)"),
+                    }
+                }
                 Tag::LoadAvg => out.extend_from_slice(load_average().as_bytes()),
             }
         }

@@ -39,6 +39,12 @@ impl Env {
             None => self.vars.push((name.to_string(), value)),
         }
     }
+
+    /// A value derived from the decoded path (`SCRIPT_NAME`, `PATH_INFO`
+    /// …): the bytes its text form stands for (`crate::path_text`).
+    fn set_path(&mut self, name: &str, value: &str) {
+        self.set(name, crate::path_text::bytes(value).into_owned());
+    }
 }
 
 /// `HTTP_` plus the header name upper-cased with `-` as `_`; `None` for a
@@ -72,7 +78,8 @@ fn original_uri(request_line: &str) -> &str {
 pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(String, Vec<u8>)> {
     let mut e = Env::default();
     for (n, v) in ctx.env.iter() {
-        e.set(n, v);
+        // Values built from the path (`[E=CAP:$1]`) are in its text form.
+        e.set_path(n, v);
     }
     for (name, value) in ctx.headers_in.iter() {
         if name.eq_ignore_ascii_case("Content-Type") {
@@ -117,11 +124,11 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
         e.set("HTTPS", "on");
     }
     e.set("REQUEST_SCHEME", if req.secure { "https" } else { "http" });
-    e.set(
+    e.set_path(
         "CONTEXT_PREFIX",
         ctx.context_prefix.as_deref().unwrap_or(""),
     );
-    e.set(
+    e.set_path(
         "CONTEXT_DOCUMENT_ROOT",
         ctx.context_document_root
             .as_deref()
@@ -134,39 +141,39 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             .as_deref()
             .unwrap_or("[no address given]"),
     );
-    e.set("SCRIPT_FILENAME", script_filename);
+    e.set_path("SCRIPT_FILENAME", script_filename);
     e.set("REMOTE_PORT", req.remote().port().to_string());
     if let Some(prev) = prev {
-        e.set("REDIRECT_URL", prev.uri.as_str());
+        e.set_path("REDIRECT_URL", &prev.uri);
         if let Some(q) = &prev.args {
-            e.set("REDIRECT_QUERY_STRING", q.as_str());
+            e.set_path("REDIRECT_QUERY_STRING", q);
         }
     }
     // ap_add_cgi_vars
     e.set("GATEWAY_INTERFACE", "CGI/1.1");
     e.set("SERVER_PROTOCOL", req.version.as_str());
     e.set("REQUEST_METHOD", &*ctx.method);
-    e.set("QUERY_STRING", ctx.args.as_deref().unwrap_or(""));
+    e.set_path("QUERY_STRING", ctx.args.as_deref().unwrap_or(""));
     e.set("REQUEST_URI", original_uri(&req.request_line));
     if ctx.path_info.is_empty() {
-        e.set("SCRIPT_NAME", ctx.uri.as_str());
+        e.set_path("SCRIPT_NAME", &ctx.uri);
     } else {
         let script = ctx
             .uri
             .strip_suffix(ctx.path_info.as_str())
             .unwrap_or(&ctx.uri);
-        e.set("SCRIPT_NAME", script);
-        e.set("PATH_INFO", ctx.path_info.as_str());
+        e.set_path("SCRIPT_NAME", script);
+        e.set_path("PATH_INFO", &ctx.path_info);
         // PATH_INFO looked up as a URI path (ap_sub_req_lookup_uri).
         let (sub, _) = ctx.sub_request(&ctx.path_info);
         // A sub-request mod_rewrite redirected has the filename
         // "redirect:/target".
         if let Some(target) = &sub.rewrite.redirect {
-            e.set("PATH_TRANSLATED", format!("redirect:{target}"));
+            e.set_path("PATH_TRANSLATED", &format!("redirect:{target}"));
         } else if !sub.filename.is_empty() {
-            e.set(
+            e.set_path(
                 "PATH_TRANSLATED",
-                format!("{}{}", sub.filename, sub.path_info),
+                &format!("{}{}", sub.filename, sub.path_info),
             );
         }
     }

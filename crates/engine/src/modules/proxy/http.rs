@@ -58,7 +58,7 @@ fn lookup(ctx: &Ctx<'_>, keep_slashes: bool) -> Option<Option<(String, bool)>> {
         .rfind(|l| {
             !l.conf.proxy.passes.is_empty()
                 && match &l.regex {
-                    Some(re) => re.is_match(ctx.uri.as_bytes()),
+                    Some(re) => re.is_match(&crate::path_text::bytes(&ctx.uri)),
                     None => location_matches(&l.path, &ctx.uri),
                 }
         })
@@ -114,7 +114,8 @@ fn map(ctx: &Ctx<'_>, pass: &Pass, keep: bool) -> Option<Option<String>> {
     let remainder_raw;
     let url = match &pass.regex {
         Some(re) => {
-            let caps = re.captures(uri.as_bytes())?;
+            let uri_bytes = crate::path_text::bytes(uri);
+            let caps = re.captures(&uri_bytes)?;
             let Some(url) = &pass.url else {
                 return Some(None);
             };
@@ -124,8 +125,8 @@ fn map(ctx: &Ctx<'_>, pass: &Pass, keep: bool) -> Option<Option<String>> {
                     return Some(Some(String::from_utf8_lossy(&out).into_owned()));
                 }
             }
-            let out = crate::regsub::pregsub(url.as_bytes(), uri.as_bytes(), &caps)?;
-            let out = String::from_utf8_lossy(&out).into_owned();
+            let out = crate::regsub::pregsub(url.as_bytes(), &uri_bytes, &caps)?;
+            let out = crate::path_text::from_bytes(out);
             // ProxyPassMatch: the URL is used as substituted; the query
             // is added when the URL has none.
             return Some(Some(with_query(
@@ -204,7 +205,8 @@ pub fn is_fcgi(url: &str) -> bool {
 /// slash (`%2F`, `%2f`) stays as it is.
 fn canonenc(path: &str, keep_slashes: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let b = path.as_bytes();
+    // The bytes a decoded path's text form stands for (`%C0%AE` again).
+    let b = &*crate::path_text::bytes(path);
     let mut out = String::with_capacity(b.len() + 8);
     let mut i = 0;
     while i < b.len() {
@@ -214,7 +216,7 @@ fn canonenc(path: &str, keep_slashes: bool) -> String {
             && b.get(i + 1) == Some(&b'2')
             && b.get(i + 2).is_some_and(|d| d.eq_ignore_ascii_case(&b'f'));
         if encoded_slash {
-            out.push_str(&path[i..i + 3]);
+            out.push_str(std::str::from_utf8(&b[i..i + 3]).expect("ASCII"));
             i += 3;
             continue;
         }
@@ -378,7 +380,6 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     if !has_worker(&ctx, &url) {
         ctx.env.set("proxy-nokeepalive", "1");
     }
-    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
@@ -388,8 +389,14 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     Decision::Backend(BackendCall {
         addr: BackendAddr::Tcp(format!("{host}:{port}")),
         request: BackendRequest::Http(request),
-        body_limit,
+        // LimitRequestBody does not apply to a proxied request: Apache's
+        // input filter skips it when `r->proxyreq` is set.
+        body_limit: 0,
         body_read: false,
+        // mod_proxy_http spools for proxy-sendcl unless told to chunk too.
+        send_length: ctx.env.contains("proxy-sendcl")
+            && !ctx.env.contains("proxy-sendchunks")
+            && !ctx.env.contains("proxy-sendchunked"),
         finish: Box::new(move |result| match result {
             Ok(head) => finish(ctx, head),
             Err(e) => super::reply::failed(ctx, e),

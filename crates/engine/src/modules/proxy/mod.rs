@@ -315,12 +315,14 @@ pub(crate) fn call<'a>(
         ctx.env.set("proxy-nokeepalive", "1");
     }
     let params = cgi_env::build(&ctx, &script_filename, prev.as_ref());
-    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
         addr: target.addr,
         request: BackendRequest::FastCgi { params, keep_conn },
-        body_limit,
+        // LimitRequestBody does not apply to a proxied request: Apache's
+        // input filter skips it when `r->proxyreq` is set.
+        body_limit: 0,
         body_read: false,
+        send_length: ctx.env.contains("proxy-sendcl"),
         finish: Box::new(move |result| match result {
             Ok(head) => reply::finish(ctx, head),
             Err(e) => reply::failed(ctx, e),

@@ -131,10 +131,11 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             request_time: now,
             now,
         };
+        // A `Range` held back for after the content filters still counts.
         let verdict = conditional::meets_conditions(
             &ctx.method,
             status,
-            &ctx.headers_in,
+            ctx.range_deferred.as_ref().unwrap_or(&ctx.headers_in),
             &Validators::from_response(&resp, clock),
         );
         match verdict {

@@ -424,11 +424,12 @@ fn apply_cond(c: &Cond, ev: &mut Eval<'_>) -> bool {
         }
         CondKind::Regex => {
             let re = c.regex.as_ref().expect("regex conditions are compiled");
-            match re.captures(input.as_bytes()) {
+            let input_bytes = crate::path_text::bytes(input);
+            match re.captures(&input_bytes) {
                 Some(spans) => {
                     if c.flags & cflag::NOTMATCH == 0 {
                         ev.cond_refs = Some(Backrefs {
-                            source: Cow::Owned(input.as_bytes().to_vec()),
+                            source: Cow::Owned(input_bytes.into_owned()),
                             spans,
                         });
                     }
@@ -476,10 +477,12 @@ fn apply_rule(
         }
     }
     let negate = rule.flags & flag::NOTMATCH != 0;
+    // Patterns match the bytes the path stands for (borrowed for UTF-8).
+    let subject_bytes = crate::path_text::bytes(subject);
     let caps = if rule.needs_captures {
-        rule.regex.captures(subject.as_bytes())
+        rule.regex.captures(&subject_bytes)
     } else {
-        rule.regex.is_match(subject.as_bytes()).then(Vec::new)
+        rule.regex.is_match(&subject_bytes).then(Vec::new)
     };
     let matched = caps.is_some() != negate;
     if host.tracing() {
@@ -498,7 +501,7 @@ fn apply_rule(
     }
     let rule_refs = match caps {
         Some(spans) if !negate && rule.needs_captures => Some(Backrefs {
-            source: Cow::Borrowed(subject.as_bytes()),
+            source: Cow::Borrowed(&*subject_bytes),
             spans,
         }),
         _ => None,

@@ -136,7 +136,7 @@ pub fn subst_prefix_path(input: &str, dir: &str, base: &str) -> Option<String> {
 /// Apache's `escape_absolute_uri`: escape the path part of an absolute
 /// URL (after `scheme://host/`), LDAP URLs field by field.
 fn escape_absolute_uri(uri: &str, scheme_len: usize) -> String {
-    let esc = |s: &str| crate::uri::escape_path(s.as_bytes()).into_owned();
+    let esc = |s: &str| crate::uri::escape_path(&crate::path_text::bytes(s)).into_owned();
     let b = uri.as_bytes();
     if scheme_len == 0 || scheme_len > b.len() {
         return uri.to_string();
@@ -306,7 +306,7 @@ fn external_redirect(
         if noescape || oargs == Some(args.as_str()) {
             location.push_str(args);
         } else {
-            location.push_str(&crate::uri::escape_path(args.as_bytes()));
+            location.push_str(&crate::uri::escape_path(&crate::path_text::bytes(args)));
         }
     }
     let status = if (300..400).contains(&st.status) {

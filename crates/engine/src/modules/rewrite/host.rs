@@ -86,7 +86,8 @@ fn group_name(gid: u32) -> Option<String> {
 /// metadata Apache's walk leaves behind.
 fn owner(ctx: &Ctx<'_>) -> Option<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
-    let mut p = Path::new(&ctx.filename);
+    let os = crate::path_text::os_path(Path::new(&ctx.filename));
+    let mut p: &Path = &os;
     crate::answer_memo::note_volatile();
     loop {
         if let Ok(m) = std::fs::metadata(p) {
@@ -162,6 +163,9 @@ pub(super) fn file_sub_request<'a>(ctx: &Ctx<'a>, path: &str) -> (Ctx<'a>, Resul
 impl Host for HostCtx<'_, '_> {
     fn header(&self, name: &str) -> Option<String> {
         self.ctx.headers_in.get_joined(name).map(|v| lossy(&v))
+    }
+    fn ssl(&self, name: &str) -> Option<String> {
+        crate::modules::ssl::vars::lookup(self.ctx.req, name)
     }
     fn env(&self, name: &str) -> Option<String> {
         self.ctx.env.get(name).map(str::to_string)

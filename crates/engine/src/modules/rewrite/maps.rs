@@ -184,10 +184,22 @@ fn strip<'a>(lower: &str, source: &'a str, prefix: &str) -> Option<&'a str> {
 fn load(path: &Path) -> Result<HashMap<String, String>, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    let opened = std::fs::File::open(path).and_then(|f| {
+    // Opened without blocking: a FIFO (Apache waits for its writer) or a
+    // device (Apache reads it) is refused, so that no lookup can hold the
+    // worker thread; the lookup misses, as it does for a directory.
+    let opened = crate::fs::open_nonblocking(path).and_then(|(f, meta)| {
+        if !meta.is_file() {
+            return Ok(false);
+        }
         f.take(MAX_MAP_BYTES + 1).read_to_end(&mut bytes)?;
-        Ok(())
+        Ok(true)
     });
+    if let Ok(false) = opened {
+        return Err(format!(
+            "mod_rewrite: text RewriteMap file {} is not a regular file",
+            path.display()
+        ));
+    }
     if let Err(e) = opened {
         return Err(format!(
             "({}){e}: AH00655: mod_rewrite: can't open text RewriteMap file {}",
@@ -227,8 +239,10 @@ pub fn parse_text(bytes: &[u8]) -> HashMap<String, String> {
             if vend == 0 {
                 continue;
             }
-            let key = String::from_utf8_lossy(&piece[..key_end]).into_owned();
-            let value = String::from_utf8_lossy(&rest[..vend]).into_owned();
+            // In the text form request paths use, so that a key of bytes
+            // that are not UTF-8 matches the same bytes in a request.
+            let key = crate::path_text::from_slice(&piece[..key_end]).into_owned();
+            let value = crate::path_text::from_slice(&rest[..vend]).into_owned();
             entries.entry(key).or_insert(value);
         }
     }
@@ -257,7 +271,7 @@ pub fn int_map(f: IntFunc, key: &str) -> String {
     match f {
         IntFunc::ToUpper => key.to_ascii_uppercase(),
         IntFunc::ToLower => key.to_ascii_lowercase(),
-        IntFunc::Escape => crate::uri::escape_path(key.as_bytes()).into_owned(),
+        IntFunc::Escape => crate::uri::escape_path(&crate::path_text::bytes(key)).into_owned(),
         IntFunc::Unescape => unescape(key),
     }
 }

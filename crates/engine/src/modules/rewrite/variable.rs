@@ -24,6 +24,8 @@ enum Kind {
     Empty,
     /// `ENV:name`: request environment, then the process environment.
     Env(String),
+    /// `SSL:name`: mod_ssl's variable.
+    Ssl(String),
     /// `HTTP:name` and the `HTTP_*` names: a request header (noted for
     /// `Vary`).
     Header(String),
@@ -71,8 +73,9 @@ fn kind_of(var: &str) -> Kind {
         if !rest.is_empty() && var[..3].eq_ignore_ascii_case("ENV") {
             return Kind::Env(rest.to_string());
         }
-        // `SSL:` variables: htaccel has no TLS yet, and Apache without
-        // mod_ssl answers empty too.
+        if !rest.is_empty() && var[..3].eq_ignore_ascii_case("SSL") {
+            return Kind::Ssl(rest.to_string());
+        }
         return Kind::Empty;
     }
     if b.len() > 4 && b[4] == b':' {
@@ -173,6 +176,7 @@ pub fn lookup<'a>(
                 .or_else(|| std::env::var(name).ok())
                 .unwrap_or_default(),
         ),
+        Kind::Ssl(name) => owned(host.ssl(name).unwrap_or_default()),
         Kind::Header(name) => match host.header(name) {
             Some(v) => {
                 vary.note(name);

@@ -322,16 +322,17 @@ pub fn expand(
                         q.see(true);
                     }
                 }
-                out.extend_from_slice(v.as_bytes());
+                // Values are text; a path's text form stands for bytes.
+                out.extend_from_slice(&crate::path_text::bytes(&v));
                 continue;
             }
             Piece::Map { name, key, default } => {
                 let k = expand(key, scope, escape, None);
                 match scope.map(name, &k) {
-                    Some(v) => v.into_bytes(),
+                    Some(v) => crate::path_text::bytes(&v).into_owned(),
                     None => match default {
                         Some(d) if !d.pieces.is_empty() => {
-                            expand(d, scope, escape, None).into_bytes()
+                            crate::path_text::bytes(&expand(d, scope, escape, None)).into_owned()
                         }
                         _ => Vec::new(),
                     },
@@ -355,10 +356,8 @@ pub fn expand(
         }
         out.extend_from_slice(&produced);
     }
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
+    // Bytes that are not UTF-8 (a capture of a decoded `%ff`) are kept.
+    crate::path_text::from_bytes(out)
 }
 
 /// `[B]` escaping of a back-reference (Apache's `escape_backref`): form
@@ -429,6 +428,10 @@ pub enum Fact {
 pub trait Host {
     /// A request header (repeated headers joined with ", ").
     fn header(&self, name: &str) -> Option<String>;
+    /// `%{SSL:name}`: mod_ssl's variable (none without TLS).
+    fn ssl(&self, _name: &str) -> Option<String> {
+        None
+    }
     /// `%{ENV:x}`: request notes and environment, names without case.
     fn env(&self, name: &str) -> Option<String>;
     fn set_env(&mut self, name: &str, value: String);

@@ -1,0 +1,136 @@
+//! The contract between mod_ssl's meaning (the engine) and the TLS
+//! transport (the server): which local addresses speak TLS with which
+//! certificates and settings ([`TlsPortSpec`], read before privileges are
+//! dropped), and what a request sees of its session ([`TlsInfo`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a request sees of its connection's TLS session: the facts behind
+/// mod_ssl's `SSL_*` variables, and the virtual host the handshake chose
+/// (for mod_ssl's check that the request's host has a compatible TLS setup).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsInfo {
+    /// `SSL_PROTOCOL`: `TLSv1.2`, `TLSv1.3`.
+    pub protocol: &'static str,
+    /// `SSL_CIPHER`: the suite's OpenSSL name (`ECDHE-RSA-AES128-GCM-SHA256`,
+    /// `TLS_AES_256_GCM_SHA384`).
+    pub cipher: &'static str,
+    /// `SSL_CIPHER_USEKEYSIZE` and `SSL_CIPHER_ALGKEYSIZE`.
+    pub cipher_bits: u32,
+    /// `SSL_TLS_SNI`: the name the client sent, if any.
+    pub sni: Option<String>,
+    /// `SSL_SERVER_S_DN` and `SSL_SERVER_I_DN` of the certificate sent.
+    pub server_subject: String,
+    pub server_issuer: String,
+    /// `SSL_SERVER_M_SERIAL` (upper-case hex), `SSL_SERVER_M_VERSION`.
+    pub server_serial: String,
+    pub server_version: u32,
+    /// `SSL_SERVER_A_KEY`: `rsaEncryption`, `id-ecPublicKey`.
+    pub server_key_alg: &'static str,
+    /// `SSL_SESSION_RESUMED`: `Initial` or `Resumed`.
+    pub resumed: bool,
+    /// The virtual host whose TLS settings made the handshake: an index
+    /// into the engine's virtual hosts, `None` for the main server.
+    pub handshake_site: Option<usize>,
+    /// The client's verified certificate (`SSLVerifyClient`).
+    pub client: Option<ClientCert>,
+    /// `SSL_SERVER_CERT`: the certificate sent, in PEM (`+ExportCertData`).
+    pub server_cert_pem: Option<Arc<str>>,
+}
+
+/// A certificate in PEM as OpenSSL's `PEM_write_bio_X509` writes it
+/// (`SSL_SERVER_CERT`, `SSL_CLIENT_CERT`).
+pub fn pem(der: &[u8]) -> String {
+    let b64 = crate::http::digest::base64(der);
+    let mut out = String::with_capacity(b64.len() + b64.len() / 64 + 60);
+    out.push_str("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str("-----END CERTIFICATE-----\n");
+    out
+}
+
+/// What `SSL_CLIENT_*` shows of a client certificate the handshake verified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientCert {
+    pub subject: String,
+    pub issuer: String,
+    pub serial: String,
+    pub version: u32,
+    pub key_alg: &'static str,
+    /// `SSL_CLIENT_CERT` (PEM).
+    pub pem: String,
+}
+
+/// One certificate and its key (`SSLCertificateFile` with the
+/// `SSLCertificateKeyFile` at the same position; no key file: the key is
+/// in the certificate's file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyPairSpec {
+    pub cert: PathBuf,
+    pub key: Option<PathBuf>,
+}
+
+/// The TLS settings of one server (a `<VirtualHost>` with `SSLEngine on`,
+/// or the main server), as the handshake needs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsSiteSpec {
+    /// The virtual host (index into the engine's list), `None`: the main server.
+    pub site: Option<usize>,
+    /// `ServerName` and `ServerAlias` patterns, matched against SNI.
+    pub names: Vec<String>,
+    /// One or more certificates (RSA and ECDSA may both be given).
+    pub keys: Vec<KeyPairSpec>,
+    /// `SSLCertificateChainFile`: more certificates sent after each leaf.
+    pub chain: Option<PathBuf>,
+    pub tls12: bool,
+    pub tls13: bool,
+    /// TLS 1.2 suites by OpenSSL name, in preference order.
+    pub suites12: Vec<&'static str>,
+    /// TLS 1.3 suites by OpenSSL name, in preference order.
+    pub suites13: Vec<&'static str>,
+    /// `SSLHonorCipherOrder`: the server's order wins.
+    pub honor_cipher_order: bool,
+    /// `SSLSessionTickets`.
+    pub session_tickets: bool,
+    /// `SSLSessionCache`: sessions kept for resumption by ID (0: none).
+    pub session_cache: usize,
+    /// `SSLVerifyClient optional|require` with its CAs.
+    pub client_auth: Option<ClientAuthSpec>,
+}
+
+/// Client certificates asked for in the handshake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientAuthSpec {
+    /// `require` (else `optional`).
+    pub required: bool,
+    /// `SSLCACertificateFile`, `SSLCACertificatePath`.
+    pub ca_file: Option<PathBuf>,
+    pub ca_path: Option<PathBuf>,
+}
+
+/// The servers whose TLS settings a connection to a local address may use:
+/// the first is the address's default (no SNI, or SNI naming none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TlsPortSpec {
+    /// Apache's address form, as in `<VirtualHost>` (`*:443`, `[::1]:8443`,
+    /// `_default_:443`); `*` for the main server's listeners.
+    pub addr: String,
+    pub sites: Vec<TlsSiteSpec>,
+}
+
+/// OpenSSL's name of each suite rustls offers, its protocol and its key bits.
+pub const SUITES: &[(&str, bool, u32)] = &[
+    ("TLS_AES_256_GCM_SHA384", true, 256),
+    ("TLS_CHACHA20_POLY1305_SHA256", true, 256),
+    ("TLS_AES_128_GCM_SHA256", true, 128),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", false, 256),
+    ("ECDHE-RSA-AES256-GCM-SHA384", false, 256),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", false, 256),
+    ("ECDHE-RSA-CHACHA20-POLY1305", false, 256),
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", false, 128),
+    ("ECDHE-RSA-AES128-GCM-SHA256", false, 128),
+];

@@ -1,0 +1,625 @@
+//! mod_ssl: HTTPS as Apache's configuration describes it.
+//!
+//! The meaning lives here: the directives with mod_ssl's contexts, the
+//! per-server settings and their merge (a `<VirtualHost>` over the main
+//! server, certificate lists appended as `cfgMergeArray` appends them),
+//! the per-directory `SSLOptions`/`SSLRequireSSL`, the `SSL_*` variables
+//! ([`vars`]) and which addresses speak TLS with which certificates
+//! ([`ports`]). The handshake itself is the server's (`htaccel_server::tls`,
+//! on rustls).
+//!
+//! What rustls cannot do is refused when the configuration is read, with
+//! the reason: SSLv3 and older (as Apache does), `SSLEngine optional`
+//! (RFC 2817 upgrade), compression, renegotiation (`SSLInsecureRenegotiation
+//! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
+//! implemented, `optional_no_ca`, revocation lists, OCSP stapling and
+//! HTTPS to proxied servers (`SSLProxyEngine on`). Client certificates
+//! are asked for in the handshake (`SSLVerifyClient` per server).
+
+pub mod ciphers;
+pub mod ports;
+pub mod protocol;
+pub mod vars;
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::modules::unsupported::refuse;
+use crate::registry::{
+    flag, Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_OPTIONS, RSRC_CONF,
+};
+use crate::request::{Ctx, Status};
+use std::path::PathBuf;
+
+/// `SSLEngine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslEngine {
+    On,
+    Off,
+}
+
+/// The module's server configuration (`SSLSrvConfigRec` with its `modssl_ctx_t`).
+#[derive(Clone, Debug, Default)]
+pub struct SslServer {
+    pub engine: Option<SslEngine>,
+    pub cert_files: Vec<PathBuf>,
+    pub key_files: Vec<PathBuf>,
+    pub chain_file: Option<PathBuf>,
+    pub protocols: Option<protocol::Protocols>,
+    pub suites12: Option<Vec<&'static str>>,
+    pub suites13: Option<Vec<&'static str>>,
+    pub honor_cipher_order: Option<bool>,
+    pub session_tickets: Option<bool>,
+    pub session_cache_timeout: Option<u64>,
+    pub strict_sni: Option<bool>,
+    /// `SSLSessionCache` (a global setting in Apache): sessions kept by ID.
+    pub session_cache: Option<bool>,
+    /// `SSLVerifyClient` at the server level.
+    pub verify_client: Option<VerifyClient>,
+    /// `SSLCACertificateFile`, `SSLCACertificatePath`: the CAs a client
+    /// certificate is verified against.
+    pub ca_file: Option<PathBuf>,
+    pub ca_path: Option<PathBuf>,
+    pub verify_depth: Option<u32>,
+}
+
+/// `SSLVerifyClient` (`optional_no_ca` is refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyClient {
+    None,
+    Optional,
+    Require,
+}
+
+impl SslServer {
+    /// `ssl_config_server_merge`: a vhost's setting, else the main
+    /// server's; certificate and key lists appended to the main server's.
+    pub fn merge(main: &SslServer, vhost: &SslServer) -> SslServer {
+        let mut cert_files = main.cert_files.clone();
+        cert_files.extend(vhost.cert_files.iter().cloned());
+        let mut key_files = main.key_files.clone();
+        key_files.extend(vhost.key_files.iter().cloned());
+        SslServer {
+            engine: vhost.engine.or(main.engine),
+            cert_files,
+            key_files,
+            chain_file: vhost.chain_file.clone().or_else(|| main.chain_file.clone()),
+            protocols: vhost.protocols.or(main.protocols),
+            suites12: vhost.suites12.clone().or_else(|| main.suites12.clone()),
+            suites13: vhost.suites13.clone().or_else(|| main.suites13.clone()),
+            honor_cipher_order: vhost.honor_cipher_order.or(main.honor_cipher_order),
+            session_tickets: vhost.session_tickets.or(main.session_tickets),
+            session_cache_timeout: vhost.session_cache_timeout.or(main.session_cache_timeout),
+            strict_sni: vhost.strict_sni.or(main.strict_sni),
+            session_cache: main.session_cache,
+            verify_client: vhost.verify_client.or(main.verify_client),
+            ca_file: vhost.ca_file.clone().or_else(|| main.ca_file.clone()),
+            ca_path: vhost.ca_path.clone().or_else(|| main.ca_path.clone()),
+            verify_depth: vhost.verify_depth.or(main.verify_depth),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.engine == Some(SslEngine::On)
+    }
+}
+
+/// `SSLOptions` bits.
+pub const OPT_STD_ENV_VARS: u8 = 1;
+pub const OPT_EXPORT_CERT_DATA: u8 = 2;
+pub const OPT_FAKE_BASIC_AUTH: u8 = 4;
+pub const OPT_STRICT_REQUIRE: u8 = 8;
+pub const OPT_OPT_RENEGOTIATE: u8 = 16;
+pub const OPT_LEGACY_DN_FORMAT: u8 = 32;
+
+/// The per-directory configuration (`SSLDirConfigRec`): `SSLOptions` kept
+/// as Apache keeps it (absolute, or relative with what was added and
+/// removed), and `SSLRequireSSL`.
+#[derive(Clone, Debug, Default)]
+pub struct SslDir {
+    options: u8,
+    add: u8,
+    del: u8,
+    /// The options were set absolutely (no `+`/`-`) in this context.
+    absolute: bool,
+    require_ssl: Option<bool>,
+}
+
+impl SslDir {
+    /// `ssl_config_perdir_merge`.
+    pub fn merge(base: &SslDir, new: &SslDir) -> SslDir {
+        let (options, add, del) = if new.absolute {
+            (new.options, new.add, new.del)
+        } else {
+            let add = (base.add & !new.del) | new.add;
+            let del = (base.del & !new.add) | new.del;
+            ((base.options & !del) | add, add, del)
+        };
+        SslDir {
+            options,
+            add,
+            del,
+            absolute: new.absolute,
+            require_ssl: new.require_ssl.or(base.require_ssl),
+        }
+    }
+
+    pub fn has(&self, opt: u8) -> bool {
+        self.options & opt != 0
+    }
+}
+
+fn server_path(w: &Walker<'_>, arg: &str) -> PathBuf {
+    crate::modules::authn_file::server_relative(w, arg)
+}
+
+/// A certificate or key file must exist and not be empty when the
+/// configuration is read (`ssl_cmd_check_file`).
+fn check_file(w: &Walker<'_>, inv: &Invocation<'_>) -> Result<PathBuf, String> {
+    let path = server_path(w, &inv.words[0]);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.len() > 0 => Ok(path),
+        _ => Err(format!(
+            "{}: file '{}' does not exist or is empty",
+            inv.name,
+            path.display()
+        )),
+    }
+}
+
+fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let arg = &inv.words[0];
+    let value = if arg.eq_ignore_ascii_case("on") {
+        SslEngine::On
+    } else if arg.eq_ignore_ascii_case("off") {
+        SslEngine::Off
+    } else if arg.eq_ignore_ascii_case("optional") {
+        return Err("SSLEngine optional (the RFC 2817 upgrade to TLS) is not supported by htaccel; use SSLEngine on".into());
+    } else {
+        return Err("Argument must be On, Off, or Optional".into());
+    };
+    w.server()?.ssl.engine = Some(value);
+    Ok(())
+}
+
+fn run_cert(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let path = check_file(w, inv)?;
+    let ssl = &mut w.server()?.ssl;
+    match inv.name.to_ascii_lowercase().as_str() {
+        "sslcertificatefile" => ssl.cert_files.push(path),
+        "sslcertificatekeyfile" => ssl.key_files.push(path),
+        _ => ssl.chain_file = Some(path),
+    }
+    Ok(())
+}
+
+fn run_protocol(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let parsed = protocol::parse(inv.name, &inv.words)?;
+    if !parsed.protocols.tls1_2 && !parsed.protocols.tls1_3 {
+        return Err(format!(
+            "{}: htaccel speaks TLSv1.2 and TLSv1.3 only (rustls), and this line enables neither",
+            inv.name
+        ));
+    }
+    if !parsed.named_old.is_empty() {
+        w.warn(
+            inv.origin,
+            format!(
+                "{}: {} not offered: htaccel speaks TLSv1.2 and TLSv1.3 only (rustls)",
+                inv.name,
+                parsed.named_old.join(" and ")
+            ),
+        );
+    }
+    w.server()?.ssl.protocols = Some(parsed.protocols);
+    Ok(())
+}
+
+fn run_cipher_suite(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    if in_directory(w) {
+        return Err(format!(
+            "{} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
+            inv.name
+        ));
+    }
+    let (proto, spec) = match inv.words.as_slice() {
+        [spec] => ("SSL", spec),
+        [proto, spec] => (proto.as_str(), spec),
+        _ => return Err(format!("{} takes 1-2 arguments", inv.name)),
+    };
+    let ssl = &mut w.server()?.ssl;
+    if proto.eq_ignore_ascii_case("TLSv1.3") {
+        ssl.suites13 = Some(ciphers::parse_tls13(spec)?);
+    } else if proto.eq_ignore_ascii_case("SSL") {
+        let list = ciphers::parse_tls12(spec)?;
+        if list.is_empty() {
+            return Err(format!(
+                "{}: '{spec}' selects none of the TLSv1.2 suites htaccel offers ({})",
+                inv.name,
+                ciphers::tls12_default().join(":")
+            ));
+        }
+        ssl.suites12 = Some(list);
+    } else {
+        return Err(format!("{}: protocol '{proto}' not supported", inv.name));
+    }
+    Ok(())
+}
+
+fn run_flag(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let on = flag(&inv.words);
+    let name = inv.name.to_ascii_lowercase();
+    let ssl = &mut w.server()?.ssl;
+    match name.as_str() {
+        "sslhonorcipherorder" => ssl.honor_cipher_order = Some(on),
+        "sslsessiontickets" => ssl.session_tickets = Some(on),
+        "sslstrictsnivhostcheck" => ssl.strict_sni = Some(on),
+        "sslcompression" if on => {
+            return Err("Setting Compression mode unsupported; not implemented by the SSL library (rustls has no TLS compression)".into())
+        }
+        "sslinsecurerenegotiation" if on => {
+            return Err("SSLInsecureRenegotiation on: htaccel (rustls) does not renegotiate at all".into())
+        }
+        "sslusestapling" | "sslproxyengine" if on => {
+            return Err(format!("{} on is not supported by htaccel yet", inv.name))
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn run_session_cache(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let arg = inv.words[0].to_ascii_lowercase();
+    let on = !(arg == "none" || arg == "nonenotnull");
+    let known = [
+        "none",
+        "nonenotnull",
+        "shmcb",
+        "dbm",
+        "dc",
+        "memcache",
+        "redis",
+        "shmht",
+    ];
+    let kind = arg.split([':', '(']).next().unwrap_or("");
+    if !known.contains(&kind) {
+        return Err(format!(
+            "{}: Invalid argument: no provider for {kind}",
+            inv.name
+        ));
+    }
+    w.server()?.ssl.session_cache = Some(on);
+    Ok(())
+}
+
+fn run_session_timeout(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let secs: i64 = inv.words[0].parse().unwrap_or(-1);
+    if secs < 0 {
+        return Err("SSLSessionCacheTimeout: Invalid argument".into());
+    }
+    w.server()?.ssl.session_cache_timeout = Some(secs as u64);
+    Ok(())
+}
+
+/// Accepted: rustls seeds from the operating system's generator itself
+/// (`builtin` and `file:/dev/urandom` are what Debian configures).
+fn run_random_seed(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let ctx = inv.words[0].to_ascii_lowercase();
+    if ctx != "startup" && ctx != "connect" {
+        return Err("SSLRandomSeed: invalid context: `startup' or `connect' expected".into());
+    }
+    Ok(())
+}
+
+/// Accepted: a key is read at start-up, and an encrypted one is refused
+/// then with the file's name (htaccel asks for no pass phrase).
+fn run_pass_phrase(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let arg = &inv.words[0];
+    if arg == "builtin" || arg.starts_with("exec:") || arg.starts_with('|') {
+        Ok(())
+    } else {
+        Err(format!("{}: Invalid argument", inv.name))
+    }
+}
+
+/// A directory context: what would need a renegotiation there.
+fn in_directory(w: &Walker<'_>) -> bool {
+    w.ctx.path.is_some() || w.ctx.htaccess
+}
+
+/// `SSLVerifyClient` for the whole server: client certificates asked for
+/// in the handshake. Per directory it needs a renegotiation (or TLS 1.3
+/// post-handshake authentication), which htaccel does not do.
+fn run_verify_client(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let arg = inv.words[0].to_ascii_lowercase();
+    let mode = match arg.as_str() {
+        "none" => VerifyClient::None,
+        "optional" => VerifyClient::Optional,
+        "require" => VerifyClient::Require,
+        "optional_no_ca" => {
+            return Err(format!(
+                "{} optional_no_ca: accepting unverifiable client certificates is not supported by htaccel",
+                inv.name
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "{}: Invalid argument '{}'",
+                inv.name, inv.words[0]
+            ))
+        }
+    };
+    if in_directory(w) {
+        if mode == VerifyClient::None {
+            return Ok(());
+        }
+        return Err(format!(
+            "{} {} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
+            inv.name, inv.words[0]
+        ));
+    }
+    w.server()?.ssl.verify_client = Some(mode);
+    Ok(())
+}
+
+/// `SSLCACertificateFile`/`Path` and `SSLVerifyDepth` for client
+/// certificates (server level; per directory they would need a
+/// renegotiation).
+fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    if in_directory(w) {
+        return Err(format!(
+            "{} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
+            inv.name
+        ));
+    }
+    let name = inv.name.to_ascii_lowercase();
+    if name == "sslverifydepth" {
+        let depth: u32 = inv.words[0]
+            .parse()
+            .map_err(|_| format!("{}: Invalid argument", inv.name))?;
+        w.server()?.ssl.verify_depth = Some(depth);
+        return Ok(());
+    }
+    let path = server_path(w, &inv.words[0]);
+    let ssl = &mut w.server()?.ssl;
+    if name == "sslcacertificatefile" {
+        if !path.is_file() {
+            return Err(format!(
+                "{}: file '{}' does not exist or is empty",
+                inv.name,
+                path.display()
+            ));
+        }
+        ssl.ca_file = Some(path);
+    } else {
+        if !path.is_dir() {
+            return Err(format!(
+                "{}: directory '{}' does not exist",
+                inv.name,
+                path.display()
+            ));
+        }
+        ssl.ca_path = Some(path);
+    }
+    Ok(())
+}
+
+/// Accepted for its meaning: the stapling cache only acts with
+/// `SSLUseStapling on`, which is refused.
+fn run_accepted(
+    _w: &mut Walker<'_>,
+    _inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    Ok(())
+}
+
+fn run_options(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    let d = &mut c.ssl;
+    for (i, word) in inv.words.iter().enumerate() {
+        let (action, w) = match word.chars().next() {
+            Some(a @ ('+' | '-')) => (Some(a), &word[1..]),
+            _ => (None, word.as_str()),
+        };
+        if i == 0 && action.is_none() {
+            d.absolute = true;
+            d.options = 0;
+            d.add = 0;
+            d.del = 0;
+        }
+        let opt = match w {
+            "StdEnvVars" => OPT_STD_ENV_VARS,
+            "ExportCertData" => OPT_EXPORT_CERT_DATA,
+            "FakeBasicAuth" | "LegacyDNStringFormat" if action != Some('-') => {
+                return Err(format!("SSLOptions {w} is not supported by htaccel yet"))
+            }
+            "FakeBasicAuth" => OPT_FAKE_BASIC_AUTH,
+            "StrictRequire" => OPT_STRICT_REQUIRE,
+            "OptRenegotiate" => OPT_OPT_RENEGOTIATE,
+            "LegacyDNStringFormat" => OPT_LEGACY_DN_FORMAT,
+            _ => return Err(format!("SSLOptions: Illegal option '{w}'")),
+        };
+        match action {
+            Some('-') => {
+                d.add &= !opt;
+                d.del |= opt;
+                d.options &= !opt;
+            }
+            Some(_) => {
+                d.add |= opt;
+                d.del &= !opt;
+                d.options |= opt;
+            }
+            None => {
+                d.options = opt;
+                d.add = opt;
+                d.del = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_require_ssl(
+    _w: &mut Walker<'_>,
+    _inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    c.ssl.require_ssl = Some(true);
+    Ok(())
+}
+
+/// `ssl_hook_Fixup`: mod_ssl's variables into the request's environment
+/// (for scripts, `%{…}e`, `SetEnvIf`'s later readers).
+pub fn fixup(ctx: &mut Ctx<'_>) {
+    for (name, value) in vars::fixup_env(ctx) {
+        ctx.env.set(&name, value);
+    }
+}
+
+/// `ssl_hook_Access` for `SSLRequireSSL`: a request over plain HTTP is
+/// forbidden, with mod_ssl's error-log line.
+pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    if ctx.conf.ssl.require_ssl != Some(true) || ctx.req.secure {
+        return Ok(());
+    }
+    if ctx.reason.is_none() && !ctx.is_subreq {
+        let what = if ctx.filename.is_empty() {
+            ctx.uri.clone()
+        } else {
+            ctx.filename.clone()
+        };
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH02219: access to {what} failed, reason: SSL connection required"),
+        ));
+    }
+    Err(403)
+}
+
+const SRV: u32 = RSRC_CONF;
+const ALL: u32 = RSRC_CONF | OR_AUTHCFG;
+
+pub static DIRECTIVES: &[Directive] = &[
+    Directive { name: "SSLEngine", args: Args::Take1, req_override: SRV, about: "SSL switch for the protocol engine ('on', 'off')", run: run_engine },
+    Directive { name: "SSLCertificateFile", args: Args::Take1, req_override: SRV, about: "SSL Server Certificate file ('/path/to/file' - PEM or DER encoded)", run: run_cert },
+    Directive { name: "SSLCertificateKeyFile", args: Args::Take1, req_override: SRV, about: "SSL Server Private Key file ('/path/to/file' - PEM or DER encoded)", run: run_cert },
+    Directive { name: "SSLCertificateChainFile", args: Args::Take1, req_override: SRV, about: "SSL Server CA Certificate Chain file ('/path/to/file' - PEM encoded)", run: run_cert },
+    Directive { name: "SSLProtocol", args: Args::Argv, req_override: SRV, about: "Enable or disable various SSL protocols ('[+-][TLSv1|TLSv1.1|TLSv1.2|TLSv1.3] ...' - see manual)", run: run_protocol },
+    Directive { name: "SSLCipherSuite", args: Args::Take12, req_override: ALL, about: "Colon-delimited list of permitted SSL Ciphers, optional preceded by protocol identifier ('XXX:...:XXX' - see manual)", run: run_cipher_suite },
+    Directive { name: "SSLHonorCipherOrder", args: Args::Flag, req_override: SRV, about: "Use the server's cipher ordering preference", run: run_flag },
+    Directive { name: "SSLSessionTickets", args: Args::Flag, req_override: SRV, about: "TLS Session Tickets (RFC 5077) support", run: run_flag },
+    Directive { name: "SSLStrictSNIVHostCheck", args: Args::Flag, req_override: SRV, about: "Strict SNI virtual host checking", run: run_flag },
+    Directive { name: "SSLCompression", args: Args::Flag, req_override: SRV, about: "Enable SSL level compression (`on', `off')", run: run_flag },
+    Directive { name: "SSLInsecureRenegotiation", args: Args::Flag, req_override: SRV, about: "Enable support for insecure renegotiation", run: run_flag },
+    Directive { name: "SSLSessionCache", args: Args::Take1, req_override: SRV, about: "SSL Session Cache storage ('none', 'nonenotnull', 'dbm:/path/to/file')", run: run_session_cache },
+    Directive { name: "SSLSessionCacheTimeout", args: Args::Take1, req_override: SRV, about: "SSL Session Cache object lifetime ('N' - number of seconds)", run: run_session_timeout },
+    Directive { name: "SSLRandomSeed", args: Args::Take23, req_override: SRV, about: "SSL Pseudo Random Number Generator (PRNG) seeding source ('startup|connect builtin|file:/path|exec:/path [bytes]')", run: run_random_seed },
+    Directive { name: "SSLPassPhraseDialog", args: Args::Take1, req_override: SRV, about: "SSL dialog mechanism for the pass phrase query ('builtin', '|/path/to/pipe_program', or 'exec:/path/to/cgi_program')", run: run_pass_phrase },
+    Directive { name: "SSLOptions", args: Args::Argv, req_override: OR_OPTIONS | ACCESS_CONF | RSRC_CONF, about: "Set one or more options to configure the SSL engine('[+-]option[=value] ...' - see manual)", run: run_options },
+    Directive { name: "SSLRequireSSL", args: Args::NoArgs, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Require the SSL protocol for the per-directory context (no arguments)", run: run_require_ssl },
+    Directive { name: "SSLVerifyClient", args: Args::Take1, req_override: ALL, about: "SSL Client verify type ('none', 'optional', 'require', 'optional_no_ca')", run: run_verify_client },
+    Directive { name: "SSLVerifyDepth", args: Args::Take1, req_override: ALL, about: "SSL Client verify depth ('N' - number of intermediate certificates)", run: run_client_ca },
+    Directive { name: "SSLCACertificateFile", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate file ('/path/to/file' - PEM encoded)", run: run_client_ca },
+    Directive { name: "SSLCACertificatePath", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate path ('/path/to/dir' - contains PEM encoded files)", run: run_client_ca },
+    Directive { name: "SSLCARevocationFile", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) file ('/path/to/file' - PEM encoded)", run: refuse },
+    Directive { name: "SSLCARevocationPath", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) path ('/path/to/dir' - contains PEM encoded files)", run: refuse },
+    Directive { name: "SSLUseStapling", args: Args::Flag, req_override: SRV, about: "SSL switch for the OCSP Stapling protocol", run: run_flag },
+    Directive { name: "SSLStaplingCache", args: Args::Take1, req_override: SRV, about: "SSL Stapling Response Cache storage", run: run_accepted },
+    Directive { name: "SSLProxyEngine", args: Args::Flag, req_override: RSRC_CONF, about: "SSL switch for the proxy protocol engine ('on', 'off')", run: run_flag },
+    Directive { name: "SSLRequire", args: Args::Raw, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Require a boolean expression to evaluate to true for granting access(arbitrary complex boolean expression - see manual)", run: refuse },
+    Directive { name: "SSLUserName", args: Args::Take1, req_override: ALL, about: "Set user name to SSL variable value", run: refuse },
+    Directive { name: "SSLOpenSSLConfCmd", args: Args::Take2, req_override: SRV, about: "OpenSSL configuration command", run: refuse },
+    Directive { name: "SSLSessionTicketKeyFile", args: Args::Take1, req_override: SRV, about: "TLS session ticket encryption/decryption key file (RFC 5077) ('/path/to/file' - file with 48 bytes of random data)", run: refuse },
+    Directive { name: "SSLCADNRequestFile", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name file ('/path/to/file' - PEM encoded)", run: refuse },
+    Directive { name: "SSLCADNRequestPath", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name path ('/path/to/dir' - symlink hashes to PEM of CA certs)", run: refuse },
+    Directive { name: "SSLCARevocationCheck", args: Args::Raw, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) checking mode", run: refuse },
+    Directive { name: "SSLRenegBufferSize", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Configure the amount of memory that will be used for buffering the request body if a per-location SSL renegotiation is required due to changed access control requirements", run: refuse },
+    Directive { name: "SSLFIPS", args: Args::Flag, req_override: SRV, about: "Enable FIPS-140 mode (`on', `off')", run: refuse },
+    Directive { name: "SSLCryptoDevice", args: Args::Take1, req_override: SRV, about: "SSL external Crypto Device usage ('builtin', '...')", run: refuse },
+    Directive { name: "SSLOCSPEnable", args: Args::Raw, req_override: SRV, about: "Enable use of OCSP to verify certificate revocation mode ('on', 'leaf', 'off', 'no_ocsp_for_cert_ok')", run: refuse },
+    Directive { name: "SSLProxyProtocol", args: Args::Raw, req_override: RSRC_CONF, about: "SSL Proxy: enable or disable SSL protocol flavors", run: refuse },
+    Directive { name: "SSLProxyCipherSuite", args: Args::Take12, req_override: RSRC_CONF, about: "SSL Proxy: colon-delimited list of permitted SSL ciphers", run: refuse },
+    Directive { name: "SSLProxyVerify", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: whether to verify the remote certificate", run: refuse },
+    Directive { name: "SSLProxyVerifyDepth", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: maximum certificate verification depth", run: refuse },
+    Directive { name: "SSLProxyCACertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing server certificates", run: refuse },
+    Directive { name: "SSLProxyCACertificatePath", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: directory containing server certificates", run: refuse },
+    Directive { name: "SSLProxyMachineCertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing client certificates", run: refuse },
+    Directive { name: "SSLProxyCheckPeerExpire", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's expiration date", run: refuse },
+    Directive { name: "SSLProxyCheckPeerCN", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's CN", run: refuse },
+    Directive { name: "SSLProxyCheckPeerName", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's name", run: refuse },
+];
+
+pub static MODULE: Module = Module {
+    source: "mod_ssl.c",
+    identifier: "ssl_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(words: &str) -> SslDir {
+        let mut c = DirConf::default();
+        let inv_words: Vec<String> = words.split_whitespace().map(str::to_string).collect();
+        let origin = htaccel_conf::Origin {
+            file: "t".into(),
+            line: 1,
+        };
+        let inv = Invocation {
+            name: "SSLOptions",
+            words: inv_words,
+            raw: words.into(),
+            origin: &origin,
+            children: &[],
+            closed: true,
+            closed_exactly: true,
+        };
+        let mut env = crate::config::Environment {
+            modules: Vec::new(),
+            defines: Default::default(),
+            server_root: "/".into(),
+            includes: Default::default(),
+        };
+        let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
+        run_options(&mut w, &inv, &mut c).unwrap();
+        c.ssl
+    }
+
+    #[test]
+    fn options_merge_as_apache() {
+        let base = opts("+StdEnvVars +StrictRequire");
+        let child = opts("-StrictRequire");
+        let m = SslDir::merge(&base, &child);
+        assert!(m.has(OPT_STD_ENV_VARS) && !m.has(OPT_STRICT_REQUIRE));
+        let m = SslDir::merge(&base, &opts("ExportCertData"));
+        assert!(!m.has(OPT_STD_ENV_VARS) && m.has(OPT_EXPORT_CERT_DATA));
+        let m = SslDir::merge(&base, &SslDir::default());
+        assert!(m.has(OPT_STD_ENV_VARS) && m.has(OPT_STRICT_REQUIRE));
+    }
+}

@@ -1,0 +1,167 @@
+//! mod_ssl's configuration at start-up (`htaccel -t -f`): what htaccel
+//! refuses or warns about that Apache (OpenSSL) would accept, and the
+//! certificate errors that name their file. Apache's own answers differ by
+//! design here (it speaks TLSv1/1.1, asks for pass phrases, lets
+//! SSLEngine optional upgrade), so these are checked on htaccel alone; the
+//! https/ differential cases compare what both serve.
+
+mod common;
+
+use common::TempDir;
+use std::process::Command;
+
+fn configtest(dir: &TempDir, body: &str) -> (bool, String) {
+    let conf = format!(
+        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen 127.0.0.1:0\nServerName localhost\nDocumentRoot {d}\n{body}\n",
+        d = dir.path().display()
+    );
+    dir.write("httpd.conf", &conf);
+    let out = Command::new(env!("CARGO_BIN_EXE_htaccel"))
+        .arg("-t")
+        .arg("-f")
+        .arg(dir.path().join("httpd.conf"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn make_cert(dir: &TempDir, name: &str, encrypted: bool) {
+    let key = dir.path().join(format!("{name}.key"));
+    let cert = dir.path().join(format!("{name}.crt"));
+    let mut cmd = Command::new("openssl");
+    cmd.args([
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-days",
+        "30",
+        "-subj",
+        "/CN=localhost",
+    ])
+    .arg("-keyout")
+    .arg(&key)
+    .arg("-out")
+    .arg(&cert);
+    if encrypted {
+        cmd.args(["-passout", "pass:secret"]);
+    } else {
+        cmd.arg("-nodes");
+    }
+    assert!(cmd.output().unwrap().status.success());
+}
+
+#[test]
+fn certificate_problems_name_the_file() {
+    let dir = TempDir::new("ssl-certs");
+    make_cert(&dir, "a", false);
+    make_cert(&dir, "b", false);
+    make_cert(&dir, "locked", true);
+    let d = dir.path().display().to_string();
+    let (ok, out) = configtest(
+        &dir,
+        &format!("SSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key"),
+    );
+    assert!(ok, "{out}");
+    let (ok, out) = configtest(
+        &dir,
+        &format!("SSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/b.key"),
+    );
+    assert!(
+        !ok && out.contains(&format!("{d}/b.key does not match")),
+        "{out}"
+    );
+    let (ok, out) = configtest(
+        &dir,
+        &format!("SSLEngine on\nSSLCertificateFile {d}/none.crt"),
+    );
+    assert!(
+        !ok && out.contains(&format!(
+            "SSLCertificateFile: file '{d}/none.crt' does not exist or is empty"
+        )),
+        "{out}"
+    );
+    let (ok, out) = configtest(
+        &dir,
+        &format!("SSLEngine on\nSSLPassPhraseDialog builtin\nSSLCertificateFile {d}/locked.crt\nSSLCertificateKeyFile {d}/locked.key"),
+    );
+    assert!(
+        !ok && out.contains("locked.key: the key is encrypted"),
+        "{out}"
+    );
+    let (ok, out) = configtest(&dir, "SSLEngine on");
+    assert!(!ok && out.contains("no SSLCertificateFile"), "{out}");
+}
+
+#[test]
+fn what_rustls_cannot_speak_is_said() {
+    let dir = TempDir::new("ssl-protocols");
+    make_cert(&dir, "a", false);
+    let d = dir.path().display().to_string();
+    let certs =
+        format!("SSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key\n");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLProtocol TLSv1 +TLSv1.2"));
+    assert!(ok && out.contains("TLSv1 not offered"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLProtocol all -SSLv3"));
+    assert!(ok && !out.contains("not offered"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLProtocol -all +TLSv1.1"));
+    assert!(!ok && out.contains("enables neither"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLCipherSuite RC4:3DES"));
+    assert!(
+        !ok && out.contains("selects none of the TLSv1.2 suites"),
+        "{out}"
+    );
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLEngine optional"));
+    assert!(!ok && out.contains("SSLEngine optional"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLCompression on"));
+    assert!(!ok && out.contains("Compression"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLVerifyClient require"));
+    assert!(
+        !ok && out.contains("SSLVerifyClient needs SSLCACertificateFile"),
+        "{out}"
+    );
+    let (ok, out) = configtest(
+        &dir,
+        &format!("{certs}<Directory /srv>\nSSLVerifyClient require\n</Directory>"),
+    );
+    assert!(!ok && out.contains("needs a renegotiation"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLVerifyClient optional_no_ca"));
+    assert!(!ok && out.contains("optional_no_ca"), "{out}");
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLOptions +FakeBasicAuth"));
+    assert!(
+        !ok && out.contains("FakeBasicAuth is not supported"),
+        "{out}"
+    );
+    let (ok, out) = configtest(&dir, &format!("{certs}SSLUseStapling on"));
+    assert!(!ok && out.contains("not supported by htaccel yet"), "{out}");
+}
+
+/// `Listen [::]:PORT` with TLS: IPv6 and (dual-stack) IPv4 clients both get
+/// HTTPS. The differential harness listens on 127.0.0.1 only, hence here.
+#[test]
+fn listen_on_ipv6_with_tls() {
+    let dir = TempDir::new("ssl-ipv6");
+    make_cert(&dir, "a", false);
+    dir.write("site/index.html", "over tls\n");
+    let d = dir.path().display().to_string();
+    let conf = format!(
+        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen [::]:@PORT@\nServerName localhost\nDocumentRoot {d}/site\nSSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key\n"
+    );
+    let server = common::Server::with_config(&conf, dir.path());
+    for host in ["[::1]", "127.0.0.1"] {
+        let out = Command::new("curl")
+            .args(["-sk", "--max-time", "10"])
+            .arg(format!("https://{host}:{}/", server.port))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "over tls\n",
+            "{host}: {}",
+            server.error_log()
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! A new connection to a TLS address, up to the first request: plain HTTP
+//! answered as mod_ssl answers it, the ClientHello read, the server chosen
+//! by SNI (the address's default without one), the handshake finished, all
+//! within the handshake time limit; then the connection loop.
+
+use super::config::openssl_name;
+use super::stream::{write_records, SockIo, TlsStream};
+use super::TlsSetup;
+use crate::conn::{self, Local, Shared};
+use crate::transport::Plain;
+use htaccel_engine::http::TlsInfo;
+use rustls::server::Acceptor;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+/// The whole handshake, from accept to the client's Finished, when
+/// mod_reqtimeout's header stage sets no time (it is off).
+const HANDSHAKE_DEFAULT: Duration = Duration::from_secs(20);
+
+/// The handshake's time limit: mod_reqtimeout's first header limit (20 s by
+/// default; Apache's own `handshake` stage is off by default, and its
+/// header stage then starts with the connection), at most `Timeout`.
+fn handshake_limit(shared: &Shared) -> Duration {
+    let header = shared.timeouts.header.timeout;
+    let limit = if header.is_zero() {
+        HANDSHAKE_DEFAULT
+    } else {
+        header
+    };
+    limit.min(shared.timeouts.timeout)
+}
+
+/// Whether the first bytes are an HTTP request OpenSSL recognises (its
+/// `SSL_R_HTTP_REQUEST`: `GET `, `POST `, `HEAD `, `PUT `), which mod_ssl
+/// answers with a 400; anything else that is not TLS is dropped.
+fn is_plain_http(first: &[u8]) -> bool {
+    [&b"GET "[..], b"POST ", b"HEAD ", b"PUT "]
+        .iter()
+        .any(|m| first.starts_with(m))
+}
+
+/// Serve a connection to a TLS address (`port` of `setup`).
+pub(crate) async fn serve(
+    tcp: TcpStream,
+    remote: SocketAddr,
+    local_addr: SocketAddr,
+    setup: Arc<TlsSetup>,
+    port: usize,
+    shared: Arc<Shared>,
+    local: Rc<Local>,
+) {
+    let deadline = Instant::now() + handshake_limit(&shared);
+    let mut first = [0u8; 5];
+    let n = loop {
+        let n = match tokio::time::timeout_at(deadline, tcp.peek(&mut first)).await {
+            Ok(Ok(n)) => n,
+            _ => return,
+        };
+        // A TLS record (0x16) or not a letter: decided by the first byte;
+        // a method needs its five bytes.
+        if n == 0 || n == first.len() || !first[0].is_ascii_uppercase() {
+            break n;
+        }
+        if tokio::time::timeout_at(deadline, tokio::time::sleep(Duration::from_millis(10)))
+            .await
+            .is_err()
+        {
+            break n;
+        }
+    };
+    if n == 0 {
+        return;
+    }
+    if is_plain_http(&first[..n]) {
+        conn::refuse_plain_http(Plain(tcp), remote, local_addr, shared, local).await;
+        return;
+    }
+    let Some(stream) = handshake(tcp, &setup, port, deadline, shared.timeouts.timeout).await else {
+        return;
+    };
+    conn::serve(stream, remote, local_addr, shared, local).await;
+}
+
+/// Wait until the socket is readable, at most until `deadline`.
+async fn readable(tcp: &TcpStream, deadline: Instant) -> bool {
+    matches!(
+        tokio::time::timeout_at(deadline, tcp.readable()).await,
+        Ok(Ok(()))
+    )
+}
+
+/// The handshake, with the server the ClientHello chooses; `None` when it
+/// fails (the alert sent if it can be) or runs out of time.
+async fn handshake(
+    tcp: TcpStream,
+    setup: &TlsSetup,
+    port: usize,
+    deadline: Instant,
+    timeout: Duration,
+) -> Option<TlsStream> {
+    let mut acceptor = Acceptor::default();
+    let accepted = loop {
+        match acceptor.read_tls(&mut SockIo(&tcp)) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if !readable(&tcp, deadline).await {
+                    return None;
+                }
+                continue;
+            }
+            Err(_) => return None,
+        }
+        match acceptor.accept() {
+            Ok(Some(a)) => break a,
+            Ok(None) => {}
+            Err((_, mut alert)) => {
+                let _ = alert.write(&mut SockIo(&tcp));
+                return None;
+            }
+        }
+    };
+    let hello = accepted.client_hello();
+    let sni = hello.server_name().map(str::to_ascii_lowercase);
+    let site = setup.ports[port].choose(sni.as_deref());
+    let key = site.pick_key(hello.signature_schemes());
+    let offers_http11 = hello
+        .alpn()
+        .is_none_or(|mut protocols| protocols.any(|p| p == super::config::ALPN_HTTP11));
+    let config = if offers_http11 {
+        key.config.clone()
+    } else {
+        key.config_no_alpn.clone()
+    };
+    let mut conn = match accepted.into_connection(config) {
+        Ok(c) => c,
+        Err((_, mut alert)) => {
+            let _ = alert.write(&mut SockIo(&tcp));
+            return None;
+        }
+    };
+    while conn.is_handshaking() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        if conn.wants_write() {
+            write_records(&tcp, &mut conn, left.min(timeout))
+                .await
+                .ok()?;
+            continue;
+        }
+        match conn.read_tls(&mut SockIo(&tcp)) {
+            Ok(0) => return None,
+            Ok(_) => {
+                if conn.process_new_packets().is_err() {
+                    let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+                    return None;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if !readable(&tcp, deadline).await {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    // TLS 1.3 session tickets, sent now rather than with the first answer.
+    write_records(&tcp, &mut conn, timeout).await.ok()?;
+    let suite = conn.negotiated_cipher_suite()?;
+    let cipher_bits = match suite.suite() {
+        rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+        | rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+        | rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => 128,
+        _ => 256,
+    };
+    let info = TlsInfo {
+        protocol: match conn.protocol_version() {
+            Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
+            _ => "TLSv1.2",
+        },
+        cipher: openssl_name(suite.suite()).unwrap_or(""),
+        cipher_bits,
+        sni,
+        server_subject: key.cert.subject.clone(),
+        server_issuer: key.cert.issuer.clone(),
+        server_serial: key.cert.serial.clone(),
+        server_version: key.cert.version,
+        server_key_alg: key.cert.key_alg,
+        resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+        client: conn
+            .peer_certificates()
+            .and_then(|c| c.first())
+            .map(|cert| {
+                let f = super::der::CertFacts::of(cert);
+                htaccel_engine::http::tls::ClientCert {
+                    subject: f.subject,
+                    issuer: f.issuer,
+                    serial: f.serial,
+                    version: f.version,
+                    key_alg: f.key_alg,
+                    pem: htaccel_engine::http::tls::pem(cert),
+                }
+            }),
+        server_cert_pem: Some(key.pem.clone()),
+        handshake_site: site.site,
+    };
+    Some(TlsStream::new(tcp, conn, Arc::new(info)))
+}

@@ -1,0 +1,302 @@
+//! From a server's TLS settings ([`TlsSiteSpec`]) to rustls configurations:
+//! certificates and keys read and checked (a missing, unreadable or
+//! mismatched file is an error naming it), protocol versions, cipher
+//! suites by their OpenSSL names, session resumption.
+//!
+//! A server with both an RSA and an ECDSA certificate gets one rustls
+//! configuration per certificate; the handshake picks one by what the
+//! client can verify, as OpenSSL picks among a server's keys.
+
+use super::der;
+use htaccel_engine::http::tls::{ClientAuthSpec, KeyPairSpec, TlsSiteSpec};
+use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
+use rustls::sign::CertifiedKey;
+use rustls::{CipherSuite, ServerConfig, SignatureScheme, SupportedCipherSuite};
+use std::path::Path;
+use std::sync::Arc;
+
+/// One certificate of a server, ready for handshakes.
+pub(crate) struct KeyConfig {
+    /// Selects `http/1.1` by ALPN when the client offers it, as Apache does.
+    pub config: Arc<ServerConfig>,
+    /// The same without ALPN, for a client whose ALPN list lacks
+    /// `http/1.1` (rustls would refuse it; Apache answers anyway).
+    pub config_no_alpn: Arc<ServerConfig>,
+    /// The key is ECDSA (else RSA, or Ed25519).
+    pub ecdsa: bool,
+    /// The signature schemes the key can make.
+    pub schemes: Vec<SignatureScheme>,
+    /// What `SSL_SERVER_*` shows of the certificate.
+    pub cert: der::CertFacts,
+    /// `SSL_SERVER_CERT`.
+    pub pem: Arc<str>,
+}
+
+/// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
+pub(crate) const ALPN_HTTP11: &[u8] = b"http/1.1";
+
+/// OpenSSL's name of a rustls suite.
+pub(crate) fn openssl_name(suite: CipherSuite) -> Option<&'static str> {
+    Some(match suite {
+        CipherSuite::TLS13_AES_256_GCM_SHA384 => "TLS_AES_256_GCM_SHA384",
+        CipherSuite::TLS13_AES_128_GCM_SHA256 => "TLS_AES_128_GCM_SHA256",
+        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256 => "TLS_CHACHA20_POLY1305_SHA256",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => "ECDHE-ECDSA-AES256-GCM-SHA384",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => "ECDHE-ECDSA-AES128-GCM-SHA256",
+        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            "ECDHE-ECDSA-CHACHA20-POLY1305"
+        }
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => "ECDHE-RSA-AES256-GCM-SHA384",
+        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => "ECDHE-RSA-AES128-GCM-SHA256",
+        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => "ECDHE-RSA-CHACHA20-POLY1305",
+        _ => return None,
+    })
+}
+
+/// The suites of `names` (OpenSSL names) among those ring offers, in that order.
+fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
+    names
+        .iter()
+        .filter_map(|n| {
+            ring::ALL_CIPHER_SUITES
+                .iter()
+                .find(|s| openssl_name(s.suite()) == Some(n))
+                .copied()
+        })
+        .collect()
+}
+
+/// Build the configurations of one server: one per certificate.
+pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
+    if spec.keys.is_empty() {
+        return Err("SSLEngine on but no SSLCertificateFile".into());
+    }
+    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
+    if spec.tls13 {
+        versions.push(&rustls::version::TLS13);
+    }
+    if spec.tls12 {
+        versions.push(&rustls::version::TLS12);
+    }
+    if versions.is_empty() {
+        return Err("SSLProtocol leaves no protocol htaccel can speak (TLSv1.2, TLSv1.3)".into());
+    }
+    let mut chosen = suites(&spec.suites13);
+    chosen.extend(suites(&spec.suites12));
+    if spec.tls12 && !spec.tls13 && suites(&spec.suites12).is_empty() {
+        return Err("SSLCipherSuite leaves no cipher suite for TLSv1.2".into());
+    }
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites: chosen,
+        ..ring::default_provider()
+    });
+    let chain = match &spec.chain {
+        Some(p) => read_certs(p)?,
+        None => Vec::new(),
+    };
+    let storage: Arc<dyn rustls::server::StoresServerSessions + Send + Sync> =
+        if spec.session_cache > 0 {
+            ServerSessionMemoryCache::new(spec.session_cache)
+        } else {
+            Arc::new(NoServerSessionStorage {})
+        };
+    let ticketer = if spec.session_tickets {
+        Some(ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?)
+    } else {
+        None
+    };
+    let client_verifier = match &spec.client_auth {
+        Some(auth) => Some(client_verifier(auth, &provider)?),
+        None => None,
+    };
+    let mut out = Vec::new();
+    for pair in &spec.keys {
+        let (key, mut certs) = load_pair(pair, &provider)?;
+        certs.extend(chain.iter().cloned());
+        let cert = der::CertFacts::of(&certs[0]);
+        let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
+        let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
+        let schemes = signable(&key);
+        let certified = Arc::new(CertifiedKey::new(certs, key));
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&versions)
+            .map_err(|e| format!("SSLProtocol/SSLCipherSuite: {e}"))?;
+        let builder = match &client_verifier {
+            Some(v) => builder.with_client_cert_verifier(v.clone()),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder.with_cert_resolver(Arc::new(Fixed(certified)));
+        config.ignore_client_order = spec.honor_cipher_order;
+        config.session_storage = storage.clone();
+        match &ticketer {
+            Some(t) => config.ticketer = t.clone(),
+            // Without tickets, TLS 1.3 still resumes by the session cache
+            // (stateful tickets naming a cached session, as OpenSSL sends
+            // with SSLSessionTickets off); with neither, nothing is sent.
+            None if spec.session_cache > 0 => {}
+            None => config.send_tls13_tickets = 0,
+        }
+        let config_no_alpn = Arc::new(config.clone());
+        config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
+        out.push(KeyConfig {
+            config: Arc::new(config),
+            config_no_alpn,
+            ecdsa,
+            schemes,
+            cert,
+            pem,
+        });
+    }
+    Ok(out)
+}
+
+/// The one certificate of a configuration (the choice among a server's
+/// certificates is made before, see `super::accept`).
+#[derive(Debug)]
+struct Fixed(Arc<CertifiedKey>);
+
+impl rustls::server::ResolvesServerCert for Fixed {
+    fn resolve(&self, _hello: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+}
+
+/// `SSLVerifyClient optional|require`: client certificates verified
+/// against the CAs of `SSLCACertificateFile` and `SSLCACertificatePath`
+/// (every certificate file in that directory).
+fn client_verifier(
+    auth: &ClientAuthSpec,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    let mut files = Vec::new();
+    if let Some(f) = &auth.ca_file {
+        files.push(f.clone());
+    }
+    if let Some(dir) = &auth.ca_path {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| format!("SSLCACertificatePath {}: {e}", dir.display()))?;
+        let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        found.sort();
+        files.extend(found.into_iter().filter(|p| p.is_file()));
+    }
+    for f in &files {
+        let pem = read_file(f, "CA certificate file")?;
+        for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
+            roots
+                .add(cert)
+                .map_err(|e| format!("CA certificate file {}: {e}", f.display()))?;
+        }
+    }
+    if roots.is_empty() {
+        return Err("SSLVerifyClient needs SSLCACertificateFile or SSLCACertificatePath with at least one CA certificate".into());
+    }
+    let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    );
+    let builder = if auth.required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder.build().map_err(|e| format!("SSLVerifyClient: {e}"))
+}
+
+/// The schemes a key can sign with.
+fn signable(key: &Arc<dyn rustls::sign::SigningKey>) -> Vec<SignatureScheme> {
+    use SignatureScheme::*;
+    let all = [
+        ECDSA_NISTP256_SHA256,
+        ECDSA_NISTP384_SHA384,
+        ECDSA_NISTP521_SHA512,
+        ED25519,
+        RSA_PSS_SHA256,
+        RSA_PSS_SHA384,
+        RSA_PSS_SHA512,
+        RSA_PKCS1_SHA256,
+        RSA_PKCS1_SHA384,
+        RSA_PKCS1_SHA512,
+    ];
+    all.iter()
+        .copied()
+        .filter(|s| key.choose_scheme(&[*s]).is_some())
+        .collect()
+}
+
+fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()))
+}
+
+/// Every certificate of a PEM file, the leaf first.
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = read_file(path, "certificate file")?;
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("certificate file {}: {e}", path.display()))?;
+    if certs.is_empty() && pem.first() == Some(&0x30) {
+        // DER, as mod_ssl also accepts: one certificate.
+        return Ok(vec![CertificateDer::from(pem)]);
+    }
+    if certs.is_empty() {
+        return Err(format!(
+            "certificate file {}: no certificate in it",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+/// A certificate file and its key (from the key file, else the same file),
+/// checked to belong together.
+fn load_pair(
+    pair: &KeyPairSpec,
+    provider: &CryptoProvider,
+) -> Result<
+    (
+        Arc<dyn rustls::sign::SigningKey>,
+        Vec<CertificateDer<'static>>,
+    ),
+    String,
+> {
+    let certs = read_certs(&pair.cert)?;
+    let key_path = pair.key.as_deref().unwrap_or(&pair.cert);
+    let pem = read_file(key_path, "private key file")?;
+    if contains(&pem, b"ENCRYPTED") {
+        return Err(format!(
+            "private key file {}: the key is encrypted, and htaccel cannot ask for its pass phrase (SSLPassPhraseDialog builtin is not supported): store it decrypted (openssl pkey -in KEY -out KEY.plain), readable by root only",
+            key_path.display()
+        ));
+    }
+    let key = match PrivateKeyDer::from_pem_slice(&pem) {
+        Ok(k) => k,
+        // DER (PKCS#8, PKCS#1 or SEC1), as mod_ssl also accepts.
+        Err(_) if pem.first() == Some(&0x30) => PrivateKeyDer::try_from(pem.as_slice())
+            .map_err(|e| format!("private key file {}: {e}", key_path.display()))?
+            .clone_key(),
+        Err(e) => return Err(format!("private key file {}: {e}", key_path.display())),
+    };
+    let key = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| format!("private key file {}: {e}", key_path.display()))?;
+    let certified = CertifiedKey::new(certs.clone(), key.clone());
+    match certified.keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {}
+        Err(_) => {
+            return Err(format!(
+                "private key file {} does not match the certificate of {}",
+                key_path.display(),
+                pair.cert.display()
+            ))
+        }
+    }
+    Ok((key, certs))
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}

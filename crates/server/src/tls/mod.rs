@@ -1,0 +1,137 @@
+//! TLS on rustls, as a transport under the HTTP/1.1 framing.
+//!
+//! Which local addresses speak TLS, and with which certificates and
+//! settings, comes from mod_ssl's configuration ([`TlsPortSpec`], built by
+//! the engine). [`TlsSetup::build`] reads every certificate and key when
+//! the server starts, before privileges are dropped. A connection to a TLS
+//! address goes through `accept` (plain HTTP refused as mod_ssl refuses
+//! it, the ClientHello read, the server chosen by SNI, the handshake
+//! finished within the handshake time limit) and is then served by the
+//! same connection loop as plain HTTP over a `stream::TlsStream`.
+//!
+//! The crypto provider is *ring*: it builds with a C compiler alone
+//! (aws-lc-rs needs cmake and a longer build), and for what a web server
+//! spends (ECDHE, AES-GCM and ChaCha20, ECDSA and RSA signatures) the two
+//! are close. Renegotiation does not exist in rustls; TLS 1.2 and 1.3 are
+//! all it speaks.
+
+mod accept;
+mod config;
+mod der;
+mod stream;
+
+pub(crate) use accept::serve;
+
+use htaccel_engine::http::tls::TlsPortSpec;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Every TLS address of the server with its servers, ready for handshakes.
+pub struct TlsSetup {
+    ports: Vec<Port>,
+}
+
+impl std::fmt::Debug for TlsSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.ports.iter().map(|p| &p.addr))
+            .finish()
+    }
+}
+
+/// The servers a connection to one address may use, its default first.
+pub(crate) struct Port {
+    addr: String,
+    sites: Vec<Site>,
+}
+
+/// One server's certificates (one configuration each) and names.
+pub(crate) struct Site {
+    site: Option<usize>,
+    names: Vec<String>,
+    keys: Vec<config::KeyConfig>,
+}
+
+impl TlsSetup {
+    /// Read every certificate and key and build the configurations; an
+    /// error names the file (or setting) at fault.
+    pub fn build(specs: &[TlsPortSpec]) -> Result<TlsSetup, String> {
+        let mut ports = Vec::new();
+        for p in specs {
+            let mut sites = Vec::new();
+            let default = p.sites.first();
+            for s in &p.sites {
+                // mod_ssl switches to the SNI server's settings by
+                // SSL_set_options, which adds options and never clears
+                // them: the address's default server's server cipher order
+                // and its refusal of tickets stay in force.
+                let mut s = s.clone();
+                if let Some(d) = default {
+                    s.honor_cipher_order |= d.honor_cipher_order;
+                    s.session_tickets &= d.session_tickets;
+                }
+                let s = &s;
+                let keys = config::build(s).map_err(|e| {
+                    let server = s.names.first().map_or("the main server", String::as_str);
+                    format!("SSL setup of {server} ({}): {e}", p.addr)
+                })?;
+                sites.push(Site {
+                    site: s.site,
+                    names: s.names.iter().map(|n| n.to_ascii_lowercase()).collect(),
+                    keys,
+                });
+            }
+            if !sites.is_empty() {
+                ports.push(Port {
+                    addr: p.addr.clone(),
+                    sites,
+                });
+            }
+        }
+        Ok(TlsSetup { ports })
+    }
+
+    /// Whether no address speaks TLS.
+    pub fn is_empty(&self) -> bool {
+        self.ports.is_empty()
+    }
+
+    /// The TLS servers of a connection to `local`, if it speaks TLS.
+    pub(crate) fn port_for(&self, local: SocketAddr) -> Option<usize> {
+        self.ports
+            .iter()
+            .position(|p| htaccel_engine::engine::addr_matches(&p.addr, local))
+    }
+}
+
+impl Port {
+    /// The server the client's SNI names, else the address's default.
+    fn choose(&self, sni: Option<&str>) -> &Site {
+        sni.and_then(|name| {
+            self.sites.iter().find(|s| {
+                s.names.iter().any(|n| {
+                    htaccel_engine::modules::core::sections::fnmatch(n.as_bytes(), name.as_bytes())
+                })
+            })
+        })
+        .unwrap_or(&self.sites[0])
+    }
+}
+
+impl Site {
+    /// Among the server's certificates, the one the client can verify:
+    /// ECDSA first when it can, as OpenSSL prefers it with the usual
+    /// cipher orders.
+    fn pick_key(&self, schemes: &[rustls::SignatureScheme]) -> &config::KeyConfig {
+        let usable = |k: &&config::KeyConfig| k.schemes.iter().any(|s| schemes.contains(s));
+        self.keys
+            .iter()
+            .filter(usable)
+            .find(|k| k.ecdsa)
+            .or_else(|| self.keys.iter().find(usable))
+            .unwrap_or(&self.keys[0])
+    }
+}
+
+/// Shared so that a `ServerOptions` can be cloned.
+pub type SharedTlsSetup = Arc<TlsSetup>;

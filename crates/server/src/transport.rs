@@ -1,0 +1,85 @@
+//! What a connection's bytes travel over, below the HTTP/1.1 framing: plain
+//! TCP, or TLS (`crate::tls`). The connection loop (`crate::conn`) is generic
+//! over [`Transport`], so that each transport is compiled into its own copy
+//! of the loop: plain TCP keeps its direct `read(2)`, `writev(2)` and
+//! `sendfile(2)` with no dispatch per call, and TLS reads and writes through
+//! rustls. HTTP/2 over TLS (ALPN) is meant to join here later, beside the
+//! HTTP/1.1 loop, on the same transports.
+
+use crate::write::Output;
+use bytes::BytesMut;
+use htaccel_engine::http::TlsInfo;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+/// A connection's byte stream, as the HTTP/1.1 loop uses it.
+pub(crate) trait Transport {
+    /// Read what is available into `buf` (which has room): `Ok(0)` is the
+    /// end of input, `WouldBlock` that nothing is available now.
+    fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize>;
+
+    /// Ready when [`Transport::try_read`] may have something.
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+
+    /// Write everything `out` holds; each wait for the peer is bounded by `timeout`.
+    fn flush(
+        &mut self,
+        out: &mut Output,
+        timeout: Duration,
+    ) -> impl Future<Output = io::Result<()>>;
+
+    /// Stop sending (the start of a lingering close).
+    fn shutdown_write(&mut self);
+
+    /// What the request sees of the TLS session (`None`: plain HTTP).
+    fn tls(&self) -> Option<&Arc<TlsInfo>>;
+}
+
+/// Plain HTTP over TCP.
+pub(crate) struct Plain(pub TcpStream);
+
+impl Transport for Plain {
+    #[inline]
+    fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        let room = buf.capacity() - buf.len();
+        let n = self.0.try_read_buf(buf)?;
+        if n > 0 && n < room {
+            // A short read emptied the socket: forget its readiness now
+            // rather than learn it from one more read that fails with
+            // EAGAIN (one syscall per request saved). Readiness that
+            // arrived meanwhile carries a newer tick and is kept.
+            let _ = self.0.try_io(Interest::READABLE, || {
+                Err::<(), _>(io::ErrorKind::WouldBlock.into())
+            });
+        }
+        Ok(n)
+    }
+
+    #[inline]
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.0.poll_read_ready(cx)
+    }
+
+    #[inline]
+    fn flush(
+        &mut self,
+        out: &mut Output,
+        timeout: Duration,
+    ) -> impl Future<Output = io::Result<()>> {
+        out.flush(&self.0, timeout)
+    }
+
+    fn shutdown_write(&mut self) {
+        let _ = socket2::SockRef::from(&self.0).shutdown(std::net::Shutdown::Write);
+    }
+
+    #[inline]
+    fn tls(&self) -> Option<&Arc<TlsInfo>> {
+        None
+    }
+}

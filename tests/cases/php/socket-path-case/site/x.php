@@ -1,0 +1,1 @@
+<?php echo "ran ", $_SERVER["SCRIPT_NAME"], "\n";

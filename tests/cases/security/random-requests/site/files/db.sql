@@ -1,0 +1,1 @@
+HTACCEL-SECRET-random-backup

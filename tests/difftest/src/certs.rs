@@ -1,0 +1,194 @@
+//! Certificates for the cases that need `https`, made with `openssl` in
+//! the sandbox (`@CERTS@` in `server.conf`), the same files for both
+//! servers: `localhost` (RSA), `one.test` (RSA), `two.test` (ECDSA P-256,
+//! also `*.two.test`), each with its key beside it (`NAME.crt`,
+//! `NAME.key`), `localhost-ec` (ECDSA) for a server with both kinds, and
+//! as a certificate authority issues them, `example.com` (ECDSA, also
+//! `www.example.com`) signed by `ca.crt`, with `example.com-fullchain.pem`
+//! holding the leaf and the CA as certbot's `fullchain.pem` does; client
+//! certificates `alice` (issued by the CA) and `mallory` (self-signed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where a sandbox keeps its certificates.
+pub fn dir(sandbox: &Path) -> PathBuf {
+    sandbox.join("stage").join("certs")
+}
+
+/// Make the certificates (once per sandbox).
+pub fn make(sandbox: &Path) -> Result<(), String> {
+    let d = dir(sandbox);
+    std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+    for (name, cn, ec, san) in [
+        ("localhost", "localhost", false, "DNS:localhost"),
+        ("localhost-ec", "localhost", true, "DNS:localhost"),
+        ("one.test", "one.test", false, "DNS:one.test"),
+        ("two.test", "two.test", true, "DNS:two.test,DNS:*.two.test"),
+    ] {
+        let algo: &[&str] = if ec {
+            &["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+        } else {
+            &["-newkey", "rsa:2048"]
+        };
+        let out = Command::new("openssl")
+            .args(["req", "-x509", "-nodes", "-days", "365"])
+            .args(algo)
+            .arg("-keyout")
+            .arg(d.join(format!("{name}.key")))
+            .arg("-out")
+            .arg(d.join(format!("{name}.crt")))
+            .args(["-subj", &format!("/C=DE/O=htaccel tests/CN={cn}")])
+            .args(["-addext", &format!("subjectAltName={san}")])
+            .output()
+            .map_err(|e| format!("openssl: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+    }
+    issued(&d)
+}
+
+fn openssl(d: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(d)
+        .output()
+        .map_err(|e| format!("openssl: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// A CA and `example.com` signed by it, with certbot's `fullchain.pem` shape.
+fn issued(d: &Path) -> Result<(), String> {
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "365",
+            "-newkey",
+            "rsa:2048",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+            "-subj",
+            "/O=htaccel tests/CN=htaccel test CA",
+        ],
+    )?;
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "example.com.key",
+            "-out",
+            "example.com.csr",
+            "-subj",
+            "/CN=example.com",
+        ],
+    )?;
+    std::fs::write(
+        d.join("example.com.ext"),
+        "subjectAltName=DNS:example.com,DNS:www.example.com\n",
+    )
+    .map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "example.com.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            "example.com.ext",
+            "-out",
+            "example.com.crt",
+        ],
+    )?;
+    // Client certificates: alice issued by the CA, mallory self-signed.
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "alice.key",
+            "-out",
+            "alice.csr",
+            "-subj",
+            "/C=DE/O=htaccel tests/CN=alice",
+        ],
+    )?;
+    std::fs::write(d.join("alice.ext"), "extendedKeyUsage=clientAuth\n")
+        .map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "alice.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            "alice.ext",
+            "-out",
+            "alice.crt",
+        ],
+    )?;
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "90",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "mallory.key",
+            "-out",
+            "mallory.crt",
+            "-subj",
+            "/CN=mallory",
+            "-addext",
+            "extendedKeyUsage=clientAuth",
+        ],
+    )?;
+    let mut chain = std::fs::read(d.join("example.com.crt")).map_err(|e| e.to_string())?;
+    chain.extend(std::fs::read(d.join("ca.crt")).map_err(|e| e.to_string())?);
+    std::fs::write(d.join("example.com-fullchain.pem"), chain).map_err(|e| e.to_string())
+}
