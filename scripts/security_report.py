@@ -6,6 +6,9 @@ run, so that the page can never claim more than was checked:
                                  compared with Apache's, secret markers leaked
   target/security/hostile.json   tests/security/hostile.py: bounds on time and
                                  memory, htaccel's and Apache's figures
+  target/security/testssl.json   tests/security/testssl.py: testssl.sh's
+                                 findings for htaccel and Apache on the
+                                 same TLS configuration
   target/security/fuzz.json      scripts/fuzz.sh: inputs run per target
 
     python3 scripts/security_report.py [OUTPUT]   (default docs/security.md)
@@ -41,10 +44,53 @@ def figures(d):
     return ", ".join("%s %s" % (k.replace("_", " "), json.dumps(v)) for k, v in d.items())
 
 
+SEVERITIES = ("CRITICAL", "HIGH", "MEDIUM", "LOW", "WARN")
+
+
+def by_severity(findings):
+    """`HIGH 2 (id, id)`, most severe first, for LOW and above and WARN."""
+    ids = {}
+    for f in findings:
+        ids.setdefault(f["severity"], []).append(f["id"])
+    shown = ["%s %d (%s)" % (s, len(ids[s]), ", ".join(ids[s])) for s in SEVERITIES if s in ids]
+    return "; ".join(shown) or "none of LOW or above"
+
+
+def testssl_section(testssl):
+    out = ["", "## testssl.sh", "",
+           "`tests/security/testssl.py`: Debian's testssl.sh (protocols, each cipher,",
+           "forward secrecy, server preferences and defaults, HTTP headers,",
+           "vulnerabilities) against htaccel and Apache with mod_ssl, both on the same",
+           "configuration text and certificate. A finding of htaccel of LOW or above,",
+           "or VULNERABLE, that Apache's run does not have as severe under the same id",
+           "is a failure (a check that could not finish against htaccel alone, WARN, is",
+           "listed without failing). Findings by severity with their testssl.sh ids",
+           "(INFO and OK left out); what both servers share comes from the self-signed",
+           "test certificate, `SSLHonorCipherOrder off` and a test site that sends no",
+           "HSTS or other security headers:", ""]
+    if testssl is None:
+        return out + ["Missing: testssl.sh did not run."]
+    out += ["| Configuration | htaccel | Apache | htaccel only |", "| --- | --- | --- | --- |"]
+    for c in testssl["configurations"]:
+        only = "; ".join(("%s %s: %s (not a failure)" if f["severity"] == "WARN" else "**%s %s**: %s")
+                         % (f["severity"], f["id"], cell(f["finding"]))
+                         for f in c["htaccel_only"]) or "none"
+        if c["error"]:
+            only = "**not checked** (%s)" % cell(c["error"])
+        out.append("| %s | %s | %s | %s |" % (
+            cell(c["what"]), cell(by_severity(c["findings"]["htaccel"])),
+            cell(by_severity(c["findings"]["apache"])), only))
+    out += ["", "testssl.sh %s. Differences left out because the two servers are different "
+            "programs: %s." % (testssl.get("testssl") or "(version unknown)", "; ".join(
+                "`%s`: %s" % (k, v) for k, v in testssl["ignored"].items()))]
+    return out
+
+
 def main():
     diff = load("difftest.json")
     hostile = load("hostile.json")
     fuzz = load("fuzz.json")
+    testssl = load("testssl.json")
     out = [
         "# Security suite",
         "",
@@ -114,6 +160,7 @@ def main():
                 cell(figures(s["apache"]) if s["apache"] else "not run (it would block)")))
         full = any(s.get("full") for s in hostile)
         out += ["", "Sizes of the %s run." % ("full (`--full`)" if full else "bounded (CI)")]
+    out += testssl_section(testssl)
     out += ["", "## Fuzzing", "",
             "`scripts/fuzz.sh`: each cargo-fuzz target from its committed seeds",
             "(`fuzz/seeds/`), no crash and no time-out allowed.", ""]

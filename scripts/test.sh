@@ -27,6 +27,9 @@ ls /usr/lib/apache2/modules/libphp*.so >/dev/null 2>&1 || missing+=(libapache2-m
 # Flask under gunicorn: the application behind the flask/ proxy cases.
 /usr/bin/python3 -c 'import flask' >/dev/null 2>&1 || missing+=(python3-flask)
 /usr/bin/python3 -c 'import gunicorn' >/dev/null 2>&1 || missing+=(python3-gunicorn)
+# The official Prometheus client's parser reads htaccel's metrics page
+# (crates/htaccel/tests/status_pages.rs).
+/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing+=(python3-prometheus-client)
 # WordPress with a private MariaDB: the wordpress/ cases (scripts/wordpress.sh).
 [ -f /usr/share/wordpress/wp-settings.php ] || missing+=(wordpress)
 [ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing+=(wordpress-theme-twentytwentythree)
@@ -36,6 +39,9 @@ ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 # snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
+# testssl.sh: htaccel's TLS against Apache's on the same configuration
+# (tests/security/testssl.py).
+command -v testssl >/dev/null 2>&1 || missing+=(testssl.sh)
 # The system zlib (mod_deflate's bytes come from the same library Apache
 # links) and libcrypt (htpasswd crypt hashes), found through pkg-config.
 dpkg -s zlib1g-dev >/dev/null 2>&1 || missing+=(zlib1g-dev)
@@ -91,10 +97,14 @@ status=${PIPESTATUS[0]}
 
 # The rest of the security suite, bounded (scripts/security.sh --full runs
 # the whole campaign): hostile access files, clients and faults, with
-# Apache's figures beside htaccel's; every fuzz target for 30 s; then
+# Apache's figures beside htaccel's; testssl.sh's findings for htaccel and
+# Apache on the same TLS configuration; every fuzz target for 30 s; then
 # docs/security.md from what this run measured.
 echo "== security: hostile access files, clients, faults"
 python3 tests/security/hostile.py 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== security: testssl.sh, htaccel against Apache on the same TLS configuration"
+python3 tests/security/testssl.py 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== security: fuzzing"
 bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"

@@ -25,6 +25,8 @@ pub struct Engine {
     /// The PHP-FPM pool that runs PHP for mod_php, when the configuration
     /// loads mod_php (`modules::php::pool`; no pool, no engine).
     pub php: Option<crate::modules::proxy::FcgiTarget>,
+    /// mod_status's settings and the start time its pages count from.
+    pub status: crate::modules::status::StatusSettings,
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
@@ -187,6 +189,10 @@ impl Engine {
             log,
             server_header,
             php,
+            status: crate::modules::status::StatusSettings::new(
+                &b.global,
+                loaded.env.is_loaded("status_module"),
+            ),
             https_listeners: b.global.https_listeners.clone(),
             trace_enable: !b
                 .global
@@ -215,7 +221,12 @@ impl Engine {
     }
 
     pub fn select_site(&self, req: &Request, host: Option<&str>) -> &Site {
-        let local = req.local;
+        self.site_by_address(req.local, host)
+    }
+
+    /// The site for a connection to `local` asking for `host`; without a
+    /// host, the address's base server (Apache's `c->base_server`).
+    pub fn site_by_address(&self, local: std::net::SocketAddr, host: Option<&str>) -> &Site {
         // No list is built: this runs for every request (and its log line).
         let mut candidates = self
             .vhosts
@@ -317,6 +328,27 @@ pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 }
 
 impl Handler for Engine {
+    fn read_timeouts(
+        &self,
+        local: std::net::SocketAddr,
+    ) -> Option<crate::http::read_timeout::ConnReadTimeouts> {
+        use crate::http::read_timeout::{ConnReadTimeouts, ReadTimeout};
+        Some(
+            self.site_by_address(local, None)
+                .reqtimeout
+                .unwrap_or(ConnReadTimeouts {
+                    handshake: ReadTimeout::OFF,
+                    header: ReadTimeout::OFF,
+                    body: ReadTimeout::OFF,
+                    enabled: false,
+                }),
+        )
+    }
+
+    fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {
+        self.site_for(req).reqtimeout.map(|t| t.body)
+    }
+
     fn handle(&self, req: &Request) -> Response {
         crate::handler::handle(self, self.site_for(req), req)
     }
@@ -329,9 +361,13 @@ impl Handler for Engine {
         crate::watch::global().sync();
         let stamp = crate::watch::changes();
         match crate::answer_memo::lookup(self.id, req, stamp) {
-            Lookup::Hit(resp) => Decision::Kept(resp),
+            Lookup::Hit(resp) => {
+                crate::stats::bump(crate::stats::Counter::AnswerMemoHits);
+                Decision::Kept(resp)
+            }
             Lookup::Decide => crate::handler::decide_synced(self, self.site_for(req), req),
             Lookup::Record => {
+                crate::stats::bump(crate::stats::Counter::AnswerMemoRecorded);
                 let recording = Recording::start();
                 let decision = crate::handler::decide_synced(self, self.site_for(req), req);
                 let answer = match &decision {

@@ -217,7 +217,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
 }
 
 /// The `<address>` line of `ServerSignature`.
-fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
+pub(crate) fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
     let mode = match ctx.conf.core.server_signature {
         Some(Signature::On) => ServerSignature::On,
         Some(Signature::Email) => ServerSignature::EMail,

@@ -80,8 +80,10 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
         }
     });
     if let Some(f) = hit {
+        crate::stats::bump(crate::stats::Counter::FileCacheHits);
         return Ok(f);
     }
+    crate::stats::bump(crate::stats::Counter::FileCacheOpens);
     // The walk saw a regular file; if something else took its place since,
     // it is refused rather than opened in a way that could block.
     let (opened, meta) = crate::fs::open_regular(std::path::Path::new(path))?;

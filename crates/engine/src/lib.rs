@@ -32,6 +32,7 @@ pub mod regsub;
 pub mod request;
 pub mod site;
 pub mod statcache;
+pub mod stats;
 pub mod tree;
 pub mod uri;
 pub mod walk;

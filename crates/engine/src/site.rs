@@ -39,6 +39,9 @@ pub struct Site {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip (a vhost's settings over the main server's).
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_reqtimeout's stages (a vhost's over the main server's); `None`
+    /// when the configuration does not load the module.
+    pub reqtimeout: Option<crate::http::read_timeout::ConnReadTimeouts>,
     /// mod_ssl (a vhost's settings over the main server's).
     pub ssl: crate::modules::ssl::SslServer,
 }
@@ -142,6 +145,16 @@ impl Site {
                 }
                 None => conf.remoteip.clone(),
             },
+            reqtimeout: env.is_loaded("reqtimeout_module").then(|| {
+                match main {
+                    Some(m) => crate::modules::reqtimeout::ReqTimeoutServer::merge(
+                        &m.reqtimeout,
+                        &conf.reqtimeout,
+                    ),
+                    None => conf.reqtimeout,
+                }
+                .resolve()
+            }),
             ssl: match main {
                 Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
                 None => conf.ssl.clone(),

@@ -32,9 +32,9 @@ use crate::site::Site;
 use crate::watch::{Invalidation, Mode, ReadVerdict, Subscriber, Watch, SETTLE};
 // Paths from requests are the keys: a seeded hash, much cheaper than
 // SipHash on long paths, still unpredictable to clients.
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 pub use crate::htaccess::HtaccessLimits;
@@ -112,23 +112,39 @@ struct Inner {
     watch: Arc<Watch>,
     levels: RwLock<HashMap<String, Arc<Level>>>,
     epoch: Instant,
+    /// Directories whose access files were read before, so that reading
+    /// one again counts as a recompile (bounded: beyond it, as a compile).
+    compiled: Mutex<HashSet<String>>,
 }
+
+/// How many directories [`Inner::compiled`] remembers.
+const COMPILED_REMEMBERED: usize = 100_000;
 
 impl Subscriber for Inner {
     fn invalidate(&self, what: &Invalidation<'_>) {
         let mut levels = self.levels.write().unwrap_or_else(|e| e.into_inner());
+        let before = levels.len();
+        // Levels dropped, or (an access file) marked as superseded.
+        let mut invalidated = 0;
         match what {
             // Kept, marked: its file is the previous complete version, in
             // force again if the next read catches a writer mid-write.
             Invalidation::AccessFile { dir, .. } => {
                 if let Some(level) = levels.get(*dir) {
-                    level.superseded.store(true, Ordering::SeqCst);
+                    if !level.superseded.swap(true, Ordering::SeqCst) {
+                        invalidated = 1;
+                    }
                 }
             }
             Invalidation::Subtree(prefix) => levels.retain(|k, _| !k.starts_with(prefix)),
             Invalidation::All => levels.clear(),
         }
+        invalidated += before - levels.len();
         drop(levels);
+        crate::stats::add(
+            crate::stats::Counter::HtaccessInvalidations,
+            invalidated as u64,
+        );
         crate::watch::note_change();
     }
 }
@@ -160,6 +176,7 @@ impl ConfigTree {
             inner: Arc::new(Inner {
                 watch,
                 levels: RwLock::new(HashMap::default()),
+                compiled: Mutex::new(HashSet::default()),
                 epoch: Instant::now(),
             }),
             subscribed: OnceLock::new(),
@@ -191,6 +208,15 @@ impl ConfigTree {
             .cloned()
     }
 
+    /// How many directory levels are cached.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
     /// Drop every cached level (configuration reload, watch overflow).
     pub fn clear(&self) {
         self.inner.invalidate(&Invalidation::All);
@@ -198,6 +224,24 @@ impl ConfigTree {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Level>>> {
         self.inner.levels.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Count the access files of `path` being read and compiled.
+    fn count_compile(&self, path: &str) {
+        let mut seen = self
+            .inner
+            .compiled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let again = seen.contains(path);
+        if !again && seen.len() < COMPILED_REMEMBERED {
+            seen.insert(path.to_string());
+        }
+        crate::stats::bump(if again {
+            crate::stats::Counter::HtaccessRecompiles
+        } else {
+            crate::stats::Counter::HtaccessCompiles
+        });
     }
 
     fn now_ms(&self) -> u64 {
@@ -222,9 +266,11 @@ impl ConfigTree {
                 && !c.superseded.load(Ordering::SeqCst)
                 && (c.watched || self.still_current(site, c))
             {
+                crate::stats::bump(crate::stats::Counter::HtaccessHits);
                 return c.clone();
             }
         }
+        crate::stats::bump(crate::stats::Counter::HtaccessMisses);
         self.compute(site, parent, path, depth, cached)
     }
 
@@ -297,6 +343,7 @@ impl ConfigTree {
             Some(match unchanged {
                 Some(o) => recompile(o),
                 None => {
+                    self.count_compile(path);
                     let previous = cached.as_ref().and_then(|c| c.own.clone());
                     let (found, stamps, verdict) =
                         read_access_files(site, watch, path, watched, previous.as_deref());

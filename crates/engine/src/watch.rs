@@ -593,6 +593,16 @@ impl Watch {
         }
     }
 
+    /// How many directories are revalidated by `stat` instead (inotify
+    /// cannot watch them, or watching is off).
+    pub fn polled_dirs(&self) -> usize {
+        self.lock()
+            .dirs
+            .values()
+            .filter(|d| matches!(d, DirState::Polled { .. }))
+            .count()
+    }
+
     /// How many directories are watched now.
     pub fn watched_dirs(&self) -> usize {
         self.lock()

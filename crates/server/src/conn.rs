@@ -35,6 +35,7 @@ mod http_exchange;
 use crate::body::{BodyError, BodyReader};
 use crate::chars::find_token;
 use crate::head::{Checked, HeadError, HeadParser, Parse};
+use crate::scoreboard::Slot;
 use crate::shutdown::Stop;
 use crate::transport::Transport;
 use crate::write::{
@@ -44,10 +45,12 @@ use crate::write::{
 use crate::{Limits, ReqTimeout, Timeouts};
 use bytes::{Buf, Bytes, BytesMut};
 use htaccel_engine::http::backend::Decision;
+use htaccel_engine::http::read_timeout::ConnReadTimeouts;
 use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
     Response,
 };
+use htaccel_engine::stats::Counter;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -178,6 +181,20 @@ impl std::ops::Deref for Answer {
     }
 }
 
+/// mod_reqtimeout's stages for a connection to `local_addr`: the engine's,
+/// else the server's own.
+pub(crate) fn read_timeouts(shared: &Shared, local_addr: SocketAddr) -> ConnReadTimeouts {
+    shared
+        .handler
+        .read_timeouts(local_addr)
+        .unwrap_or(ConnReadTimeouts {
+            handshake: ReqTimeout::OFF,
+            header: shared.timeouts.header,
+            body: shared.timeouts.body,
+            enabled: false,
+        })
+}
+
 /// Serve one accepted connection to its end.
 pub(crate) async fn serve<T: Transport>(
     stream: T,
@@ -187,9 +204,10 @@ pub(crate) async fn serve<T: Transport>(
     local: Rc<Local>,
 ) {
     let id = local.register();
+    let stages = read_timeouts(&shared, local_addr);
     // Unregister even if the engine panics and unwinds through this task.
     let _registered = Registered(&local, id);
-    let mut c = Conn::new(stream, remote, local_addr, id, local.clone());
+    let mut c = Conn::new(stream, remote, local_addr, id, local.clone(), stages);
     let linger = c.run(&shared).await;
     if linger {
         c.linger().await;
@@ -208,7 +226,8 @@ pub(crate) async fn refuse_plain_http<T: Transport>(
     const NOTE: &str = "Reason: You're speaking plain HTTP to an SSL-enabled server port.<br />\n Instead use the HTTPS scheme to access this URL, please.<br />\n";
     let id = local.register();
     let _registered = Registered(&local, id);
-    let mut c = Conn::new(stream, remote, local_addr, id, local.clone());
+    let stages = read_timeouts(&shared, local_addr);
+    let mut c = Conn::new(stream, remote, local_addr, id, local.clone(), stages);
     let linger = c
         .refuse(
             &shared,
@@ -323,6 +342,12 @@ pub(crate) struct Conn<T> {
     peer_closed: bool,
     id: usize,
     local: Rc<Local>,
+    /// mod_reqtimeout's stages for this connection (its base server's).
+    stages: ConnReadTimeouts,
+    /// The body stage of the request being served (its own server's).
+    body_stage: ReqTimeout,
+    /// Where mod_status shows this connection.
+    slot: Slot,
     /// `out.position()` when the current answer began (for `%O`).
     answer_start: Cell<Option<u64>>,
     /// The current answer's `log_env`, for its access-log line.
@@ -367,6 +392,7 @@ impl<T: Transport> Conn<T> {
         local_addr: SocketAddr,
         id: usize,
         local: Rc<Local>,
+        stages: ConnReadTimeouts,
     ) -> Self {
         Conn {
             stream,
@@ -384,6 +410,9 @@ impl<T: Transport> Conn<T> {
             peer_closed: false,
             id,
             local,
+            stages,
+            body_stage: stages.body,
+            slot: Slot::accepted(),
             answer_start: Cell::new(None),
             log_env: RefCell::new(Vec::new()),
             total_read: 0,
@@ -397,6 +426,7 @@ impl<T: Transport> Conn<T> {
             match self.read_head(shared).await {
                 Next::Head(n, received, started) => {
                     self.served += 1;
+                    self.slot.set(Counter::ConnsWriting);
                     match self.exchange(shared, n, received, started).await {
                         Some(true) if self.skip_pipelined_blank_lines() => continue,
                         Some(true) => return self.finish(shared).await,
@@ -405,6 +435,7 @@ impl<T: Transport> Conn<T> {
                     }
                 }
                 Next::Refuse(e, received, started) => {
+                    self.slot.set(Counter::ConnsWriting);
                     return self
                         .refuse(shared, e.status, e.note, e.head_only, received, started)
                         .await;
@@ -501,7 +532,12 @@ impl<T: Transport> Conn<T> {
         let first = self.served == 0;
         let now = Instant::now();
         let mut stage =
-            (first || !self.rbuf.is_empty()).then(|| Stage::start(&shared.timeouts.header, now));
+            (first || !self.rbuf.is_empty()).then(|| Stage::start(&self.stages.header, now));
+        self.slot.set(if stage.is_some() {
+            Counter::ConnsReading
+        } else {
+            Counter::ConnsKeepAlive
+        });
         let mut received = (!self.rbuf.is_empty()).then(SystemTime::now);
         let mut started = now;
         loop {
@@ -532,9 +568,10 @@ impl<T: Transport> Conn<T> {
                     if received.is_none() {
                         received = Some(SystemTime::now());
                         started = Instant::now();
+                        self.slot.set(Counter::ConnsReading);
                     }
                     stage
-                        .get_or_insert_with(|| Stage::start(&shared.timeouts.header, started))
+                        .get_or_insert_with(|| Stage::start(&self.stages.header, started))
                         .extend(n);
                 }
                 Event::Eof => {
@@ -709,6 +746,13 @@ impl<T: Transport> Conn<T> {
             client_close,
             client_keep_alive,
         } = checked;
+        // mod_reqtimeout's body stage is the request's own server's.
+        if self.stages.enabled && req.framing != BodyFraming::None {
+            self.body_stage = shared
+                .handler
+                .body_read_timeout(&req)
+                .unwrap_or(self.stages.body);
+        }
         let mut ex = Exchange {
             request: Some(&req),
             head: req.method == "HEAD",
@@ -875,7 +919,7 @@ impl<T: Transport> Conn<T> {
 
     /// Read and drop a request body.
     async fn discard(&mut self, shared: &Shared, mut reader: BodyReader) -> Result<(), Failure> {
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         loop {
             if !self.rbuf.is_empty() {
                 let n = reader
@@ -1106,6 +1150,8 @@ impl<T: Transport> Conn<T> {
     ) {
         let answer_start = self.answer_start.take();
         let env = self.log_env.take();
+        let duration = started.elapsed();
+        htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
         shared.handler.log().access(&AccessEntry {
             request,
             remote: self.remote,
@@ -1114,7 +1160,7 @@ impl<T: Transport> Conn<T> {
             bytes_sent,
             response_headers: headers,
             received,
-            duration: started.elapsed(),
+            duration,
             remote_user: None,
             bytes_out: Some(
                 answer_start.map_or(0, |start| self.out.position().saturating_sub(start)),
@@ -1133,6 +1179,7 @@ impl<T: Transport> Conn<T> {
     /// still sends until it closes, so that the answer is not lost to a
     /// reset (Apache's `ap_lingering_close`).
     async fn linger(&mut self) {
+        self.slot.set(Counter::ConnsClosing);
         self.stream.shutdown_write();
         let end = Instant::now() + LINGER_MAX;
         loop {

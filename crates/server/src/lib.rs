@@ -75,6 +75,7 @@ mod generation;
 mod head;
 mod listener;
 mod proxy_http;
+mod scoreboard;
 mod shutdown;
 mod spool;
 mod target;
@@ -114,37 +115,10 @@ impl Default for Limits {
     }
 }
 
-/// One stage of mod_reqtimeout's `RequestReadTimeout`: `timeout` seconds to
-/// read the stage, extended by one second per `min_rate` bytes received, up
-/// to `max_timeout` (zero: no cap). A zero `timeout` disables the stage: each
-/// read then waits up to [`Timeouts::timeout`], as without mod_reqtimeout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReqTimeout {
-    pub timeout: Duration,
-    pub max_timeout: Duration,
-    pub min_rate: u32,
-}
-
-impl ReqTimeout {
-    /// mod_reqtimeout's default for the request head: `header=20-40,MinRate=500`.
-    pub const HEADER: ReqTimeout = ReqTimeout {
-        timeout: Duration::from_secs(20),
-        max_timeout: Duration::from_secs(40),
-        min_rate: 500,
-    };
-    /// mod_reqtimeout's default for the body: `body=20,MinRate=500`.
-    pub const BODY: ReqTimeout = ReqTimeout {
-        timeout: Duration::from_secs(20),
-        max_timeout: Duration::ZERO,
-        min_rate: 500,
-    };
-    /// The stage disabled (`header=0`), or mod_reqtimeout not loaded.
-    pub const OFF: ReqTimeout = ReqTimeout {
-        timeout: Duration::ZERO,
-        max_timeout: Duration::ZERO,
-        min_rate: 0,
-    };
-}
+/// One stage of mod_reqtimeout's `RequestReadTimeout` (the engine's type:
+/// the engine resolves the stages from the configuration,
+/// [`Handler::read_timeouts`](htaccel_engine::http::Handler::read_timeouts)).
+pub use htaccel_engine::http::read_timeout::ReadTimeout as ReqTimeout;
 
 /// The time limits of a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,9 +127,10 @@ pub struct Timeouts {
     pub timeout: Duration,
     /// `KeepAliveTimeout`: idle time allowed between requests (zero disables keep-alive).
     pub keepalive: Duration,
-    /// mod_reqtimeout's header stage.
+    /// mod_reqtimeout's header stage, for a handler that names none
+    /// (the engine names its configuration's: off without mod_reqtimeout).
     pub header: ReqTimeout,
-    /// mod_reqtimeout's body stage.
+    /// mod_reqtimeout's body stage, likewise.
     pub body: ReqTimeout,
 }
 

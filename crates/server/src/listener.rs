@@ -315,6 +315,8 @@ fn worker(
     let set = tokio::task::LocalSet::new();
     set.block_on(&rt, async move {
         crate::watch_ready::install();
+        // mod_status counts the event loops as its idle workers.
+        htaccel_engine::stats::bump(htaccel_engine::stats::Counter::EventLoops);
         let local = Rc::new(Local::default());
         let mut accepts = Vec::new();
         for s in sockets {
@@ -334,6 +336,7 @@ fn worker(
             let _ = a.await;
         }
         shutdown::drain(&local, stop.drain_limit(drain)).await;
+        htaccel_engine::stats::drop_one(htaccel_engine::stats::Counter::EventLoops);
         Ok(())
     })
 }

@@ -87,7 +87,7 @@ pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
         let name = name.to_ascii_lowercase();
         if UNCOMPARED.contains(&name.as_str())
             || opts.ignore_headers.contains(&name)
-            || (opts.ignore_body && name == "content-length")
+            || ((opts.ignore_body || opts.mask_values) && name == "content-length")
         {
             continue;
         }
@@ -133,6 +133,9 @@ pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
     }
     if !opts.mask_json.is_empty() {
         body = crate::jsonmask::mask(&body, &opts.mask_json);
+    }
+    if opts.mask_values {
+        body = crate::valuemask::mask(&body, &opts.mask_values_drop);
     }
     Normal {
         status_line: fix(&r.status_line),

@@ -26,6 +26,7 @@ mod servers;
 mod summary;
 mod tls;
 mod upstream;
+mod valuemask;
 mod wordpress;
 
 use runner::{run_case, CaseResult, Settings};

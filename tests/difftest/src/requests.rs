@@ -43,6 +43,11 @@ pub struct RequestOptions {
     /// `# mask-json NAME...`: mask these JSON members' string values in
     /// both bodies (values that are truly dynamic, such as a stored time).
     pub mask_json: Vec<String>,
+    /// `# mask-values [KEY...]`: compare a `Key: value` body by its keys
+    /// and their order (mod_status's `?auto`), without the lines of these
+    /// keys, and not `Content-Length`.
+    pub mask_values: bool,
+    pub mask_values_drop: Vec<String>,
     /// `# https`, `# sni NAME`, `# no-sni`, `# tls1.2`: send over TLS to
     /// the server's TLS port (cases that need `https`).
     pub tls: Option<TlsOptions>,
@@ -139,6 +144,10 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
     let mut words = line.trim_start_matches('#').split_whitespace();
     match words.next() {
         Some("ignore-body") => opts.ignore_body = true,
+        Some("mask-values") => {
+            opts.mask_values = true;
+            opts.mask_values_drop.extend(words.map(str::to_string));
+        }
         Some("ignore-header") => {
             let names: Vec<String> = words.map(str::to_ascii_lowercase).collect();
             if names.is_empty() {

@@ -106,6 +106,8 @@ pub struct ServerConf {
     pub rewrite: crate::modules::rewrite::RewriteServer,
     /// mod_remoteip's header and proxy lists.
     pub remoteip: crate::modules::remoteip::RemoteIpServer,
+    /// mod_reqtimeout's `RequestReadTimeout` stages.
+    pub reqtimeout: crate::modules::reqtimeout::ReqTimeoutServer,
     /// mod_ssl's server settings.
     pub ssl: crate::modules::ssl::SslServer,
 }
@@ -135,6 +137,8 @@ pub struct Global {
     /// to run, and htaccel runs them on PHP-FPM (`modules::php`).
     /// The origin of the `LoadModule` line and the module's file.
     pub mod_php: Option<(Origin, String)>,
+    /// `ExtendedStatus` (the core's; `None`: on when mod_status is loaded).
+    pub extended_status: Option<bool>,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
 }

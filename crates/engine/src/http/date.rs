@@ -156,7 +156,7 @@ fn is_c_space(c: u8) -> bool {
 
 /// Days since 1970-01-01 → (year, month 1..=12, day 1..=31), proleptic
 /// Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -18,6 +18,7 @@ pub mod error_page;
 pub mod etag;
 pub mod method;
 pub mod range;
+pub mod read_timeout;
 pub mod status;
 pub mod tls;
 pub mod vary;
@@ -435,6 +436,20 @@ pub trait Handler: Send + Sync + 'static {
             head: req.method == "HEAD",
             ..Default::default()
         })
+    }
+    /// mod_reqtimeout's stages for a connection accepted on `local`, from
+    /// the server that address selects before any `Host` is known (Apache's
+    /// base server). `None`: the server's own defaults.
+    fn read_timeouts(&self, local: SocketAddr) -> Option<read_timeout::ConnReadTimeouts> {
+        let _ = local;
+        None
+    }
+    /// The body stage for `req` on a connection mod_reqtimeout watches:
+    /// from the request's own server (a name-based virtual host's
+    /// `RequestReadTimeout body=`). `None`: the connection's.
+    fn body_read_timeout(&self, req: &Request) -> Option<read_timeout::ReadTimeout> {
+        let _ = req;
+        None
     }
     /// Where to write log lines.
     fn log(&self) -> &dyn Log;

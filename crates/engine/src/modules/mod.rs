@@ -23,9 +23,11 @@ pub mod mime;
 pub mod php;
 pub mod proxy;
 pub mod remoteip;
+pub mod reqtimeout;
 pub mod rewrite;
 pub mod setenvif;
 pub mod ssl;
+pub mod status;
 pub mod unsupported;
 pub mod xsendfile;
 
@@ -62,6 +64,8 @@ pub static ALL: &[&Module] = &[
     &env::MODULE,
     &setenvif::MODULE,
     &remoteip::MODULE,
+    &reqtimeout::MODULE,
+    &status::MODULE,
     &autoindex::MODULE,
     &filter::MODULE,
     &deflate::MODULE,

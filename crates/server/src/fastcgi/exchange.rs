@@ -115,7 +115,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         // client's Transfer-Encoding, or with `proxy-sendcl` spooled and
         // sent with its length.
         let mut params = params;
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         let chunked = if req.framing == BodyFraming::Chunked {
             match self
                 .chunked_body(shared, ex, &mut stage, body_limit, false, send_length)

@@ -130,17 +130,21 @@ pub(crate) async fn connect_or_reuse(
     wait: Duration,
     reuse: bool,
 ) -> Result<(Lease, bool), BackendError> {
+    use htaccel_engine::stats::{bump, Counter};
+    bump(Counter::BackendRequests);
     let sem = semaphore(addr);
     let permit = match tokio::time::timeout(wait, sem.acquire_owned()).await {
         Ok(Ok(p)) => p,
         _ => {
+            bump(Counter::BackendFailures);
             return Err(BackendError::Unavailable(format!(
                 "AH00898: all {MAX_CONNS} connections to {addr} busy"
-            )))
+            )));
         }
     };
     if reuse {
         if let Some(stream) = take_idle(addr) {
+            bump(Counter::BackendReuses);
             return Ok((
                 Lease {
                     stream,
@@ -150,7 +154,16 @@ pub(crate) async fn connect_or_reuse(
             ));
         }
     }
-    new_connection(addr, wait, permit).await.map(|l| (l, false))
+    match new_connection(addr, wait, permit).await {
+        Ok(l) => {
+            bump(Counter::BackendConnects);
+            Ok((l, false))
+        }
+        Err(e) => {
+            bump(Counter::BackendFailures);
+            Err(e)
+        }
+    }
 }
 
 async fn new_connection(

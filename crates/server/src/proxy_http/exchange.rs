@@ -42,7 +42,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         // A chunked body goes with its length when mod_proxy_http's
         // prefetch holds all of it (or `proxy-sendcl` had it spooled),
         // else chunked as it arrives.
-        let mut stage = Stage::start(&shared.timeouts.body, Instant::now());
+        let mut stage = Stage::start(&self.body_stage, Instant::now());
         let chunked_body = if req.framing == ClientFraming::Chunked {
             self.continue_100(ex);
             match self

@@ -18,19 +18,19 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-/// The whole handshake, from accept to the client's Finished, when
-/// mod_reqtimeout's header stage sets no time (it is off).
-const HANDSHAKE_DEFAULT: Duration = Duration::from_secs(20);
-
-/// The handshake's time limit: mod_reqtimeout's first header limit (20 s by
-/// default; Apache's own `handshake` stage is off by default, and its
-/// header stage then starts with the connection), at most `Timeout`.
-fn handshake_limit(shared: &Shared) -> Duration {
-    let header = shared.timeouts.header.timeout;
-    let limit = if header.is_zero() {
-        HANDSHAKE_DEFAULT
+/// The handshake's time limit, from accept to the client's Finished:
+/// mod_reqtimeout's `handshake` stage when it is set, else its header stage
+/// (Apache's handshake happens within the first request's read, under the
+/// header stage), each by its first limit; without either, `Timeout` alone,
+/// as Apache without mod_reqtimeout. At most `Timeout`.
+fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
+    let stages = conn::read_timeouts(shared, local_addr);
+    let limit = if stages.enabled && !stages.handshake.is_off() {
+        stages.handshake.timeout
+    } else if !stages.header.is_off() {
+        stages.header.timeout
     } else {
-        header
+        shared.timeouts.timeout
     };
     limit.min(shared.timeouts.timeout)
 }
@@ -54,7 +54,7 @@ pub(crate) async fn serve(
     shared: Arc<Shared>,
     local: Rc<Local>,
 ) {
-    let deadline = Instant::now() + handshake_limit(&shared);
+    let deadline = Instant::now() + handshake_limit(&shared, local_addr);
     let mut first = [0u8; 5];
     let n = loop {
         let n = match tokio::time::timeout_at(deadline, tcp.peek(&mut first)).await {

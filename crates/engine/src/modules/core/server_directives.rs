@@ -371,6 +371,11 @@ pub static DIRECTIVES: &[Directive] = &[
         if let Some(b) = w.server.as_deref_mut() { b.global.hostname_lookups = Some(v); }
         Ok(())
     } },
+    Directive { name: "ExtendedStatus", args: Args::Flag, req_override: RSRC_CONF, about: "\"On\" to track extended status information, \"Off\" to disable", run: |w, inv, _| {
+        let b = w.server.as_deref_mut().ok_or("ExtendedStatus not allowed here")?;
+        if b.in_virtual_host() { return Err("ExtendedStatus cannot occur within <VirtualHost> section".into()); }
+        b.global.extended_status = Some(flag(&inv.words)); Ok(())
+    } },
     Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: |w, inv, _| {
         w.server.as_deref_mut().ok_or("TraceEnable not allowed here")?.global.trace_enable = Some(one(inv)); Ok(())
     } },

@@ -49,6 +49,19 @@ pub static MODULE: Module = Module {
 };
 
 static DIRECTIVES: &[Directive] = &[
+    // What mod_proxy adds to mod_status's page: its balancers' tables.
+    // htaccel has no balancers (refused: docs/deviations.md), so
+    // the page has nothing to add, as Apache's without balancers.
+    Directive {
+        name: "ProxyStatus",
+        args: Args::Take1,
+        req_override: RSRC_CONF,
+        about: "Configure Status: proxy status to one of: on | off | full",
+        run: |_w, inv, _c| match inv.words[0].to_ascii_lowercase().as_str() {
+            "off" | "on" | "full" => Ok(()),
+            _ => Err("ProxyStatus must be one of: off | on | full".into()),
+        },
+    },
     Directive {
         name: "ProxyPass",
         args: Args::Argv,
