@@ -33,6 +33,9 @@ pub struct Engine {
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
+    /// The environment variables the access logs' `env=` conditions name
+    /// (copied into each answer's `log_env`).
+    pub log_env_names: Vec<String>,
 }
 
 /// The error log as the engine writes it: a decision that writes a line is
@@ -44,6 +47,13 @@ impl Log for RecordedLog {
     fn access(&self, entry: &crate::http::AccessEntry<'_>) {
         self.0.access(entry);
     }
+    fn access_with(
+        &self,
+        entry: &crate::http::AccessEntry<'_>,
+        details: &crate::log_format::AccessDetails<'_>,
+    ) {
+        self.0.access_with(entry, details);
+    }
     fn error(
         &self,
         level: &str,
@@ -54,6 +64,30 @@ impl Log for RecordedLog {
         crate::answer_memo::note_volatile();
         self.0.error(level, module, client, message);
     }
+}
+
+/// The request environment variables the access logs read: the names of
+/// their `env=` conditions and of their `%{NAME}e` fields.
+fn log_env_names(b: &crate::config::server::ServerBuild) -> Vec<String> {
+    let mut names = Vec::new();
+    for server in std::iter::once(&b.main).chain(&b.vhosts) {
+        for log in &server.custom_logs {
+            if let Some(c) = &log.condition {
+                names.push(c.name.clone());
+            }
+            let text = server
+                .log_formats
+                .get(&log.format)
+                .or_else(|| b.main.log_formats.get(&log.format))
+                .map_or(log.format.as_str(), String::as_str);
+            if let Ok(format) = crate::log_format::LogFormat::compile(text) {
+                names.extend(format.env_names().map(String::from));
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A configuration read from the main config file, before serving.
@@ -78,6 +112,7 @@ pub fn load(
             .map(|d| (d, String::new()))
             .collect(),
         server_root,
+        includes: Default::default(),
     };
     let mut build = ServerBuild::new();
     let mut base = std::mem::take(&mut build.main.base);
@@ -97,6 +132,17 @@ pub fn load(
 
 impl Engine {
     pub fn new(loaded: &Loaded, log: Arc<dyn Log>) -> Result<Engine, String> {
+        Engine::with_vhost_logs(loaded, log, Vec::new())
+    }
+
+    /// An engine whose `<VirtualHost>` number `i` writes to `vhost_logs[i]`
+    /// when that is `Some` (its own `ErrorLog`/`CustomLog`), else to `log`,
+    /// as Apache's vhosts inherit the main server's logs.
+    pub fn with_vhost_logs(
+        loaded: &Loaded,
+        log: Arc<dyn Log>,
+        vhost_logs: Vec<Option<Arc<dyn Log>>>,
+    ) -> Result<Engine, String> {
         let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
         // Before anything else can fail: no PHP pool, no start.
@@ -119,7 +165,12 @@ impl Engine {
         let vhosts = b
             .vhosts
             .iter()
-            .map(|v| Arc::new(Site::new(v, Some(&b.main), &loaded.env, log.clone())))
+            .enumerate()
+            .map(|(i, v)| {
+                let own = vhost_logs.get(i).cloned().flatten();
+                let log = own.map_or_else(|| log.clone(), |l| Arc::new(RecordedLog(l)) as _);
+                Arc::new(Site::new(v, Some(&b.main), &loaded.env, log))
+            })
             .collect();
         let tokens = b
             .global
@@ -152,6 +203,7 @@ impl Engine {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            log_env_names: log_env_names(b),
         })
     }
 
@@ -175,20 +227,23 @@ impl Engine {
     /// The site for a connection to `local` asking for `host`; without a
     /// host, the address's base server (Apache's `c->base_server`).
     pub fn site_by_address(&self, local: std::net::SocketAddr, host: Option<&str>) -> &Site {
-        let candidates: Vec<&Arc<Site>> = self
+        // No list is built: this runs for every request (and its log line).
+        let mut candidates = self
             .vhosts
             .iter()
-            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)))
-            .collect();
-        if candidates.is_empty() {
+            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)));
+        let Some(first) = candidates.next() else {
             return &self.main;
-        }
+        };
         if let Some(h) = host {
-            if let Some(s) = candidates.iter().find(|s| s.answers_to(h)) {
+            if first.answers_to(h) {
+                return first;
+            }
+            if let Some(s) = candidates.find(|s| s.answers_to(h)) {
                 return s;
             }
         }
-        candidates[0]
+        first
     }
 
     /// The addresses that speak TLS, with the settings of their servers
@@ -334,7 +389,39 @@ impl Handler for Engine {
     }
 
     fn log(&self) -> &dyn Log {
-        &*self.log
+        self
+    }
+}
+
+/// The server's log: an access-log line goes to the logs of the site that
+/// answered the request (mod_log_config's per-server `CustomLog`), with
+/// that site's name and port (`%v`, `%p`); an error-log line the server
+/// writes without a request goes to the main server's error log.
+impl Log for Engine {
+    fn access(&self, entry: &crate::http::AccessEntry<'_>) {
+        let site = match entry.request {
+            Some(req) if !self.vhosts.is_empty() => self.site_for(req),
+            _ => &self.main,
+        };
+        let details = crate::log_format::AccessDetails {
+            server_name: Some(&site.server_name),
+            server_port: site.port,
+            bytes_out: entry.bytes_out,
+            bytes_in: entry.bytes_in,
+            env: entry.env,
+            ..Default::default()
+        };
+        site.log.access_with(entry, &details);
+    }
+
+    fn error(
+        &self,
+        level: &str,
+        module: &str,
+        client: Option<std::net::SocketAddr>,
+        message: &str,
+    ) {
+        self.log.error(level, module, client, message);
     }
 }
 

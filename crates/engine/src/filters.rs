@@ -12,6 +12,13 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if std::mem::replace(&mut ctx.output_done, true) {
         return;
     }
+    // What the access logs' `env=` conditions will read, as the variables
+    // stand once the answer is made (mod_log_config reads them at the end).
+    for name in &ctx.engine.log_env_names {
+        if let Some(value) = ctx.env.get(name) {
+            resp.log_env.push((name.clone(), value.to_string()));
+        }
+    }
     // mod_deflate's filter runs before mod_headers' (both content filters,
     // DEFLATE inserted first).
     if !error && !resp.body_follows {

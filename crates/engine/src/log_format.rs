@@ -338,6 +338,14 @@ impl LogFormat {
     /// (`%h "%r"`, not `%h \"%r\"`). mod_log_config's escapes `\n`, `\t`,
     /// `\r` and `\\` are decoded here; any other backslash stays. The
     /// error text is Apache's (`Unrecognized LogFormat directive %Z`).
+    /// The request environment variables the format prints (`%{NAME}e`).
+    pub fn env_names(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Field(f) if matches!(f.kind, Kind::Env) => Some(f.arg.as_str()),
+            _ => None,
+        })
+    }
+
     pub fn compile(spec: &str) -> Result<LogFormat, String> {
         Self::compile_for(spec, false)
     }
@@ -1202,6 +1210,9 @@ mod tests {
             received: UNIX_EPOCH + Duration::from_micros(1_795_243_022_412_345),
             duration: Duration::from_micros(288),
             remote_user: None,
+            bytes_out: None,
+            env: &[],
+            bytes_in: None,
         }
     }
 

@@ -1,5 +1,8 @@
-//! Command-line parsing. Apache's own flags (`-f`, `-D`, `-t`) are kept so
-//! that people can run htaccel where they ran `apache2`.
+//! Command-line parsing. Apache's own flags (`-d`, `-f`, `-C`, `-c`, `-D`,
+//! `-e`, `-E`, `-k`, `-t`, `-S`, `-M`, `-v`, `-V`, `-X`) mean what they
+//! mean to `apache2`/`httpd`, so that `apachectl`-style scripts, init
+//! scripts and people run htaccel where they ran Apache; htaccel's own
+//! commands are subcommands.
 
 use clap::{Arg, ArgAction, Command};
 use std::ffi::OsString;
@@ -17,10 +20,20 @@ pub enum Cmd {
         listen: String,
         php: Option<String>,
     },
-    /// Serve with an Apache-syntax configuration file.
-    Config { file: PathBuf, defines: Vec<String> },
-    /// Check a configuration file and exit.
-    ConfigTest { file: PathBuf, defines: Vec<String> },
+    /// Serve with an Apache-syntax configuration (`-f`, `-d`, `-k start`).
+    Config(Start),
+    /// Check the configuration and exit (`-t`, `-S`, `-M`): the dumps to
+    /// print are `-D DUMP_VHOSTS`, `DUMP_RUN_CFG`, `DUMP_MODULES`.
+    ConfigTest(Start),
+    /// `-k ACTION`: signal the server whose `PidFile` the configuration
+    /// names (`start` detaches a new one).
+    Signal(Start, Action),
+    /// `-v`.
+    Version,
+    /// `-l`.
+    CompiledModules,
+    /// `-V`.
+    Settings,
     /// Compile every access file under a document root and report.
     Check {
         docroot: PathBuf,
@@ -38,6 +51,58 @@ pub enum Cmd {
     },
 }
 
+/// How to find and read the configuration, as `apache2`'s flags say.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Start {
+    /// `-d`: the initial `ServerRoot`.
+    pub server_root: Option<PathBuf>,
+    /// `-f`: the configuration file, relative to `ServerRoot` unless absolute.
+    pub file: Option<PathBuf>,
+    /// `-D`.
+    pub defines: Vec<String>,
+    /// `-C`: directives read before the configuration file.
+    pub before: Vec<String>,
+    /// `-c`: directives read after it.
+    pub after: Vec<String>,
+    /// `-e`: the least severe start-up message shown.
+    pub startup_level: Option<String>,
+    /// `-E`: where start-up messages go.
+    pub startup_log: Option<PathBuf>,
+    /// `-X`: one worker thread (Apache: one worker process, no detaching).
+    pub single: bool,
+    /// `-T`: no warning about a missing `DocumentRoot`.
+    pub no_docroot_check: bool,
+}
+
+impl Start {
+    pub fn defined(&self, name: &str) -> bool {
+        self.defines.iter().any(|d| d == name)
+    }
+}
+
+/// `-k`'s actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Start,
+    Stop,
+    Restart,
+    Graceful,
+    GracefulStop,
+}
+
+impl Action {
+    fn parse(word: &str) -> Option<Action> {
+        Some(match word {
+            "start" => Action::Start,
+            "stop" => Action::Stop,
+            "restart" => Action::Restart,
+            "graceful" => Action::Graceful,
+            "graceful-stop" => Action::GracefulStop,
+            _ => return None,
+        })
+    }
+}
+
 fn command() -> Command {
     let file = Arg::new("file")
         .short('f')
@@ -49,13 +114,39 @@ fn command() -> Command {
         .value_name("NAME")
         .action(ArgAction::Append)
         .help("Define a name for <IfDefine> (as apache2 -D)");
+    let flag = |id: &'static str, short: char, help: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .action(ArgAction::SetTrue)
+            .help(help)
+    };
+    let many = |id: &'static str, short: char, name: &'static str, help: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .value_name(name)
+            .action(ArgAction::Append)
+            .help(help)
+    };
     Command::new("htaccel")
-        .version(env!("CARGO_PKG_VERSION"))
         .about("A web server that honours Apache httpd .htaccess files, compiled once instead of parsed per request")
+        .disable_version_flag(true)
         .args_conflicts_with_subcommands(true)
         .arg(file.clone())
         .arg(define.clone())
-        .arg(Arg::new("test").short('t').action(ArgAction::SetTrue).help("Check the configuration file and exit (as apache2 -t)"))
+        .arg(Arg::new("root").short('d').value_name("DIRECTORY").help("Initial ServerRoot (as apache2 -d)"))
+        .arg(many("before", 'C', "DIRECTIVE", "Process a directive before reading the configuration file"))
+        .arg(many("after", 'c', "DIRECTIVE", "Process a directive after reading the configuration file"))
+        .arg(Arg::new("level").short('e').value_name("LEVEL").help("Show start-up messages of LEVEL and more severe (see LogLevel)"))
+        .arg(Arg::new("startup_log").short('E').value_name("FILE").help("Send start-up messages (all of standard error) to FILE"))
+        .arg(Arg::new("k").short('k').value_name("ACTION").help("start|restart|graceful|graceful-stop|stop: signal the server named by PidFile (start: start one in the background)"))
+        .arg(flag("test", 't', "Check the configuration file and exit (as apache2 -t)"))
+        .arg(flag("S", 'S', "Show the virtual hosts and run settings (-t -D DUMP_VHOSTS -D DUMP_RUN_CFG)"))
+        .arg(flag("M", 'M', "Show the loaded modules (-t -D DUMP_MODULES)"))
+        .arg(flag("v", 'v', "Show the version"))
+        .arg(flag("V", 'V', "Show the version and build settings"))
+        .arg(flag("X", 'X', "Debug mode: one worker thread, in the foreground"))
+        .arg(flag("l", 'l', "List the modules compiled in"))
+        .arg(flag("T", 'T', "Start without the DocumentRoot check (no warning for a missing one)"))
         .subcommand(
             Command::new("serve")
                 .about("Serve DOCROOT with .htaccess enabled, as Apache with the built-in configuration")
@@ -138,25 +229,79 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
             file: s.get_one::<String>("file").map(PathBuf::from),
             defines: defines(s),
         }),
-        Some(("configtest", s)) => Ok(Cmd::ConfigTest {
-            file: PathBuf::from(s.get_one::<String>("file").expect("required")),
+        Some(("configtest", s)) => Ok(Cmd::ConfigTest(Start {
+            file: Some(PathBuf::from(s.get_one::<String>("file").expect("required"))),
             defines: defines(s),
-        }),
-        _ => match m.get_one::<String>("file") {
-            Some(f) if m.get_flag("test") => Ok(Cmd::ConfigTest {
-                file: f.into(),
-                defines: defines(&m),
-            }),
-            Some(f) => Ok(Cmd::Config {
-                file: f.into(),
-                defines: defines(&m),
-            }),
-            None => Err(cmd.error(
+            ..Start::default()
+        })),
+        _ => top_level(&m).ok_or_else(|| {
+            cmd.error(
                 clap::error::ErrorKind::MissingSubcommand,
-                "say what to serve: `htaccel serve DOCROOT` or `htaccel -f FILE`",
-            )),
-        },
+                "say what to serve: `htaccel serve DOCROOT`, `htaccel -f FILE` or `htaccel -d SERVERROOT`",
+            )
+        })?,
     }
+}
+
+/// Apache's own flags; `None` when nothing says what to serve.
+fn top_level(m: &clap::ArgMatches) -> Option<Result<Cmd, clap::Error>> {
+    if m.get_flag("v") {
+        return Some(Ok(Cmd::Version));
+    }
+    if m.get_flag("V") {
+        return Some(Ok(Cmd::Settings));
+    }
+    if m.get_flag("l") {
+        return Some(Ok(Cmd::CompiledModules));
+    }
+    let strings = |id: &str| -> Vec<String> {
+        m.get_many::<String>(id)
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut start = Start {
+        server_root: m.get_one::<String>("root").map(PathBuf::from),
+        file: m.get_one::<String>("file").map(PathBuf::from),
+        defines: strings("define"),
+        before: strings("before"),
+        after: strings("after"),
+        startup_level: m.get_one::<String>("level").cloned(),
+        startup_log: m.get_one::<String>("startup_log").map(PathBuf::from),
+        single: m.get_flag("X"),
+        no_docroot_check: m.get_flag("T"),
+    };
+    let mut test = m.get_flag("test");
+    for (flag, dumps) in [
+        ("S", &["DUMP_VHOSTS", "DUMP_RUN_CFG"][..]),
+        ("M", &["DUMP_MODULES"][..]),
+    ] {
+        if m.get_flag(flag) {
+            test = true;
+            start.defines.extend(dumps.iter().map(|d| d.to_string()));
+        }
+    }
+    // Nothing of Apache's asked for: say what htaccel can do instead of
+    // guessing a configuration.
+    let asked = start != Start::default() || test || m.get_one::<String>("k").is_some();
+    if !asked {
+        return None;
+    }
+    if let Some(word) = m.get_one::<String>("k") {
+        return Some(match Action::parse(word) {
+            Some(action) => Ok(Cmd::Signal(start, action)),
+            None => Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!(
+                    "-k {word}: the actions are start, restart, graceful, graceful-stop and stop\n"
+                ),
+            )),
+        });
+    }
+    Some(Ok(if test {
+        Cmd::ConfigTest(start)
+    } else {
+        Cmd::Config(start)
+    }))
 }
 
 #[cfg(test)]
@@ -212,15 +357,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(
-            matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config { defines, .. } if defines == ["A"])
+            matches!(p(&["htaccel", "-f", "x.conf", "-D", "A"]), Cmd::Config(s) if s.defines == ["A"])
         );
         assert!(matches!(
             p(&["htaccel", "-t", "-f", "x.conf"]),
-            Cmd::ConfigTest { .. }
+            Cmd::ConfigTest(_)
         ));
         assert!(matches!(
             p(&["htaccel", "configtest", "-f", "x.conf"]),
-            Cmd::ConfigTest { .. }
+            Cmd::ConfigTest(_)
         ));
         assert!(matches!(
             p(&["htaccel", "check", "site"]),
@@ -233,5 +378,55 @@ mod tests {
         assert!(
             matches!(p(&["htaccel", "explain", "site", "/x", "--header", "A: b"]), Cmd::Explain { headers, .. } if headers == ["A: b"])
         );
+    }
+
+    #[test]
+    fn apache_flags() {
+        match p(&[
+            "htaccel",
+            "-d",
+            "/etc/apache2",
+            "-DFOREGROUND",
+            "-C",
+            "Define A",
+            "-c",
+            "Define B",
+            "-e",
+            "info",
+            "-E",
+            "/tmp/e",
+            "-X",
+        ]) {
+            Cmd::Config(s) => assert_eq!(
+                s,
+                Start {
+                    server_root: Some("/etc/apache2".into()),
+                    file: None,
+                    defines: vec!["FOREGROUND".into()],
+                    before: vec!["Define A".into()],
+                    after: vec!["Define B".into()],
+                    startup_level: Some("info".into()),
+                    startup_log: Some("/tmp/e".into()),
+                    single: true,
+                    no_docroot_check: false,
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(p(&["htaccel", "-d", "/r", "-S"]), Cmd::ConfigTest(s) if s.defines == ["DUMP_VHOSTS", "DUMP_RUN_CFG"])
+        );
+        assert!(
+            matches!(p(&["htaccel", "-f", "/x", "-M"]), Cmd::ConfigTest(s) if s.defines == ["DUMP_MODULES"])
+        );
+        assert!(matches!(
+            p(&["htaccel", "-f", "/x", "-k", "graceful-stop"]),
+            Cmd::Signal(_, Action::GracefulStop)
+        ));
+        assert!(parse(["htaccel", "-f", "/x", "-k", "bogus"].map(OsString::from)).is_err());
+        assert!(matches!(p(&["htaccel", "-v"]), Cmd::Version));
+        assert!(matches!(p(&["htaccel", "-V"]), Cmd::Settings));
+        assert!(matches!(p(&["htaccel", "-l"]), Cmd::CompiledModules));
+        assert!(matches!(p(&["htaccel", "-f", "/x", "-T"]), Cmd::Config(s) if s.no_docroot_check));
     }
 }

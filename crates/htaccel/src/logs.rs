@@ -1,6 +1,8 @@
 //! The error log and the access logs: where lines go. Line formats come
 //! from the engine (`log_format`), so `explain` and tests share them.
 
+use crate::piped_log::PipedLog;
+use htaccel_engine::config::server::LogCondition;
 use htaccel_engine::http::{AccessEntry, Log};
 use htaccel_engine::log_format::{self, LogFormat};
 use std::fs::{File, OpenOptions};
@@ -20,30 +22,70 @@ fn severity(level: &str) -> usize {
         .unwrap_or(LEVELS.len())
 }
 
-/// Open a log target: a path (appended to), `/dev/stdout` or `/dev/stderr`.
-pub fn open_target(target: &str) -> std::io::Result<File> {
-    match target {
+/// Open a log target: a path (appended to), `/dev/stdout`, `/dev/stderr`,
+/// or a piped logger (`|program args`, `||program args`: run directly;
+/// `|$command`: run by `/bin/sh -c`; see `piped_log.rs`), whose standard
+/// input receives the lines, as Apache's piped logs.
+pub fn open_target(target: &str) -> std::io::Result<Target> {
+    if let Some(command) = target.strip_prefix('|') {
+        return Ok(Target::Pipe(PipedLog::start(command)?));
+    }
+    Ok(Target::File(match target {
         // SAFETY: descriptors 1 and 2 are open for the life of the process;
         // `dup` gives this File its own descriptor to own and close.
-        "/dev/stdout" => Ok(unsafe { File::from_raw_fd(libc::dup(1)) }),
-        "/dev/stderr" => Ok(unsafe { File::from_raw_fd(libc::dup(2)) }),
-        path => OpenOptions::new().create(true).append(true).open(path),
+        "/dev/stdout" => unsafe { File::from_raw_fd(libc::dup(1)) },
+        "/dev/stderr" => unsafe { File::from_raw_fd(libc::dup(2)) },
+        path => OpenOptions::new().create(true).append(true).open(path)?,
+    }))
+}
+
+/// Where a log's lines go.
+pub enum Target {
+    File(File),
+    Pipe(PipedLog),
+}
+
+impl Target {
+    /// Write one line, in one write (`O_APPEND` and pipes keep lines of
+    /// up to a page whole across threads).
+    fn write_line(&self, line: &[u8]) {
+        match self {
+            Target::File(f) => {
+                let _ = (&*f).write_all(line);
+            }
+            Target::Pipe(p) => p.write_line(line),
+        }
     }
 }
 
+/// One access log: where, in which format, and for which requests.
+pub type AccessLog = (Target, LogFormat, Option<LogCondition>);
+
 pub struct Logs {
-    error: File,
+    error: Target,
     threshold: usize,
-    access: Vec<(File, LogFormat)>,
+    /// `LogLevel module:level` (later entries win).
+    module_thresholds: Vec<(String, usize)>,
+    access: Vec<AccessLog>,
 }
 
 impl Logs {
-    pub fn new(error: File, level: &str, access: Vec<(File, LogFormat)>) -> Self {
+    pub fn new(error: Target, level: &str, access: Vec<AccessLog>) -> Self {
         Logs {
             error,
             threshold: severity(level),
+            module_thresholds: Vec::new(),
             access,
         }
+    }
+
+    /// Per-module levels (`LogLevel rewrite:info`).
+    pub fn with_module_levels(mut self, modules: &[(String, String)]) -> Self {
+        self.module_thresholds = modules
+            .iter()
+            .map(|(m, l)| (m.clone(), severity(l)))
+            .collect();
+        self
     }
 
     /// Compile the access-log format for a `CustomLog` (nickname or format string).
@@ -66,23 +108,38 @@ impl Logs {
 
 impl Log for Logs {
     fn access(&self, entry: &AccessEntry<'_>) {
+        self.access_with(entry, &log_format::AccessDetails::default());
+    }
+
+    fn access_with(&self, entry: &AccessEntry<'_>, details: &log_format::AccessDetails<'_>) {
         if self.access.is_empty() {
             return;
         }
         let mut buf = Vec::with_capacity(256);
-        for (file, format) in &self.access {
+        for (file, format, condition) in &self.access {
+            if condition.as_ref().is_some_and(|c| !c.holds(entry.env)) {
+                continue;
+            }
             buf.clear();
-            format.render(entry, &mut buf);
+            format.render_with(entry, details, &mut buf);
             if buf.last() != Some(&b'\n') {
                 buf.push(b'\n');
             }
-            // One write per line: O_APPEND keeps lines whole across threads.
-            let _ = (&*file).write_all(&buf);
+            file.write_line(&buf);
         }
     }
 
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str) {
-        if severity(level) > self.threshold {
+        // Apache writes `notice` lines whatever `LogLevel` says (its
+        // start, reload and stop messages are notices).
+        let notice = level.eq_ignore_ascii_case("notice");
+        let threshold = self
+            .module_thresholds
+            .iter()
+            .rev()
+            .find(|(m, _)| m == module)
+            .map_or(self.threshold, |(_, t)| *t);
+        if severity(level) > threshold && !notice {
             return;
         }
         // SAFETY: getpid and gettid have no preconditions.
@@ -97,6 +154,6 @@ impl Log for Logs {
             message,
         );
         line.push('\n');
-        let _ = (&self.error).write_all(line.as_bytes());
+        self.error.write_line(line.as_bytes());
     }
 }

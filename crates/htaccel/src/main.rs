@@ -4,7 +4,9 @@
 //! Commands:
 //! * `htaccel serve [DOCROOT] [--listen ADDR]` — zero configuration: the
 //!   document root served as by Apache with `serve.conf`.
-//! * `htaccel -f FILE` — the Apache-syntax configuration in FILE.
+//! * `htaccel -f FILE` — the Apache-syntax configuration in FILE, with
+//!   `apache2`'s flags (`-d`, `-C`, `-c`, `-D`, `-e`, `-E`, `-k`, `-t`,
+//!   `-S`, `-M`, `-v`, `-V`, `-X`: docs/command-line.md).
 //! * `htaccel configtest -f FILE` — check FILE as `apachectl -t` does.
 //! * `htaccel check DOCROOT [-f FILE]` — compile every `.htaccess` under
 //!   DOCROOT and report errors, unsupported directives and what Apache
@@ -13,14 +15,20 @@
 //!   request and trace each rewrite rule, condition and internal redirect.
 
 mod allocator;
+mod apachectl;
 mod check;
 mod cli;
+mod dump;
 mod explain;
 mod logs;
 mod php_scan;
+mod pidfile;
+mod piped_log;
 mod privileges;
+mod reload;
 mod run;
 mod sd_notify;
+mod startup;
 
 #[global_allocator]
 static ALLOCATOR: allocator::Mimalloc = allocator::Mimalloc;

@@ -4,7 +4,7 @@
 use std::ffi::CString;
 
 /// Look up a user or group given by name or `#uid`.
-fn lookup_user(name: &str) -> Result<(u32, u32), String> {
+pub fn lookup_user(name: &str) -> Result<(u32, u32), String> {
     if let Some(n) = name.strip_prefix('#') {
         let uid: u32 = n.parse().map_err(|_| format!("bad user id {name}"))?;
         return Ok((uid, uid));
@@ -20,7 +20,7 @@ fn lookup_user(name: &str) -> Result<(u32, u32), String> {
     unsafe { Ok(((*pw).pw_uid, (*pw).pw_gid)) }
 }
 
-fn lookup_group(name: &str) -> Result<u32, String> {
+pub fn lookup_group(name: &str) -> Result<u32, String> {
     if let Some(n) = name.strip_prefix('#') {
         return n.parse().map_err(|_| format!("bad group id {name}"));
     }

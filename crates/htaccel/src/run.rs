@@ -4,13 +4,14 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
-use htaccel_conf::{Node, ParseOptions};
-use htaccel_engine::engine::{self, Engine, Loaded};
+use crate::reload::{Generation, ReadConfig, Reloads};
+use crate::startup;
+use htaccel_conf::ParseOptions;
+use htaccel_engine::engine::{Engine, Loaded};
 use htaccel_engine::modules::php::pool;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 const SERVE_CONF: &str = include_str!("serve.conf");
 
@@ -85,8 +86,6 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 .replace("@LISTEN@", &listen)
                 .replace("@PHP_FPM@", fpm.as_ref().map_or("", |f| f.0))
                 .replace("@PHP_HANDLER@", fpm.as_ref().map_or("", |f| f.1.as_str()));
-            let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
-                .map_err(|e| e.to_string())?;
             // `--php` turns on serve.conf's `LoadModule php_module`.
             let mut defines = Vec::new();
             if php.is_some() {
@@ -95,27 +94,52 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             if fpm.is_some() {
                 defines.push("HTACCEL_FPM".to_string());
             }
-            let loaded = load(&nodes, defines, "serve.conf")?;
-            serve(loaded, Some(&root))
+            let read = move || {
+                let nodes = htaccel_conf::parse_str(&text, "serve.conf", &ParseOptions::default())
+                    .map_err(|e| e.to_string())?;
+                let loaded = startup::load_nodes(
+                    &nodes,
+                    PathBuf::from(startup::DEFAULT_SERVER_ROOT),
+                    defines.clone(),
+                )?;
+                for n in &loaded.notices {
+                    eprintln!("htaccel: {}: {} (serve.conf)", n.origin, n.message);
+                }
+                Ok(loaded)
+            };
+            serve(Box::new(read), Some(&root), 0)
         }
-        Cmd::Config { file, defines } => {
-            let nodes = parse_main(&file)?;
-            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
-            serve(loaded, None)
+        Cmd::Config(start) => {
+            start.redirect_startup_log()?;
+            let threads = if start.single { 1 } else { 0 };
+            serve(Box::new(move || start.load()), None, threads)
         }
         Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
-        Cmd::ConfigTest { file, defines } => {
-            let nodes = parse_main(&file)?;
-            let loaded = load(&nodes, defines, &file.to_string_lossy())?;
+        Cmd::ConfigTest(start) => {
+            start.redirect_startup_log()?;
+            let loaded = start.load()?;
             let sink: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(
                 logs::open_target("/dev/stderr").map_err(|e| e.to_string())?,
                 "warn",
                 Vec::new(),
             ));
             let engine = Engine::new(&loaded, sink)?;
+            // mod_ssl's certificates and keys are read as at start.
             htaccel_server::tls::TlsSetup::build(&engine.tls_ports())
                 .map_err(|e| format!("htaccel: {e}"))?;
-            eprintln!("Syntax OK");
+            crate::dump::config_test(&start, &loaded)
+        }
+        Cmd::Signal(start, action) => crate::apachectl::signal(start, action),
+        Cmd::Version => {
+            print!("{}", crate::dump::version());
+            Ok(())
+        }
+        Cmd::CompiledModules => {
+            print!("{}", crate::dump::compiled_modules());
+            Ok(())
+        }
+        Cmd::Settings => {
+            print!("{}", crate::dump::settings());
             Ok(())
         }
     }
@@ -147,62 +171,25 @@ To run them on PHP-FPM: htaccel serve {} --php=unix:/run/php/php8.2-fpm.sock",
     }
 }
 
-fn parse_main(file: &Path) -> Result<Vec<Node>, String> {
-    htaccel_conf::parse_file(file, &ParseOptions::default()).map_err(|e| format!("htaccel: {e}"))
-}
-
-fn load(nodes: &[Node], defines: Vec<String>, name: &str) -> Result<Loaded, String> {
-    let loaded = engine::load(nodes, PathBuf::from("/etc/htaccel"), defines).map_err(|e| {
-        format!(
-            "AH00526: Syntax error on line {} of {}:\n{}",
-            e.origin.line, e.origin.file, e.message
-        )
-    })?;
-    for n in &loaded.notices {
-        eprintln!("htaccel: {}: {} ({name})", n.origin, n.message);
-    }
-    Ok(loaded)
-}
-
-/// Parse `Listen` arguments as Apache does: `port`, `addr:port`, `[v6]:port`.
+/// Parse `Listen` arguments as Apache does: `port` (every address, IPv6
+/// and IPv4), `addr:port`, `[v6]:port`.
 fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
     if let Ok(port) = spec.parse::<u16>() {
-        return Ok(vec![SocketAddr::from(([0, 0, 0, 0], port))]);
+        return Ok(vec![htaccel_server::wildcard(port)]);
     }
     spec.to_socket_addrs()
         .map(|a| a.collect())
         .map_err(|e| format!("Listen {spec}: {e}"))
 }
 
-fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
-    let main = &loaded.build.main;
-    let error_target = main
-        .error_log
-        .clone()
-        .unwrap_or_else(|| "/dev/stderr".into());
-    let error_file = logs::open_target(&error_target)
-        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
-    let mut access = Vec::new();
-    for cl in &main.custom_logs {
-        let f = logs::open_target(&cl.target).map_err(|e| {
-            format!(
-                "htaccel: could not open transfer log file {}: {e}",
-                cl.target
-            )
-        })?;
-        access.push((
-            f,
-            Logs::format(
-                &cl.format,
-                &main.log_formats,
-                loaded.env.is_loaded("ssl_module"),
-            )
-            .map_err(|e| format!("{}: {e}", cl.origin))?,
-        ));
-    }
-    let level = main.log_level.clone().unwrap_or_else(|| "warn".into());
-    let log: Arc<dyn htaccel_engine::http::Log> = Arc::new(Logs::new(error_file, &level, access));
-    let engine = Arc::new(Engine::new(&loaded, log.clone())?);
+/// Serve until stopped. `threads`: worker threads (0: one per core).
+pub(crate) fn serve(
+    mut read: ReadConfig,
+    serve_root: Option<&Path>,
+    threads: usize,
+) -> Result<(), String> {
+    let loaded = read()?;
+    let first = Generation::build(&loaded)?;
 
     let mut listen = Vec::new();
     for (spec, origin) in &loaded.build.global.listen {
@@ -214,41 +201,31 @@ fn serve(loaded: Loaded, serve_root: Option<&Path>) -> Result<(), String> {
                 .into(),
         );
     }
+    let mut opts = first.opts.clone();
+    opts.listen = listen;
+    opts.threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
 
-    // mod_ssl: certificates and keys are read now, before privileges
-    // are dropped; a missing, unreadable or mismatched file stops here.
-    let tls_ports = engine.tls_ports();
-    let tls = if tls_ports.is_empty() {
-        None
-    } else {
-        Some(Arc::new(
-            htaccel_server::tls::TlsSetup::build(&tls_ports)
-                .map_err(|e| format!("htaccel: {e}"))?,
-        ))
-    };
     let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
-    let opts = htaccel_server::ServerOptions {
-        listen,
-        threads: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        limits: htaccel_server::Limits {
-            request_line: main.limit_request_line.unwrap_or(8190),
-            field_size: main.limit_request_field_size.unwrap_or(8190),
-            fields: main.limit_request_fields.unwrap_or(100),
-        },
-        timeouts: htaccel_server::Timeouts {
-            timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
-            keepalive: Duration::from_secs(main.keepalive_timeout.unwrap_or(5)),
-            ..Default::default()
-        },
-        keepalive: main.keepalive.unwrap_or(true),
-        max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
-        server_header: engine.server_header.clone(),
-        tls,
-        ..Default::default()
+    let pid_file = first.write_pid_file(None)?;
+    let mut reloads = Reloads {
+        read,
+        log: first.log.clone(),
+        listen: first.listen.clone(),
+        graceful_stop: first.graceful_stop,
+        pid_file,
     };
-    htaccel_server::run(engine, opts, after_bind).map_err(|e| format!("htaccel: {e}"))
+    htaccel_server::run_controlled(first.engine, opts, after_bind, &mut reloads).map_err(|e| {
+        let text = e.to_string();
+        // Apache's own words for a socket that cannot be bound stand alone.
+        if text.contains("AH00072") {
+            text
+        } else {
+            format!("htaccel: {text}")
+        }
+    })
 }
 
 /// Once bound and running as the configured user: tell systemd the
@@ -283,7 +260,10 @@ type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
-        return Ok(Box::new(|| Ok(())));
+        return Ok(Box::new(|| {
+            crate::apachectl::tell_ready();
+            Ok(())
+        }));
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
@@ -293,8 +273,15 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
                 "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
                 root.display()
             );
-            return Ok(Box::new(|| Ok(())));
+            return Ok(Box::new(|| {
+                crate::apachectl::tell_ready();
+                Ok(())
+            }));
         }
     }
-    Ok(Box::new(move || privileges::drop_to(uid, gid, &user)))
+    Ok(Box::new(move || {
+        privileges::drop_to(uid, gid, &user)?;
+        crate::apachectl::tell_ready();
+        Ok(())
+    }))
 }

@@ -165,3 +165,63 @@ fn listen_on_ipv6_with_tls() {
         );
     }
 }
+
+/// The certificate a server presents on 127.0.0.1:`port` (its SHA-256
+/// fingerprint line).
+fn served_fingerprint(port: u16) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "openssl s_client -connect 127.0.0.1:{port} -servername localhost </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256"
+        ))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn fingerprint(cert: &std::path::Path) -> String {
+    let out = Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(cert)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A graceful reload (SIGUSR1, what certbot's deploy hook and logrotate
+/// send) serves renewed certificate files, as Apache's graceful restart
+/// does; Apache cannot be asked through the harness, which sends no
+/// signals.
+#[test]
+fn graceful_reload_serves_renewed_certificates() {
+    let dir = TempDir::new("ssl-renew");
+    make_cert(&dir, "old", false);
+    make_cert(&dir, "new", false);
+    let d = dir.path().display().to_string();
+    std::fs::copy(dir.path().join("old.crt"), dir.path().join("cur.crt")).unwrap();
+    std::fs::copy(dir.path().join("old.key"), dir.path().join("cur.key")).unwrap();
+    dir.write("site/index.html", "over tls\n");
+    let conf = format!(
+        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen 127.0.0.1:@PORT@\nServerName localhost\nDocumentRoot {d}/site\nErrorLog {d}/error.log\nSSLEngine on\nSSLCertificateFile {d}/cur.crt\nSSLCertificateKeyFile {d}/cur.key\n"
+    );
+    let server = common::Server::with_config(&conf, dir.path());
+    let (old, new) = (
+        fingerprint(&dir.path().join("old.crt")),
+        fingerprint(&dir.path().join("new.crt")),
+    );
+    assert_ne!(old, new);
+    assert_eq!(served_fingerprint(server.port), old);
+    std::fs::copy(dir.path().join("new.crt"), dir.path().join("cur.crt")).unwrap();
+    std::fs::copy(dir.path().join("new.key"), dir.path().join("cur.key")).unwrap();
+    // SAFETY: signalling the server this test started.
+    unsafe { libc::kill(server.pid() as i32, libc::SIGUSR1) };
+    let start = std::time::Instant::now();
+    while served_fingerprint(server.port) != new {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "still the old certificate: {}",
+            std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

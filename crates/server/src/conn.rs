@@ -82,6 +82,9 @@ pub(crate) struct Shared {
     pub stop: Stop,
     /// The addresses that speak TLS (none: every connection is plain).
     pub tls: Option<crate::tls::SharedTlsSetup>,
+    /// A newer configuration generation serves new connections: this
+    /// one's connections close after their next answer.
+    pub retired: std::sync::atomic::AtomicBool,
 }
 
 /// Read buffers a worker thread keeps for its connections.
@@ -345,6 +348,14 @@ pub(crate) struct Conn<T> {
     body_stage: ReqTimeout,
     /// Where mod_status shows this connection.
     slot: Slot,
+    /// `out.position()` when the current answer began (for `%O`).
+    answer_start: Cell<Option<u64>>,
+    /// The current answer's `log_env`, for its access-log line.
+    log_env: RefCell<Vec<(String, String)>>,
+    /// Bytes read from the client so far, and where the current request
+    /// began among them (for `%I`: consumed since then).
+    total_read: u64,
+    request_start: u64,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -402,6 +413,10 @@ impl<T: Transport> Conn<T> {
             stages,
             body_stage: stages.body,
             slot: Slot::accepted(),
+            answer_start: Cell::new(None),
+            log_env: RefCell::new(Vec::new()),
+            total_read: 0,
+            request_start: 0,
         }
     }
 
@@ -513,6 +528,7 @@ impl<T: Transport> Conn<T> {
     /// Read until a request head is complete or the connection is over.
     async fn read_head(&mut self, shared: &Shared) -> Next {
         self.parser.reset();
+        self.request_start = self.consumed();
         let first = self.served == 0;
         let now = Instant::now();
         let mut stage =
@@ -615,7 +631,10 @@ impl<T: Transport> Conn<T> {
             }
             match self.stream.try_read(&mut self.rbuf) {
                 Ok(0) => return Event::Eof,
-                Ok(n) => return Event::Data(n),
+                Ok(n) => {
+                    self.total_read += n as u64;
+                    return Event::Data(n);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => return Event::Error,
@@ -998,6 +1017,8 @@ impl<T: Transport> Conn<T> {
         facts: HeadFacts,
         prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
+        self.answer_start.set(Some(self.out.position()));
+        self.log_env.replace(resp.log_env.clone());
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
         let engine_cl = facts.engine_cl;
@@ -1026,7 +1047,8 @@ impl<T: Transport> Conn<T> {
             && !ex.client_close
             && !resp.close
             && (ex.client_keep_alive || ex.proto_num >= 1001)
-            && !shared.stop.requested();
+            && !shared.stop.requested()
+            && !shared.retired.load(std::sync::atomic::Ordering::Relaxed);
         let chunked = chunked || (stream && keep);
         let mut framing = Framing {
             content_length: synth_cl.then(|| resp.body.len()),
@@ -1109,6 +1131,12 @@ impl<T: Transport> Conn<T> {
         Ok(keep)
     }
 
+    /// Bytes read from the client and consumed (not waiting in the
+    /// read buffer).
+    fn consumed(&self) -> u64 {
+        self.total_read - self.rbuf.len() as u64
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn log(
         &self,
@@ -1120,6 +1148,8 @@ impl<T: Transport> Conn<T> {
         received: SystemTime,
         started: Instant,
     ) {
+        let answer_start = self.answer_start.take();
+        let env = self.log_env.take();
         let duration = started.elapsed();
         htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
         shared.handler.log().access(&AccessEntry {
@@ -1132,6 +1162,11 @@ impl<T: Transport> Conn<T> {
             received,
             duration,
             remote_user: None,
+            bytes_out: Some(
+                answer_start.map_or(0, |start| self.out.position().saturating_sub(start)),
+            ),
+            env: &env,
+            bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
         });
     }
 
@@ -1167,7 +1202,10 @@ impl<T: Transport> Conn<T> {
                 self.rbuf.reserve(READ_BUF);
                 match self.stream.try_read(&mut self.rbuf) {
                     Ok(0) => Event::Eof,
-                    Ok(n) => Event::Data(n),
+                    Ok(n) => {
+                        self.total_read += n as u64;
+                        Event::Data(n)
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Event::Data(0),
                     Err(_) => Event::Error,
                 }

@@ -71,6 +71,7 @@ mod conn;
 mod fastcgi;
 #[doc(hidden)]
 pub mod fuzzing;
+mod generation;
 mod head;
 mod listener;
 mod proxy_http;
@@ -83,7 +84,8 @@ mod transport;
 mod watch_ready;
 mod write;
 
-pub use listener::{bind_check, Listeners, Server};
+pub use listener::{bind_check, wildcard, Listeners, Server};
+pub use shutdown::Signalled;
 
 use htaccel_engine::http::Handler;
 use std::io;
@@ -184,17 +186,89 @@ impl Default for ServerOptions {
 /// Bind every listener, call `after_bind` (the binary drops privileges
 /// there), serve until SIGTERM or SIGINT, then stop accepting, let requests
 /// in flight finish (up to [`ServerOptions::shutdown_timeout`]), close idle
-/// connections and return.
+/// connections and return. Reload signals keep the configuration as it is.
 pub fn run(
     handler: Arc<dyn Handler>,
     opts: ServerOptions,
     after_bind: Box<dyn FnOnce() -> io::Result<()> + Send>,
 ) -> io::Result<()> {
+    run_controlled(handler, opts, after_bind, &mut KeepConfiguration)
+}
+
+/// The binary's side of the signals Apache's parent process answers.
+pub trait Control {
+    /// SIGUSR1 (`graceful`) or SIGHUP (`restart`): the next configuration
+    /// generation, or `None` to keep serving the current one (a
+    /// configuration that does not load; the implementation logs why).
+    fn reload(&mut self, signal: Signalled) -> Option<(Arc<dyn Handler>, ServerOptions)>;
+
+    /// SIGWINCH (`graceful-stop`): how long requests in flight may run
+    /// (`GracefulShutdownTimeout`; `None`: no limit).
+    fn graceful_stop_limit(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The generation [`Control::reload`] returned now serves new
+    /// connections.
+    fn reloaded(&mut self) {}
+}
+
+/// A [`Control`] that never changes the configuration.
+struct KeepConfiguration;
+
+impl Control for KeepConfiguration {
+    fn reload(&mut self, _: Signalled) -> Option<(Arc<dyn Handler>, ServerOptions)> {
+        None
+    }
+}
+
+/// [`run`], with reloads and stops as `control` says: SIGUSR1 and SIGHUP
+/// serve new connections with the configuration [`Control::reload`]
+/// returns (see `generation.rs`), SIGWINCH stops gracefully within
+/// [`Control::graceful_stop_limit`], SIGTERM and SIGINT stop within
+/// [`ServerOptions::shutdown_timeout`], SIGUSR2 is ignored. Each is noted
+/// in the error log with Apache's words.
+pub fn run_controlled(
+    handler: Arc<dyn Handler>,
+    opts: ServerOptions,
+    after_bind: Box<dyn FnOnce() -> io::Result<()> + Send>,
+    control: &mut dyn Control,
+) -> io::Result<()> {
     let listeners = Listeners::bind(&opts)?;
-    let signals = shutdown::Signals::install()?;
+    let mut signals = shutdown::Signals::install()?;
     after_bind()?;
     let server = listeners.serve(handler, &opts)?;
-    signals.wait();
-    server.shutdown();
+    loop {
+        let signal = signals.wait();
+        let note = |message: &str| {
+            server
+                .handler()
+                .log()
+                .error("notice", "mpm_event", None, message)
+        };
+        match signal {
+            Signalled::Stop(name) => {
+                note(&format!("AH00491: caught {name}, shutting down"));
+                server.shutdown();
+                break;
+            }
+            Signalled::GracefulStop => {
+                note("AH00492: caught SIGWINCH, shutting down gracefully");
+                server.shutdown_draining(control.graceful_stop_limit());
+                break;
+            }
+            Signalled::Graceful | Signalled::Restart => {
+                note(if signal == Signalled::Graceful {
+                    "AH00493: SIGUSR1 received.  Doing graceful restart"
+                } else {
+                    "AH00494: SIGHUP received.  Attempting to restart"
+                });
+                if let Some((handler, next)) = control.reload(signal) {
+                    server.reload(handler, &next);
+                    control.reloaded();
+                }
+            }
+        }
+    }
     server.wait()
 }

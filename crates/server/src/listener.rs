@@ -8,8 +8,13 @@
 //! Apache's `AcceptFilter http data` sets it on Linux (a connection is only
 //! accepted once its first bytes arrived) and a backlog of 511 (Apache's
 //! `ListenBacklog`); accepted connections get `TCP_NODELAY`, as in Apache.
+//! Before an address is bound, one socket without `SO_REUSEPORT` checks
+//! that no other process listens there (`refuse_if_taken`): the threads
+//! share a port among themselves, never with another server. IPv6 sockets
+//! are dual-stack, as Apache's `Listen 80` on Linux (`wildcard`).
 
 use crate::conn::{self, Local, Shared};
+use crate::generation::{Current, Generations};
 use crate::shutdown::{self, Stop};
 use crate::ServerOptions;
 use htaccel_engine::http::Handler;
@@ -49,6 +54,7 @@ impl Listeners {
             (0..threads).map(|_| Vec::new()).collect();
         let mut addrs = Vec::new();
         for &addr in &opts.listen {
+            refuse_if_taken(addr)?;
             let first = listen_socket(addr)?;
             let bound = first.local_addr()?;
             per_thread[0].push(first);
@@ -68,33 +74,40 @@ impl Listeners {
     /// Start the worker threads.
     pub fn serve(self, handler: Arc<dyn Handler>, opts: &ServerOptions) -> io::Result<Server> {
         let stop = Stop::new();
-        let shared = Arc::new(Shared {
-            handler,
-            limits: opts.limits,
-            timeouts: opts.timeouts,
-            keepalive: opts.keepalive,
-            max_keepalive_requests: opts.max_keepalive_requests,
-            server_header: opts.server_header.clone(),
-            stop: stop.clone(),
-            tls: opts.tls.clone().filter(|t| !t.is_empty()),
-        });
+        let generations = Generations::new(shared_for(handler, opts, &stop));
         let mut threads = Vec::new();
         for (i, sockets) in self.per_thread.into_iter().enumerate() {
-            let shared = shared.clone();
+            let current = generations.current();
             let stop = stop.clone();
             let drain = opts.shutdown_timeout;
             let t = std::thread::Builder::new()
                 .name(format!("htaccel-{i}"))
-                .spawn(move || worker(sockets, shared, stop, drain))?;
+                .spawn(move || worker(sockets, current, stop, drain))?;
             threads.push(t);
         }
         Ok(Server {
             addrs: self.addrs,
             stop,
             threads,
+            generations,
             drain: opts.shutdown_timeout,
         })
     }
+}
+
+/// What the connections of one configuration generation share.
+fn shared_for(handler: Arc<dyn Handler>, opts: &ServerOptions, stop: &Stop) -> Arc<Shared> {
+    Arc::new(Shared {
+        handler,
+        limits: opts.limits,
+        timeouts: opts.timeouts,
+        keepalive: opts.keepalive,
+        max_keepalive_requests: opts.max_keepalive_requests,
+        server_header: opts.server_header.clone(),
+        stop: stop.clone(),
+        tls: opts.tls.clone().filter(|t| !t.is_empty()),
+        retired: Default::default(),
+    })
 }
 
 /// A running server.
@@ -102,6 +115,7 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     stop: Stop,
     threads: Vec<JoinHandle<io::Result<()>>>,
+    generations: Generations,
     /// [`ServerOptions::shutdown_timeout`].
     drain: Duration,
 }
@@ -123,6 +137,27 @@ impl Server {
         self.stop.trigger();
     }
 
+    /// Begin a graceful stop whose requests in flight may run for `limit`
+    /// (`None`: as long as they take), as Apache's `graceful-stop`.
+    pub fn shutdown_draining(&self, limit: Option<Duration>) {
+        self.stop.trigger_draining(limit);
+    }
+
+    /// Serve connections accepted from now on with `handler` and the
+    /// per-configuration settings of `opts` (limits, timeouts, keep-alive,
+    /// `Server` header); connections already open finish with what they
+    /// had (see `crate::generation`). `opts.listen` and `opts.threads` are
+    /// not read: the listening sockets stay as they are.
+    pub fn reload(&self, handler: Arc<dyn Handler>, opts: &ServerOptions) {
+        self.generations
+            .publish(shared_for(handler, opts, &self.stop));
+    }
+
+    /// The handler serving new connections now.
+    pub fn handler(&self) -> Arc<dyn Handler> {
+        self.generations.latest().handler.clone()
+    }
+
     /// Wait until every worker thread has ended (after [`Server::shutdown`]
     /// and the drain). A thread still busy two seconds after the drain
     /// could end (one stuck in a system call that never returns, such as a
@@ -135,13 +170,15 @@ impl Server {
             let now = Instant::now();
             if !self.stop.requested() {
                 // Serving: no bound yet.
-            } else if now >= *end.get_or_insert(now + self.drain + STUCK_AFTER_DRAIN) {
+            } else if now
+                >= *end.get_or_insert(now + self.stop.drain_limit(self.drain) + STUCK_AFTER_DRAIN)
+            {
                 let stuck = self.threads.iter().filter(|t| !t.is_finished()).count();
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(
                         "{stuck} worker thread(s) still busy {:?} after the stop began; exiting without them",
-                        self.drain + STUCK_AFTER_DRAIN
+                        self.stop.drain_limit(self.drain) + STUCK_AFTER_DRAIN
                     ),
                 ));
             }
@@ -180,13 +217,64 @@ fn thread_count(n: usize) -> usize {
     }
 }
 
+/// Apache's refusal of a port another process listens on. The worker
+/// threads' sockets share their port through `SO_REUSEPORT`, which would
+/// also let them join another process's group on that port and split its
+/// traffic; binding once without it first fails (`EADDRINUSE`) if anything
+/// else listens there, with or without `SO_REUSEPORT`.
+fn refuse_if_taken(addr: SocketAddr) -> io::Result<()> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&addr.into()).map_err(|e| not_bound(addr, e))
+}
+
+/// Apache's words for a socket that cannot be bound (`AH00072`), then its
+/// conclusion.
+fn not_bound(addr: SocketAddr, e: io::Error) -> io::Error {
+    let errno = e.raw_os_error().unwrap_or(0);
+    let reason = io::Error::from_raw_os_error(errno).to_string();
+    let reason = reason.split(" (os error").next().unwrap_or(&reason);
+    io::Error::new(
+        e.kind(),
+        format!(
+            "({errno}){reason}: AH00072: make_sock: could not bind to address {addr}\nno listening sockets available, shutting down\nAH00015: Unable to open logs"
+        ),
+    )
+}
+
+/// The address `Listen PORT` binds: `[::]:PORT`, which also accepts IPv4
+/// (dual-stack, `IPV6_V6ONLY` off, as Apache on Linux), or `0.0.0.0:PORT`
+/// where the machine has no IPv6.
+pub fn wildcard(port: u16) -> SocketAddr {
+    let v6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port));
+    let usable = Socket::new(Domain::IPV6, Type::STREAM, Some(Protocol::TCP)).is_ok_and(|s| {
+        s.bind(&SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)).into())
+            .is_ok()
+    });
+    if usable {
+        v6
+    } else {
+        SocketAddr::from(([0, 0, 0, 0], port))
+    }
+}
+
 fn listen_socket(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // `[::]` takes IPv4 connections too (they show as `::ffff:a.b.c.d`,
+        // see `unmap`), whatever `net.ipv6.bindv6only` says.
+        s.set_only_v6(false)?;
+    }
     s.set_reuse_port(true)?;
     s.set_nonblocking(true)?;
-    s.bind(&addr.into())
-        .map_err(|e| io::Error::new(e.kind(), format!("could not bind to address {addr}: {e}")))?;
+    s.bind(&addr.into()).map_err(|e| not_bound(addr, e))?;
     s.listen(BACKLOG)?;
     // Not fatal: without it, connections are accepted before their first bytes.
     let _ = set_defer_accept(&s);
@@ -216,7 +304,7 @@ fn set_defer_accept(s: &Socket) -> io::Result<()> {
 /// One worker thread: its runtime, its accept loops, then the drain.
 fn worker(
     sockets: Vec<std::net::TcpListener>,
-    shared: Arc<Shared>,
+    current: Current,
     stop: Stop,
     drain: Duration,
 ) -> io::Result<()> {
@@ -237,7 +325,7 @@ fn worker(
             accepts.push(tokio::task::spawn_local(accept_loop(
                 l,
                 unspecified,
-                shared.clone(),
+                current.clone(),
                 local.clone(),
                 stop.clone(),
             )));
@@ -247,7 +335,7 @@ fn worker(
         for a in accepts {
             let _ = a.await;
         }
-        shutdown::drain(&local, drain).await;
+        shutdown::drain(&local, stop.drain_limit(drain)).await;
         htaccel_engine::stats::drop_one(htaccel_engine::stats::Counter::EventLoops);
         Ok(())
     })
@@ -256,7 +344,7 @@ fn worker(
 async fn accept_loop(
     l: tokio::net::TcpListener,
     unspecified: bool,
-    shared: Arc<Shared>,
+    mut current: Current,
     local: Rc<Local>,
     stop: Stop,
 ) {
@@ -278,6 +366,7 @@ async fn accept_loop(
                     },
                 };
                 let (remote, local_addr) = (unmap(remote), unmap(local_addr));
+                let shared = current.get().clone();
                 let tls = shared
                     .tls
                     .as_ref()
@@ -288,7 +377,7 @@ async fn accept_loop(
                             crate::transport::Plain(stream),
                             remote,
                             local_addr,
-                            shared.clone(),
+                            shared,
                             local.clone(),
                         ));
                     }
@@ -299,7 +388,7 @@ async fn accept_loop(
                             local_addr,
                             setup,
                             port,
-                            shared.clone(),
+                            shared,
                             local.clone(),
                         ));
                     }

@@ -518,6 +518,8 @@ pub(crate) struct Output {
     /// First segment not completely written, and how much of it was.
     head: usize,
     done: u64,
+    /// Bytes written to the socket so far.
+    written: u64,
 }
 
 impl Output {
@@ -533,6 +535,13 @@ impl Output {
             .sum::<u64>()
             + self.unsealed() as u64
             - self.done
+    }
+
+    /// Bytes ever queued on this connection (written or not): the
+    /// difference between two readings is what was queued in between
+    /// (mod_logio's `%O`).
+    pub(crate) fn position(&self) -> u64 {
+        self.written + self.queued()
     }
 
     /// Bytes at the end of `buf` not yet covered by a segment.
@@ -621,8 +630,11 @@ impl Output {
         })
     }
 
-    /// Forget everything queued (written by the caller).
+    /// Forget everything queued (written by the caller: it counts as
+    /// written for [`Output::position`]).
     pub(crate) fn clear(&mut self) {
+        self.seal();
+        self.written += self.queued();
         self.buf.clear();
         self.segs.clear();
         self.head = 0;
@@ -659,6 +671,7 @@ impl Output {
             match r {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(mut n) => {
+                    self.written += n as u64;
                     // Advance over what was written.
                     while n > 0 {
                         let left = self.segs[self.head].len() - self.done;

@@ -59,6 +59,37 @@ impl Process {
     }
 
     /// The exit status if the process has already ended.
+    /// Whether this process has a socket listening on TCP `port` (from
+    /// /proc): a connection that succeeds may reach another program that
+    /// took the port first, before this one failed to bind it.
+    pub fn listens_on(&self, port: u16) -> bool {
+        let pid = self.child.id();
+        let mut inodes = Vec::new();
+        for table in ["tcp", "tcp6"] {
+            let text =
+                std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+            for line in text.lines().skip(1) {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let local = f
+                    .get(1)
+                    .and_then(|a| a.rsplit(':').next())
+                    .and_then(|p| u16::from_str_radix(p, 16).ok());
+                if local == Some(port) && f.get(3) == Some(&"0A") {
+                    if let Some(inode) = f.get(9) {
+                        inodes.push(format!("socket:[{inode}]"));
+                    }
+                }
+            }
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|l| inodes.iter().any(|i| l.to_string_lossy() == *i))
+        })
+    }
+
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }

@@ -219,7 +219,10 @@ fn wait_ready(
                 StartError::Failed(msg)
             });
         }
-        if ready() && TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok() {
+        if ready()
+            && proc.listens_on(port)
+            && TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok()
+        {
             // a process that listens and dies at once is not ready
             sleep(Duration::from_millis(50));
             if proc.exited().is_none() {

@@ -25,6 +25,20 @@ pub struct Environment {
     pub modules: Vec<&'static Module>,
     pub defines: HashMap<String, String>,
     pub server_root: PathBuf,
+    /// The files `Include` read, for `-t -D DUMP_INCLUDES`.
+    pub includes: IncludeLog,
+}
+
+/// The files `Include`/`IncludeOptional` read, in order, with their depth
+/// and the line Apache shows for each: that of the latest `Include`
+/// directive begun when the file was opened (for the second file of a
+/// wildcard, an `Include` inside the first one, if it had one).
+#[derive(Clone, Debug, Default)]
+pub struct IncludeLog {
+    /// (depth below the main file, line shown, file).
+    pub files: Vec<(usize, u32, PathBuf)>,
+    pub depth: usize,
+    pub last_line: u32,
 }
 
 impl Environment {

@@ -44,6 +44,25 @@ pub struct CustomLog {
     pub target: String,
     pub format: String,
     pub origin: Origin,
+    /// `env=NAME` / `env=!NAME`: log only requests with (without) the
+    /// environment variable.
+    pub condition: Option<LogCondition>,
+}
+
+/// A `CustomLog`'s `env=` clause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogCondition {
+    pub name: String,
+    /// `env=!NAME`.
+    pub negate: bool,
+}
+
+impl LogCondition {
+    /// Whether a request whose environment (as logged) is `env` is logged.
+    pub fn holds(&self, env: &[(String, String)]) -> bool {
+        let set = env.iter().any(|(n, _)| n.eq_ignore_ascii_case(&self.name));
+        set != self.negate
+    }
 }
 
 /// One server: the main server or a `<VirtualHost>`.
@@ -62,6 +81,9 @@ pub struct ServerConf {
     pub access_file_names: Option<Vec<String>>,
     pub error_log: Option<String>,
     pub log_level: Option<String>,
+    /// `LogLevel module:level`: per-module levels (module names without
+    /// `mod_` and `_module`).
+    pub log_level_modules: Vec<(String, String)>,
     pub custom_logs: Vec<CustomLog>,
     pub log_formats: HashMap<String, String>,
     pub timeout: Option<u64>,
@@ -100,6 +122,8 @@ pub struct Global {
     pub user: Option<String>,
     pub group: Option<String>,
     pub pid_file: Option<String>,
+    /// `GracefulShutdownTimeout`, seconds (0 or unset: no limit).
+    pub graceful_shutdown_timeout: Option<u64>,
     pub server_tokens: Option<String>,
     pub types_config: Option<PathBuf>,
     pub hostname_lookups: Option<String>,

@@ -350,6 +350,10 @@ pub struct Response {
     /// list alone (checked and serialised once), shared by every copy of an
     /// answer the answer memo hands out; `None` for an answer made once.
     pub head_cache: Option<HeadCache>,
+    /// The request's environment variables the access logs' `env=`
+    /// conditions name, as they were when the answer was made (empty
+    /// when no log has a condition).
+    pub log_env: Vec<(String, String)>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -384,6 +388,7 @@ impl Response {
             pieces: false,
             entity_in_headers: false,
             head_cache: None,
+            log_env: Vec::new(),
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -483,6 +488,12 @@ pub struct ProtocolError<'a> {
 pub trait Log: Send + Sync {
     /// One access-log record, after the response was sent.
     fn access(&self, entry: &AccessEntry<'_>);
+    /// One access-log record with what the engine knows beyond the
+    /// connection (the site that answered: `%v`, `%p`). Default: `access`.
+    fn access_with(&self, entry: &AccessEntry<'_>, details: &crate::log_format::AccessDetails<'_>) {
+        let _ = details;
+        self.access(entry);
+    }
     /// One error-log line: Apache level name (`error`, `warn`, …), module (`core`), message.
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str);
 }
@@ -500,4 +511,11 @@ pub struct AccessEntry<'a> {
     pub received: std::time::SystemTime,
     pub duration: std::time::Duration,
     pub remote_user: Option<&'a str>,
+    /// Bytes sent, status line and headers included (`%O`), when known.
+    pub bytes_out: Option<u64>,
+    /// [`Response::log_env`] of the answer.
+    pub env: &'a [(String, String)],
+    /// Bytes received for the request, request line, headers and body
+    /// included (`%I`), when known.
+    pub bytes_in: Option<u64>,
 }

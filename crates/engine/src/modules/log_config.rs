@@ -2,7 +2,7 @@
 //! are compiled by `crate::log_format`; here they are only recorded for
 //! the server being configured.
 
-use crate::config::server::CustomLog;
+use crate::config::server::{CustomLog, LogCondition};
 use crate::registry::{Args, Directive, Module, RSRC_CONF};
 
 pub static DIRECTIVES: &[Directive] = &[
@@ -13,20 +13,39 @@ pub static DIRECTIVES: &[Directive] = &[
         Ok(())
     } },
     Directive { name: "CustomLog", args: Args::Take23, req_override: RSRC_CONF, about: "a file name, a custom log format string or format name, and an optional \"env=\" or \"expr=\" clause (see docs)", run: |w, inv, _| {
-        if inv.words.len() == 3 {
-            return Err("CustomLog with an env= or expr= condition is not supported by htaccel yet".into());
-        }
+        let condition = match inv.words.get(2) {
+            None => None,
+            Some(clause) => Some(condition(clause)?),
+        };
         let origin = inv.origin.clone();
-        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: inv.words[1].clone(), origin });
+        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: inv.words[1].clone(), origin, condition });
         Ok(())
     } },
     Directive { name: "TransferLog", args: Args::Take1, req_override: RSRC_CONF, about: "the filename of the access log", run: |w, inv, _| {
         let origin = inv.origin.clone();
-        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: String::new(), origin });
+        w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: String::new(), origin, condition: None });
         Ok(())
     } },
     Directive { name: "BufferedLogs", args: Args::Flag, req_override: RSRC_CONF, about: "Enable Buffered Logging (experimental)", run: |_w, _inv, _c| Ok(()) },
 ];
+
+/// `env=NAME` or `env=!NAME`; `expr=` is refused (not implemented yet).
+fn condition(clause: &str) -> Result<LogCondition, String> {
+    if let Some(name) = clause.strip_prefix("env=") {
+        let (negate, name) = match name.strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, name),
+        };
+        return Ok(LogCondition {
+            name: name.to_string(),
+            negate,
+        });
+    }
+    if clause.starts_with("expr=") {
+        return Err("CustomLog with an expr= condition is not supported by htaccel yet".into());
+    }
+    Err("error in condition clause".into())
+}
 
 pub static MODULE: Module = Module {
     source: "mod_log_config.c",

@@ -50,7 +50,7 @@ pub struct Server {
     pub log: PathBuf,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -58,14 +58,87 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Whether process `pid` has a socket listening on TCP `port` (read from
+/// /proc): the only proof that a server answering on the port is the one
+/// a test started, since a port picked free can be taken by another
+/// program before the server binds it (htaccel then refuses to start).
+pub fn listening(pid: u32, port: u16) -> bool {
+    let mut inodes = Vec::new();
+    for table in ["tcp", "tcp6"] {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f
+                .get(1)
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| u16::from_str_radix(p, 16).ok());
+            if local_port == Some(port) && f.get(3) == Some(&"0A") {
+                if let Some(inode) = f.get(9) {
+                    inodes.push(format!("socket:[{inode}]"));
+                }
+            }
+        }
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .map(|l| inodes.iter().any(|i| l.to_string_lossy() == *i))
+            .unwrap_or(false)
+    })
+}
+
+/// Start a server with `args_for(port)` on a free port, once it listens
+/// there; a port taken meanwhile by another program is given up for
+/// another one.
+pub fn start_listening(
+    args_for: &mut dyn FnMut(u16) -> Vec<String>,
+    stderr: &mut dyn FnMut(u16) -> std::fs::File,
+) -> (Child, u16) {
+    for _ in 0..5 {
+        let port = free_port();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_htaccel"))
+            .args(args_for(port))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr(port))
+            .spawn()
+            .expect("start htaccel");
+        let start = Instant::now();
+        loop {
+            if listening(child.id(), port) {
+                return (child, port);
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                // Taken meanwhile (AH00072), or a real failure: another
+                // port tells which.
+                eprintln!("htaccel exited ({status}) before listening on {port}");
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("htaccel did not start listening on {port}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    panic!("htaccel did not start (five attempts)");
+}
+
 impl Server {
     /// `htaccel serve DOCROOT --listen 127.0.0.1:PORT`.
     pub fn serve(docroot: &Path, logs: &Path) -> Server {
-        let port = free_port();
-        let listen = format!("127.0.0.1:{port}");
+        let root = docroot.to_string_lossy().into_owned();
         Server::spawn(
-            &["serve", &docroot.to_string_lossy(), "--listen", &listen],
-            port,
+            &mut |port| {
+                vec![
+                    "serve".into(),
+                    root.clone(),
+                    "--listen".into(),
+                    format!("127.0.0.1:{port}"),
+                ]
+            },
             logs,
         )
     }
@@ -73,44 +146,38 @@ impl Server {
     /// `htaccel -f FILE`, where `conf` is the file's text with `@PORT@`
     /// standing for the port to listen on.
     pub fn with_config(conf: &str, logs: &Path) -> Server {
-        let port = free_port();
         let file = logs.join("htaccel.conf");
-        std::fs::write(&file, conf.replace("@PORT@", &port.to_string())).unwrap();
-        Server::spawn(&["-f", &file.to_string_lossy()], port, logs)
+        Server::spawn(
+            &mut |port| {
+                std::fs::write(&file, conf.replace("@PORT@", &port.to_string())).unwrap();
+                vec!["-f".into(), file.to_string_lossy().into_owned()]
+            },
+            logs,
+        )
     }
 
     /// `htaccel ARGS…`, where `@PORT@` in an argument stands for the port.
     pub fn spawn_with(args: &[&str], logs: &Path) -> Server {
-        let port = free_port();
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| a.replace("@PORT@", &port.to_string()))
-            .collect();
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        Server::spawn(&refs, port, logs)
+        Server::spawn(
+            &mut |port| {
+                args.iter()
+                    .map(|a| a.replace("@PORT@", &port.to_string()))
+                    .collect()
+            },
+            logs,
+        )
     }
 
-    fn spawn(args: &[&str], port: u16, logs: &Path) -> Server {
-        let log = logs.join(format!("server-{port}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_htaccel"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .expect("start htaccel");
-        let s = Server { child, port, log };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "htaccel did not start listening: {}",
-                s.error_log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
+    fn spawn(args_for: &mut dyn FnMut(u16) -> Vec<String>, logs: &Path) -> Server {
+        let log_of = |port: u16| logs.join(format!("server-{port}.log"));
+        let (child, port) = start_listening(args_for, &mut |port| {
+            std::fs::File::create(log_of(port)).unwrap()
+        });
+        Server {
+            child,
+            port,
+            log: log_of(port),
         }
-        s
     }
 
     pub fn pid(&self) -> u32 {

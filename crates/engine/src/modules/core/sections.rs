@@ -621,20 +621,50 @@ fn include(
     optional: bool,
 ) -> Result<(), String> {
     let paths = htaccel_conf::include_paths(&inv.words[0], &w.env.server_root, optional)?;
+    w.env.includes.last_line = inv.origin.line;
     for path in paths {
-        let nodes = match htaccel_conf::parse_file(&path, &htaccel_conf::ParseOptions::default()) {
-            Ok(n) => n,
-            Err(e) => {
-                return Err(w.nested(crate::config::ConfigError {
-                    origin: e.origin,
-                    message: e.message,
-                }))
-            }
-        };
-        let r = w.walk(&nodes, c);
-        r.map_err(|e| w.nested(e))?;
+        let log = &mut w.env.includes;
+        log.files.push((log.depth, log.last_line, path.clone()));
+        // An included file that cannot be read or parsed is reported at the
+        // `Include` line, its own line chained after (Apache reads includes
+        // while building the tree, and each level prefixes where it was).
+        let nodes = htaccel_conf::parse_file(&path, &htaccel_conf::ParseOptions::default())
+            .map_err(|e| read_error(&e.origin, e.message))?;
+        w.env.includes.depth += 1;
+        let walked = w.walk(&nodes, c);
+        w.env.includes.depth -= 1;
+        if let Err(e) = walked {
+            return Err(if is_read_error(&e.message) {
+                read_error(&e.origin, e.message)
+            } else {
+                w.nested(e)
+            });
+        }
     }
     Ok(())
+}
+
+/// The message of a file that could not be read, as the line that
+/// included it reports it: `Syntax error on line N of FILE: …`, or, for a
+/// file that could not be opened (line 0), the reason alone.
+fn read_error(origin: &htaccel_conf::Origin, message: String) -> String {
+    if origin.line == 0 {
+        message
+    } else {
+        format!(
+            "Syntax error on line {} of {}: {message}",
+            origin.line, origin.file
+        )
+    }
+}
+
+/// Whether a configuration error comes from reading a file (Apache's
+/// tree-building stage, reported `apache2: Syntax error on line …`) rather
+/// than from a directive (reported `AH00526: …`).
+pub fn is_read_error(message: &str) -> bool {
+    message.starts_with("Could not open configuration file ")
+        || message.starts_with("Syntax error on line ")
+        || message.ends_with("> was not closed.")
 }
 
 #[cfg(test)]

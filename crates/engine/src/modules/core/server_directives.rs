@@ -263,6 +263,63 @@ fn run_load_module(
     Ok(())
 }
 
+/// Apache's log levels, most severe first.
+const LOG_LEVELS: &[&str] = &[
+    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
+    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
+];
+
+/// `LogLevel [level] [module:level …]`: the server's level and per-module
+/// ones. htaccel writes no `trace` lines and has no per-directory levels:
+/// both are said at start-up rather than silently dropped.
+fn run_log_level(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let level = |word: &str| -> Result<String, String> {
+        let lower = word.to_ascii_lowercase();
+        if LOG_LEVELS.contains(&lower.as_str()) {
+            Ok(lower)
+        } else {
+            Err(format!("LogLevel keyword must be one of emerg/alert/crit/error/warn/notice/info/debug/trace1/.../trace8 (got {word})"))
+        }
+    };
+    let mut server_level = None;
+    let mut modules = Vec::new();
+    for word in &inv.words {
+        match word.split_once(':') {
+            Some((module, l)) => {
+                let module = module
+                    .trim_end_matches("_module")
+                    .trim_start_matches("mod_");
+                modules.push((module.to_string(), level(l)?));
+            }
+            None => server_level = Some(level(word)?),
+        }
+    }
+    if let Some(trace) = server_level
+        .iter()
+        .chain(modules.iter().map(|m| &m.1))
+        .find(|l| l.starts_with("trace"))
+    {
+        w.warn(
+            inv.origin,
+            format!("LogLevel {trace}: htaccel writes no trace lines (htaccel explain shows how a request is decided); debug and more severe lines are written"),
+        );
+    }
+    if !w.ctx.sections.is_empty() && !w.ctx.within(crate::config::SectionKind::VirtualHost) {
+        w.warn(
+            inv.origin,
+            "LogLevel inside a <Directory>, <Location> or <Files> section applies to the whole server in htaccel",
+        );
+    }
+    if let Some(b) = w.server.as_deref_mut() {
+        let server = b.current();
+        if server_level.is_some() {
+            server.log_level = server_level;
+        }
+        server.log_level_modules.extend(modules);
+    }
+    Ok(())
+}
+
 /// Server-level directives: one entry each.
 pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "Listen", args: Args::Take12, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: run_listen },
@@ -288,11 +345,15 @@ pub static DIRECTIVES: &[Directive] = &[
         list.extend(inv.words.iter().cloned());
         Ok(())
     } },
-    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| { w.server()?.error_log = Some(one(inv)); Ok(()) } },
-    Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: |w, inv, _| {
-        if let Some(b) = w.server.as_deref_mut() { b.current().log_level = inv.words.first().cloned(); }
+    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| {
+        let target = one(inv);
+        if target == "syslog" || target.starts_with("syslog:") {
+            return Err(format!("ErrorLog {target}: logging to syslog is not supported by htaccel yet (a piped logger such as \"|/usr/bin/logger -t apache2\" does it)"));
+        }
+        w.server()?.error_log = Some(target);
         Ok(())
     } },
+    Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: run_log_level },
     Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) } },
     Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: |w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) } },
     Directive { name: "KeepAliveTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Keep-Alive timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.keepalive_timeout = Some(v); Ok(()) } },
@@ -328,6 +389,10 @@ pub static DIRECTIVES: &[Directive] = &[
     } },
     Directive { name: "PidFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for logging the server process ID", run: |w, inv, _| {
         w.server.as_deref_mut().ok_or("PidFile not allowed here")?.global.pid_file = Some(one(inv)); Ok(())
+    } },
+    Directive { name: "GracefulShutdownTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum time in seconds to wait for child processes to complete transactions during shutdown", run: |w, inv, _| {
+        let v = number(inv)?;
+        w.server.as_deref_mut().ok_or("GracefulShutdownTimeout not allowed here")?.global.graceful_shutdown_timeout = Some(v); Ok(())
     } },
     Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: run_load_module },
     Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: ignored },

@@ -263,6 +263,7 @@ mod tests {
                 .collect(),
             defines: Default::default(),
             server_root: "/".into(),
+            includes: Default::default(),
         };
         let mut ctx = Context::main_server();
         if htaccess {

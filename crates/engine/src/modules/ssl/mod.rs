@@ -604,6 +604,7 @@ mod tests {
             modules: Vec::new(),
             defines: Default::default(),
             server_root: "/".into(),
+            includes: Default::default(),
         };
         let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
         run_options(&mut w, &inv, &mut c).unwrap();

@@ -1,0 +1,241 @@
+//! Configuration generations and Apache's reload signals.
+//!
+//! A [`Generation`] is one reading of the configuration turned into what
+//! the server runs: the engine, the log files opened for it and the
+//! connection settings. The first is built at start; SIGUSR1 (`-k
+//! graceful`) and SIGHUP (`-k restart`) build the next one from the files
+//! as they are now, with freshly opened logs (which is how logrotate's
+//! renamed files are let go), and the server hands it to new connections
+//! while open ones finish on theirs (`htaccel_server`'s `generation.rs`).
+//!
+//! Unlike Apache, whose parent exits when the new configuration does not
+//! load, a configuration that fails to read, compile or open its logs
+//! leaves the running generation serving; the reason goes to the running
+//! error log. What a generation cannot change in a running process is
+//! said there too: the listening sockets (`Listen`) and the user are those
+//! of the start.
+
+use crate::logs::{self, Logs};
+use crate::pidfile::{self, PidFile};
+use htaccel_engine::config::server::ServerConf;
+use htaccel_engine::engine::{Engine, Loaded};
+use htaccel_engine::http::{Handler, Log};
+use htaccel_server::{Control, ServerOptions, Signalled};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Reads the configuration again, from the files (or the built-in text)
+/// the server started with.
+pub type ReadConfig = Box<dyn FnMut() -> Result<Loaded, String>>;
+
+/// One configuration, ready to serve.
+pub struct Generation {
+    pub engine: Arc<Engine>,
+    pub log: Arc<dyn Log>,
+    /// The per-connection settings (`listen` and `threads` left empty).
+    pub opts: ServerOptions,
+    /// The `Listen` arguments, to tell when a reload asks for other sockets.
+    pub listen: Vec<String>,
+    /// `GracefulShutdownTimeout` (`None`: no limit).
+    pub graceful_stop: Option<Duration>,
+    /// Where `PidFile` says the process ID goes.
+    pub pid_path: Option<std::path::PathBuf>,
+}
+
+impl Generation {
+    /// Open the logs `loaded` names and build its engine.
+    pub fn build(loaded: &Loaded) -> Result<Generation, String> {
+        let main = &loaded.build.main;
+        let root = &loaded.env.server_root;
+        let ssl = loaded.env.is_loaded("ssl_module");
+        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root, ssl)?);
+        // A `<VirtualHost>` with an `ErrorLog`, `CustomLog` or `LogLevel`
+        // of its own writes to its own logs; the others share the main
+        // server's, as in Apache.
+        let mut vhost_logs = Vec::new();
+        for v in &loaded.build.vhosts {
+            let own = v.error_log.is_some()
+                || !v.custom_logs.is_empty()
+                || v.log_level.is_some()
+                || !v.log_level_modules.is_empty();
+            vhost_logs.push(match own {
+                true => Some(Arc::new(open_logs(v, main, root, ssl)?) as Arc<dyn Log>),
+                false => None,
+            });
+        }
+        let engine = Arc::new(Engine::with_vhost_logs(loaded, log.clone(), vhost_logs)?);
+        // mod_ssl's certificates and keys, read with each configuration (a
+        // reload renews them, as Apache's graceful restart does).
+        let tls_ports = engine.tls_ports();
+        let tls = if tls_ports.is_empty() {
+            None
+        } else {
+            Some(Arc::new(
+                htaccel_server::tls::TlsSetup::build(&tls_ports)
+                    .map_err(|e| format!("htaccel: {e}"))?,
+            ))
+        };
+        let opts = ServerOptions {
+            limits: htaccel_server::Limits {
+                request_line: main.limit_request_line.unwrap_or(8190),
+                field_size: main.limit_request_field_size.unwrap_or(8190),
+                fields: main.limit_request_fields.unwrap_or(100),
+            },
+            timeouts: htaccel_server::Timeouts {
+                timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
+                keepalive: Duration::from_secs(main.keepalive_timeout.unwrap_or(5)),
+                ..Default::default()
+            },
+            keepalive: main.keepalive.unwrap_or(true),
+            max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
+            server_header: engine.server_header.clone(),
+            tls,
+            ..Default::default()
+        };
+        let global = &loaded.build.global;
+        Ok(Generation {
+            engine,
+            log,
+            opts,
+            listen: global.listen.iter().map(|(l, _)| l.clone()).collect(),
+            graceful_stop: global
+                .graceful_shutdown_timeout
+                .filter(|&s| s > 0)
+                .map(Duration::from_secs),
+            pid_path: global.pid_file.as_deref().map(|p| pidfile::path(p, root)),
+        })
+    }
+
+    /// Write the pid file this generation names, unless `current` is it.
+    pub fn write_pid_file(&self, current: Option<PidFile>) -> Result<Option<PidFile>, String> {
+        match (&self.pid_path, current) {
+            (Some(want), Some(have)) if have.path() == want => Ok(Some(have)),
+            (Some(want), _) => {
+                let log = self.log.clone();
+                let mut warn = |m: &str| log.error("warn", "core", None, m);
+                PidFile::write(want.clone(), &mut warn).map(Some)
+            }
+            (None, _) => Ok(None),
+        }
+    }
+}
+
+/// The logs of one server (the main one or a `<VirtualHost>`): its own
+/// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
+/// `LogFormat` nicknames its own, then the main server's.
+fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path, ssl: bool) -> Result<Logs, String> {
+    let error_target = conf
+        .error_log
+        .clone()
+        .or_else(|| main.error_log.clone())
+        .unwrap_or_else(|| "/dev/stderr".into());
+    let error_file = logs::open_target(&relative_to(root, &error_target))
+        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
+    let custom = if conf.custom_logs.is_empty() {
+        &main.custom_logs
+    } else {
+        &conf.custom_logs
+    };
+    let mut formats = main.log_formats.clone();
+    formats.extend(conf.log_formats.clone());
+    let mut access = Vec::new();
+    for cl in custom {
+        let f = logs::open_target(&relative_to(root, &cl.target)).map_err(|e| {
+            format!(
+                "htaccel: could not open transfer log file {}: {e}",
+                cl.target
+            )
+        })?;
+        access.push((
+            f,
+            Logs::format(&cl.format, &formats, ssl).map_err(|e| format!("{}: {e}", cl.origin))?,
+            cl.condition.clone(),
+        ));
+    }
+    let level = conf
+        .log_level
+        .clone()
+        .or_else(|| main.log_level.clone())
+        .unwrap_or_else(|| "warn".into());
+    let mut modules = main.log_level_modules.clone();
+    if !std::ptr::eq(conf, main) {
+        modules.extend(conf.log_level_modules.iter().cloned());
+    }
+    Ok(Logs::new(error_file, &level, access).with_module_levels(&modules))
+}
+
+/// A log target relative to `ServerRoot`, as Apache resolves it.
+fn relative_to(root: &Path, target: &str) -> String {
+    if target.starts_with('/') || target.starts_with('|') {
+        target.to_string()
+    } else {
+        root.join(target).to_string_lossy().into_owned()
+    }
+}
+
+/// The running server's side of reloads: what it needs to build the next
+/// generation and to say what happened.
+pub struct Reloads {
+    pub read: ReadConfig,
+    /// The running generation's error log.
+    pub log: Arc<dyn Log>,
+    pub listen: Vec<String>,
+    pub graceful_stop: Option<Duration>,
+    pub pid_file: Option<PidFile>,
+}
+
+impl Control for Reloads {
+    fn reload(&mut self, _signal: Signalled) -> Option<(Arc<dyn Handler>, ServerOptions)> {
+        let next = match (self.read)().and_then(|loaded| Generation::build(&loaded)) {
+            Ok(next) => next,
+            Err(e) => {
+                self.log.error(
+                    "error",
+                    "core",
+                    None,
+                    &format!(
+                        "{}; the configuration was not reloaded, the previous one keeps serving",
+                        e.replace('\n', " ")
+                    ),
+                );
+                return None;
+            }
+        };
+        if next.listen != self.listen {
+            next.log.error(
+                "warn",
+                "core",
+                None,
+                &format!(
+                    "Listen changed ({} before, {} now): the listening sockets of the start are kept; restart htaccel (stop and start) to listen elsewhere",
+                    self.listen.join(", "),
+                    next.listen.join(", ")
+                ),
+            );
+        }
+        match next.write_pid_file(self.pid_file.take()) {
+            Ok(p) => self.pid_file = p,
+            Err(e) => next.log.error("error", "core", None, &e),
+        }
+        self.log = next.log.clone();
+        self.graceful_stop = next.graceful_stop;
+        Some((next.engine, next.opts))
+    }
+
+    fn graceful_stop_limit(&self) -> Option<Duration> {
+        self.graceful_stop
+    }
+
+    fn reloaded(&mut self) {
+        self.log.error(
+            "notice",
+            "mpm_event",
+            None,
+            &format!(
+                "AH00489: htaccel/{} configured -- resuming normal operations",
+                env!("CARGO_PKG_VERSION")
+            ),
+        );
+    }
+}

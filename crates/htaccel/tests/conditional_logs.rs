@@ -1,0 +1,92 @@
+//! `CustomLog … env=NAME` / `env=!NAME` (Debian's `dontlog` idiom) and
+//! `%{NAME}e` fields,
+//! compared with Debian's apache2 on the same configuration: the
+//! differential harness compares what a client sees, not log files, so
+//! this test runs both servers itself and compares the files.
+
+mod common;
+
+use common::TempDir;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn conf(r: &Path, port: u16) -> String {
+    let r = r.display();
+    format!(
+        "ServerRoot {r}\n\
+         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
+         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
+         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
+         LoadModule setenvif_module /usr/lib/apache2/modules/mod_setenvif.so\n\
+         LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so\n\
+         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName localhost\n\
+         PidFile {r}/server.pid\nErrorLog {r}/error.log\n\
+         SetEnvIf Request_URI \"\\.ico$\" dontlog\n\
+         LogFormat \"%U %>s\" short\n\
+         CustomLog {r}/kept.log short env=!dontlog\n\
+         CustomLog {r}/dropped.log short env=dontlog\n\
+         CustomLog {r}/flagged.log short env=FLAG\n\
+         CustomLog {r}/vars.log \"%U %{{FLAG}}e %{{dontlog}}e\"\n\
+         DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n"
+    )
+}
+
+fn logged(program: &str, extra: &[&str]) -> Vec<String> {
+    let root = TempDir::new("condlog");
+    root.write("site/index.html", "hi\n");
+    root.write("site/favicon.ico", "ico\n");
+    root.write(
+        "site/flag/.htaccess",
+        "RewriteEngine On\nRewriteRule ^ - [E=FLAG:1]\n",
+    );
+    root.write("site/flag/x.txt", "x\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    root.write("server.conf", &conf(root.path(), port));
+    let mut child = Command::new(program)
+        .arg("-f")
+        .arg(root.path().join("server.conf"))
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Our own server listening, not whatever else took the port meanwhile.
+    while !common::listening(child.id(), port) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{program} exited at start"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{program} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for path in ["/index.html", "/favicon.ico", "/flag/x.txt", "/missing.ico"] {
+        let _ = common::get(port, path);
+    }
+    // SAFETY: stopping the server this function started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    ["kept.log", "dropped.log", "flagged.log", "vars.log"]
+        .iter()
+        .map(|n| std::fs::read_to_string(root.path().join(n)).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn env_conditions_choose_the_logs_as_in_apache() {
+    let apache = logged("/usr/sbin/apache2", &["-DFOREGROUND"]);
+    let ours = logged(env!("CARGO_BIN_EXE_htaccel"), &[]);
+    assert_eq!(ours, apache);
+    assert_eq!(apache[1], "/favicon.ico 200\n/missing.ico 404\n");
+    assert_eq!(apache[2], "/flag/x.txt 200\n");
+    assert!(apache[3].contains("/flag/x.txt 1 -\n"), "{}", apache[3]);
+}

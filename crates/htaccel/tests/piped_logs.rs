@@ -1,0 +1,130 @@
+//! Piped logs (`CustomLog "|program"`, `"|$shell command"`, `ErrorLog
+//! "|$…"`), compared with Debian's apache2 on the same configuration: the
+//! differential harness compares what a client sees, not log files, so
+//! this test runs both servers itself and compares what the loggers wrote.
+
+mod common;
+
+use common::TempDir;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn conf(r: &Path, port: u16) -> String {
+    let r = r.display();
+    format!(
+        "ServerRoot {r}\n\
+         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
+         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
+         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
+         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName localhost\n\
+         PidFile {r}/server.pid\nErrorLog \"|$cat >> {r}/error.log\"\n\
+         LogFormat \"%U %>s\" short\n\
+         CustomLog \"|/usr/bin/tee -a {r}/direct.log\" short\n\
+         CustomLog \"|$cat >> {r}/shell.log\" short\n\
+         DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n"
+    )
+}
+
+fn logged(program: &str, extra: &[&str]) -> Vec<String> {
+    let root = TempDir::new("piped");
+    root.write("site/index.html", "hi\n");
+    root.write("site/bad/.htaccess", "Bogus here\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    root.write("server.conf", &conf(root.path(), port));
+    let mut child = Command::new(program)
+        .arg("-f")
+        .arg(root.path().join("server.conf"))
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Our own server listening, not whatever else took the port meanwhile.
+    while !common::listening(child.id(), port) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{program} exited at start"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{program} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for path in ["/index.html", "/bad/x"] {
+        let _ = common::get(port, path);
+    }
+    // The loggers have the lines once they arrive; wait for both files.
+    let read = |name: &str| std::fs::read_to_string(root.path().join(name)).unwrap_or_default();
+    let start = Instant::now();
+    while read("direct.log").lines().count() < 2 || read("shell.log").lines().count() < 2 {
+        if start.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: stopping the server this function started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    vec![
+        read("direct.log"),
+        read("shell.log"),
+        read("error.log")
+            .contains("Invalid command 'Bogus'")
+            .to_string(),
+    ]
+}
+
+#[test]
+fn piped_logs_receive_the_lines_as_in_apache() {
+    let apache = logged("/usr/sbin/apache2", &["-DFOREGROUND"]);
+    let ours = logged(env!("CARGO_BIN_EXE_htaccel"), &[]);
+    assert_eq!(ours, apache);
+    assert_eq!(apache[0], "/index.html 200\n/bad/x 500\n");
+    assert_eq!(apache[2], "true");
+}
+
+/// A logger that dies is started again: every line written after it died
+/// reaches the new one. (Apache restarts its loggers from a maintenance
+/// loop on its own schedule, so it is not the oracle for the timing.)
+#[test]
+fn a_logger_that_exits_is_started_again() {
+    let root = TempDir::new("piped-restart");
+    root.write("site/index.html", "hi\n");
+    let r = root.path().display().to_string();
+    let conf = format!(
+        "LoadModule authz_core_module x\nLoadModule mime_module x\nTypesConfig /etc/mime.types\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         LogFormat \"%U\" path\n\
+         CustomLog \"|$/usr/bin/head -n 1 >> {r}/one.log\" path\n\
+         DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n</Directory>\n"
+    );
+    let s = common::Server::with_config(&conf, root.path());
+    let lines = || {
+        std::fs::read_to_string(root.path().join("one.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for n in 1..=3 {
+        assert_eq!(s.get(&format!("/index.html?{n}")).0, 200);
+        let start = Instant::now();
+        while lines() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "line {n} lost: {:?}",
+                std::fs::read_to_string(root.path().join("one.log"))
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Let this logger finish exiting before the next line.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
