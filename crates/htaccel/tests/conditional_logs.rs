@@ -8,8 +8,6 @@ mod common;
 
 use common::TempDir;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn conf(r: &Path, port: u16) -> String {
     let r = r.display();
@@ -41,40 +39,13 @@ fn logged(program: &str, extra: &[&str]) -> Vec<String> {
         "RewriteEngine On\nRewriteRule ^ - [E=FLAG:1]\n",
     );
     root.write("site/flag/x.txt", "x\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     root.write("server.conf", &conf(root.path(), port));
-    let mut child = Command::new(program)
-        .arg("-f")
-        .arg(root.path().join("server.conf"))
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    // Our own server listening, not whatever else took the port meanwhile.
-    while !common::listening(child.id(), port) {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{program} exited at start"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{program} did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = common::start_program(program, &root.path().join("server.conf"), extra, port);
     for path in ["/index.html", "/favicon.ico", "/flag/x.txt", "/missing.ico"] {
         let _ = common::get(port, path);
     }
-    // SAFETY: stopping the server this function started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let _ = child.wait();
+    common::stop_program(child);
     ["kept.log", "dropped.log", "flagged.log", "vars.log"]
         .iter()
         .map(|n| std::fs::read_to_string(root.path().join(n)).unwrap_or_default())

@@ -7,19 +7,13 @@
 mod common;
 
 use common::TempDir;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn alert_logged(program: &str, extra: &[&str], log_level: &str) -> bool {
     let root = TempDir::new("loglevel");
     let r = root.path().display().to_string();
     root.write("site/bad/.htaccess", "Bogus here\n");
     root.write("site/bad/x", "x\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     root.write(
         "server.conf",
         &format!(
@@ -32,32 +26,9 @@ fn alert_logged(program: &str, extra: &[&str], log_level: &str) -> bool {
              DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n"
         ),
     );
-    let mut child = Command::new(program)
-        .arg("-f")
-        .arg(root.path().join("server.conf"))
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    // Our own server listening, not whatever else took the port meanwhile.
-    while !common::listening(child.id(), port) {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{program} exited at start"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{program} did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = common::start_program(program, &root.path().join("server.conf"), extra, port);
     assert_eq!(common::get(port, "/bad/x").0, 500);
-    // SAFETY: stopping the server this function started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let _ = child.wait();
+    common::stop_program(child);
     std::fs::read_to_string(root.path().join("error.log"))
         .unwrap_or_default()
         .contains("Invalid command 'Bogus'")

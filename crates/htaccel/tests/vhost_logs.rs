@@ -8,8 +8,6 @@ mod common;
 use common::TempDir;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn conf(root: &Path, port: u16) -> String {
     let r = root.display();
@@ -47,42 +45,15 @@ fn logs_of(program: &str, extra: &[&str]) -> Vec<(String, String)> {
     let root = TempDir::new("vhost-logs");
     root.write("site/index.html", "hi\n");
     root.write("site/bad/.htaccess", "Bogus here\n");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     root.write("server.conf", &conf(root.path(), port));
     let conf_path = root.path().join("server.conf");
-    let mut child: Child = Command::new(program)
-        .arg("-f")
-        .arg(&conf_path)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    let start = Instant::now();
-    // Our own server listening, not whatever else took the port meanwhile.
-    while !common::listening(child.id(), port) {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{program} exited at start"
-        );
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{program} did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = common::start_program(program, &conf_path, extra, port);
     for host in ["a.example", "b.example", "c.example"] {
         request(port, host, "/index.html");
         request(port, host, "/bad/x");
     }
-    // SAFETY: stopping the server this function started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let _ = child.wait();
+    common::stop_program(child);
     let mut files = Vec::new();
     for name in [
         "main-access.log",

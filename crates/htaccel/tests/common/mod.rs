@@ -89,6 +89,41 @@ pub fn listening(pid: u32, port: u16) -> bool {
     })
 }
 
+/// Start `program` (htaccel or Apache) on the configuration file `conf`,
+/// which names `port`, and return once that process listens there (a
+/// port taken meanwhile by another program fails the test loudly).
+pub fn start_program(program: &str, conf: &Path, extra: &[&str], port: u16) -> Child {
+    let mut child = Command::new(program)
+        .arg("-f")
+        .arg(conf)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {program}: {e}"));
+    let start = Instant::now();
+    while !listening(child.id(), port) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{program} exited at start"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{program} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// Stop a server [`start_program`] started, as `apachectl stop` would.
+pub fn stop_program(mut child: Child) {
+    // SAFETY: signalling a child process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+}
+
 /// Start a server with `args_for(port)` on a free port, once it listens
 /// there; a port taken meanwhile by another program is given up for
 /// another one.
