@@ -118,6 +118,7 @@ pub fn parse_tls13(spec: &str) -> Result<Vec<&'static str>, String> {
     let mut out = Vec::new();
     for word in spec.split(':').map(str::trim).filter(|w| !w.is_empty()) {
         match tls13_default().into_iter().find(|s| *s == word) {
+            Some(s) if out.contains(&s) => {}
             Some(s) => out.push(s),
             None if word.starts_with("TLS_AES_128_CCM") => {}
             None => return Err(format!("SSLCipherSuite: unknown TLSv1.3 suite '{word}'")),
@@ -144,6 +145,16 @@ mod tests {
                 "ECDHE-ECDSA-CHACHA20-POLY1305",
                 "ECDHE-RSA-CHACHA20-POLY1305",
             ]
+        );
+    }
+
+    #[test]
+    fn a_tls13_suite_named_twice_is_offered_once() {
+        let twice =
+            "TLS_CHACHA20_POLY1305_SHA256::TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+        assert_eq!(
+            parse_tls13(twice).unwrap(),
+            vec!["TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_256_GCM_SHA384"]
         );
     }
 
