@@ -44,6 +44,10 @@ pub struct Site {
     pub reqtimeout: Option<crate::http::read_timeout::ConnReadTimeouts>,
     /// mod_ssl (a vhost's settings over the main server's).
     pub ssl: crate::modules::ssl::SslServer,
+    /// `Protocols` (a vhost's list replaces the main server's).
+    pub protocols: crate::modules::http2::ProtocolsConf,
+    /// mod_http2's settings; `None` when the configuration does not load it.
+    pub http2: Option<crate::modules::http2::Http2Server>,
 }
 
 impl Site {
@@ -159,6 +163,16 @@ impl Site {
                 Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
                 None => conf.ssl.clone(),
             },
+            protocols: match main {
+                Some(m) => {
+                    crate::modules::http2::ProtocolsConf::merge(&m.protocols, &conf.protocols)
+                }
+                None => conf.protocols.clone(),
+            },
+            http2: env.is_loaded("http2_module").then(|| match main {
+                Some(m) => crate::modules::http2::Http2Server::merge(&m.http2, &conf.http2),
+                None => conf.http2.clone(),
+            }),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod default_handler;
 pub mod digest;
 pub mod error_page;
 pub mod etag;
+pub mod http2;
 pub mod method;
 pub mod range;
 pub mod read_timeout;
@@ -36,6 +37,9 @@ use std::sync::Arc;
 pub enum Version {
     Http10,
     Http11,
+    /// A request on an HTTP/2 stream (or an HTTP/1.x request line naming
+    /// `HTTP/2.0`), which Apache shows as `HTTP/2.0`.
+    Http2,
 }
 
 impl Version {
@@ -43,6 +47,7 @@ impl Version {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+            Version::Http2 => "HTTP/2.0",
         }
     }
 }
@@ -449,6 +454,14 @@ pub trait Handler: Send + Sync + 'static {
     /// `RequestReadTimeout body=`). `None`: the connection's.
     fn body_read_timeout(&self, req: &Request) -> Option<read_timeout::ReadTimeout> {
         let _ = req;
+        None
+    }
+    /// The HTTP/2 settings for a cleartext connection accepted on `local`
+    /// whose client may open with HTTP/2's preface (`h2c` in the
+    /// `Protocols` of the address's base server, `H2Direct` not off,
+    /// mod_http2 loaded). `None`: such a connection speaks HTTP/1.x only.
+    fn h2c(&self, local: SocketAddr) -> Option<http2::H2Settings> {
+        let _ = local;
         None
     }
     /// Where to write log lines.
