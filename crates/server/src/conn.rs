@@ -1063,6 +1063,11 @@ impl<T: Transport> Conn<T> {
                 &facts,
             )
         };
+        // Apache's core announces other protocols on a connection's first
+        // answer only (`c->keepalives` still 0).
+        if self.keepalives == 0 && !ex.http09 {
+            framing.upgrade.clone_from(&resp.upgrade_offer);
+        }
         if keep {
             self.keepalives += 1;
             if ex.client_keep_alive {

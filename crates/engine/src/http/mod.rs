@@ -359,6 +359,12 @@ pub struct Response {
     /// conditions name, as they were when the answer was made (empty
     /// when no log has a condition).
     pub log_env: Vec<(String, String)>,
+    /// The protocols the request's server offers by `Upgrade` (`h2,h2c`):
+    /// set when the answer is a handler's own (Apache's core announces
+    /// them from its first handler, in `headers_out`, which error pages
+    /// drop). The server sends them on the first answer of an HTTP/1.x
+    /// connection only, as Apache does.
+    pub upgrade_offer: Option<Arc<str>>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -394,6 +400,7 @@ impl Response {
             entity_in_headers: false,
             head_cache: None,
             log_env: Vec::new(),
+            upgrade_offer: None,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

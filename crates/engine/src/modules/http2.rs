@@ -51,6 +51,22 @@ impl ProtocolsConf {
         }
     }
 
+    /// `ap_get_protocol_upgrades` for an HTTP/1.1 connection: the
+    /// configured protocols listed before `http/1.1`, comma-joined
+    /// (`None`: nothing to announce).
+    pub fn upgrade_offer(&self) -> Option<std::sync::Arc<str>> {
+        if self.list.is_empty() || (self.list.len() == 1 && self.lists("http/1.1")) {
+            return None;
+        }
+        let offer: Vec<&str> = self
+            .list
+            .iter()
+            .map(String::as_str)
+            .take_while(|p| *p != "http/1.1")
+            .collect();
+        (!offer.is_empty()).then(|| offer.join(",").into())
+    }
+
     pub fn lists(&self, protocol: &str) -> bool {
         self.list.iter().any(|p| p == protocol)
     }

@@ -256,6 +256,7 @@ impl StreamTransport {
         *response.status_mut() = status;
         let mut length = None;
         let mut chunked = false;
+        let mut last = Vec::with_capacity(2);
         for line in lines {
             let Some(colon) = line.iter().position(|b| *b == b':') else {
                 continue;
@@ -273,6 +274,15 @@ impl StreamTransport {
             }
             let name = http::HeaderName::from_bytes(name).map_err(io::Error::other)?;
             let value = http::HeaderValue::from_bytes(value).map_err(io::Error::other)?;
+            if name == http::header::DATE || name == http::header::SERVER {
+                last.push((name, value));
+            } else {
+                response.headers_mut().append(name, value);
+            }
+        }
+        // mod_http2 sends the fields the server adds itself after the
+        // response's own, where HTTP/1.1 has them first.
+        for (name, value) in last {
             response.headers_mut().append(name, value);
         }
         let Some(respond) = self.respond.as_mut() else {
