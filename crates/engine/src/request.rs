@@ -437,6 +437,7 @@ impl<'a> Ctx<'a> {
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
         crate::modules::ssl::fixup(self);
+        crate::modules::http2::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
