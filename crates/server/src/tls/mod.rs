@@ -16,6 +16,7 @@
 //! all it speaks.
 
 mod accept;
+mod client_verify;
 mod config;
 mod der;
 mod stream;

@@ -92,6 +92,7 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
                 required: mode == VerifyClient::Require,
                 ca_file: ssl.ca_file.clone(),
                 ca_path: ssl.ca_path.clone(),
+                depth: ssl.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH),
             }),
             _ => None,
         },
@@ -155,7 +156,8 @@ fn compatible(a: &SslServer, b: &SslServer) -> bool {
         && a.key_files == b.key_files
         && a.verify_client.unwrap_or(VerifyClient::None)
             == b.verify_client.unwrap_or(VerifyClient::None)
-        && a.verify_depth == b.verify_depth
+        && a.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH)
+            == b.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH)
         && a.ca_file == b.ca_file
         && a.ca_path == b.ca_path
 }
