@@ -133,6 +133,9 @@ pub struct TlsSiteSpec {
     pub session_tickets: bool,
     /// `SSLSessionCache`: sessions kept for resumption by ID (0: none).
     pub session_cache: usize,
+    /// `SSLSessionCacheTimeout`: seconds a session (cached or in a ticket)
+    /// can be resumed for, and the lifetime a ticket announces.
+    pub session_timeout: u32,
     /// `SSLVerifyClient optional|require` with its CAs.
     pub client_auth: Option<ClientAuthSpec>,
 }

@@ -1,13 +1,15 @@
 //! From a server's TLS settings ([`TlsSiteSpec`]) to rustls configurations:
 //! certificates and keys read and checked (a missing, unreadable or
 //! mismatched file is an error naming it), protocol versions, cipher
-//! suites by their OpenSSL names, session resumption.
+//! suites by their OpenSSL names, session resumption (bounded by
+//! `SSLSessionCacheTimeout`, see `super::sessions`).
 //!
 //! A server with both an RSA and an ECDSA certificate gets one rustls
 //! configuration per certificate; the handshake picks one by what the
 //! client can verify, as OpenSSL picks among a server's keys.
 
 use super::der;
+use super::sessions::{TimedSessions, TimedTickets};
 use htaccel_engine::http::tls::{KeyPairSpec, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
@@ -99,12 +101,16 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
     };
     let storage: Arc<dyn rustls::server::StoresServerSessions + Send + Sync> =
         if spec.session_cache > 0 {
-            ServerSessionMemoryCache::new(spec.session_cache)
+            TimedSessions::new(
+                ServerSessionMemoryCache::new(spec.session_cache),
+                spec.session_timeout,
+            )
         } else {
             Arc::new(NoServerSessionStorage {})
         };
-    let ticketer = if spec.session_tickets {
-        Some(ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?)
+    let ticketer: Option<Arc<dyn rustls::server::ProducesTickets>> = if spec.session_tickets {
+        let keys = ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?;
+        Some(TimedTickets::new(keys, spec.session_timeout))
     } else {
         None
     };

@@ -52,7 +52,8 @@ pub struct SslServer {
     pub suites13: Option<Vec<&'static str>>,
     pub honor_cipher_order: Option<bool>,
     pub session_tickets: Option<bool>,
-    pub session_cache_timeout: Option<u64>,
+    /// `SSLSessionCacheTimeout`: how long a session can be resumed.
+    pub session_cache_timeout: Option<u32>,
     pub strict_sni: Option<bool>,
     /// `SSLSessionCache` (a global setting in Apache): sessions kept by ID.
     pub session_cache: Option<bool>,
@@ -66,12 +67,15 @@ pub struct SslServer {
     pub verify_depth: Option<u32>,
 }
 
+/// `SSLSessionCacheTimeout` where none is set (`SSL_SESSION_CACHE_TIMEOUT`).
+pub const DEFAULT_SESSION_CACHE_TIMEOUT: u32 = 300;
+
 /// `SSLVerifyDepth` where none is set (`ssl_init_ctx_verify`).
 pub const DEFAULT_VERIFY_DEPTH: u32 = 1;
 
-/// `ssl_cmd_verify_depth_parse`: the number as C's `atoi` reads it
-/// (leading blanks and sign, then digits; `abc` is 0), refused below 0.
-pub fn parse_verify_depth(name: &str, arg: &str) -> Result<u32, String> {
+/// A number as C's `atoi` reads it (leading blanks and a sign, then
+/// digits; `abc` is 0), as mod_ssl reads its counts; `None` below 0.
+fn atoi(arg: &str) -> Option<u32> {
     let t = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
     let (negative, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -81,15 +85,17 @@ pub fn parse_verify_depth(name: &str, arg: &str) -> Result<u32, String> {
     let value = digits
         .bytes()
         .take_while(u8::is_ascii_digit)
-        .fold(0u64, |v, d| {
-            (v * 10 + u64::from(d - b'0')).min(u64::from(u32::MAX))
+        .fold(0u32, |v, d| {
+            v.saturating_mul(10)
+                .saturating_add(u32::from(d - b'0'))
+                .min(i32::MAX as u32)
         });
-    if negative && value > 0 {
-        return Err(format!("{name}: Invalid argument '{arg}'"));
-    }
-    Ok(u32::try_from(value)
-        .unwrap_or(u32::MAX)
-        .min(i32::MAX as u32))
+    (!negative || value == 0).then_some(value)
+}
+
+/// `ssl_cmd_verify_depth_parse`.
+pub fn parse_verify_depth(name: &str, arg: &str) -> Result<u32, String> {
+    atoi(arg).ok_or_else(|| format!("{name}: Invalid argument '{arg}'"))
 }
 
 /// `SSLVerifyClient` (`optional_no_ca` is refused).
@@ -337,11 +343,8 @@ fn run_session_timeout(
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    let secs: i64 = inv.words[0].parse().unwrap_or(-1);
-    if secs < 0 {
-        return Err("SSLSessionCacheTimeout: Invalid argument".into());
-    }
-    w.server()?.ssl.session_cache_timeout = Some(secs as u64);
+    let secs = atoi(&inv.words[0]).ok_or("SSLSessionCacheTimeout: Invalid argument")?;
+    w.server()?.ssl.session_cache_timeout = Some(secs);
     Ok(())
 }
 
@@ -736,6 +739,10 @@ mod tests {
             parse("-1"),
             Err("SSLVerifyDepth: Invalid argument '-1'".to_string())
         );
+        // SSLSessionCacheTimeout reads its seconds the same way.
+        assert_eq!(atoi("300s"), Some(300));
+        assert_eq!(atoi("-5"), None);
+        assert_eq!(atoi("99999999999"), Some(i32::MAX as u32));
     }
 
     #[test]

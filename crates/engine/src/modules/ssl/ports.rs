@@ -82,6 +82,9 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             .unwrap_or_else(super::ciphers::tls13_default),
         honor_cipher_order: ssl.honor_cipher_order.unwrap_or(false),
         session_tickets: ssl.session_tickets.unwrap_or(true),
+        session_timeout: ssl
+            .session_cache_timeout
+            .unwrap_or(super::DEFAULT_SESSION_CACHE_TIMEOUT),
         session_cache: if ssl.session_cache == Some(true) {
             SESSION_CACHE_ENTRIES
         } else {
