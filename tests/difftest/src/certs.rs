@@ -13,7 +13,9 @@
 //! `carol.crt` holds the leaf alone, `carol-chain.crt` the leaf and the
 //! intermediate (the client then sends both; same key); `ca-int.crt`
 //! holds the CA and the intermediate, for an `SSLCACertificateFile` that
-//! knows both, and `int-only.crt` the intermediate alone.
+//! knows both, and `int-only.crt` the intermediate alone. `dave` is a
+//! self-signed client certificate that is no CA, for a CA file naming the
+//! client certificate itself.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -191,6 +193,32 @@ fn issued(d: &Path) -> Result<(), String> {
             "mallory.crt",
             "-subj",
             "/CN=mallory",
+            "-addext",
+            "extendedKeyUsage=clientAuth",
+        ],
+    )?;
+    // dave: self-signed but no CA (mallory, as `req -x509` makes it, is
+    // marked a CA), for a CA file listing the client certificate itself.
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "90",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "dave.key",
+            "-out",
+            "dave.crt",
+            "-subj",
+            "/CN=dave",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
             "-addext",
             "extendedKeyUsage=clientAuth",
         ],
