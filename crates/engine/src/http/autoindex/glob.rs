@@ -84,6 +84,7 @@ pub struct FnmatchFlags {
 /// `apr_fnmatch` without `APR_FNM_PATHNAME`: `*`, `?`, `[…]` classes (`!`
 /// or `^` negates, ranges, a leading `]` is literal, an unterminated `[`
 /// is literal), `\` escapes unless `no_escape`.
+#[allow(clippy::collapsible_match)] // see the escape arm
 pub fn fnmatch(pattern: &[u8], name: &[u8], flags: FnmatchFlags) -> bool {
     let (mut p, mut n) = (0usize, 0usize);
     if flags.period && name.first() == Some(&b'.') {
@@ -125,6 +126,8 @@ pub fn fnmatch(pattern: &[u8], name: &[u8], flags: FnmatchFlags) -> bool {
                         continue;
                     }
                 }
+                // An escaped byte matches itself only: an unmatched one
+                // must not fall through to the literal arm below.
                 b'\\' if !flags.no_escape && p + 1 < pattern.len() => {
                     if pattern[p + 1] == name[n] {
                         p += 2;

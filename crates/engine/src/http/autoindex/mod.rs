@@ -710,3 +710,235 @@ fn normalize_not_above_root(path: &[u8]) -> Option<Vec<u8>> {
     }
     (ok && !out.is_empty()).then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain page as the handler assembles one with no options.
+    fn plain_page(
+        uri: &str,
+        files: &[&[u8]],
+        dirs: &[&[u8]],
+        query_opts: u32,
+        direction: u8,
+    ) -> String {
+        let mut entries: Vec<Entry> = parent_of(uri.as_bytes())
+            .map(|name| Entry {
+                name,
+                size: -1,
+                lm: -1,
+                ..Default::default()
+            })
+            .into_iter()
+            .collect();
+        for (list, slash) in [(files, false), (dirs, true)] {
+            for n in list {
+                let mut name = n.to_vec();
+                if slash {
+                    name.push(b'/');
+                }
+                entries.push(Entry {
+                    name,
+                    size: -1,
+                    lm: -1,
+                    ..Default::default()
+                });
+            }
+        }
+        sort(&mut entries, query_opts, b'N', direction);
+        let date = |_: i64| String::new();
+        let layout = Layout {
+            name_width: DEFAULT_NAME_WIDTH,
+            name_adjust: Adjust::Unset,
+            desc_width: DEFAULT_DESC_WIDTH,
+            desc_adjust: Adjust::Unset,
+            icon_width: 0,
+            icon_height: 0,
+            default_icon: None,
+            blank_icon: None,
+            style_sheet: false,
+            date: &date,
+        };
+        let t = title(uri.as_bytes());
+        let mut out = Vec::new();
+        preamble(&mut out, false, &t, None, None);
+        h1(&mut out, &t, false);
+        directories(&mut out, &entries, &layout, query_opts, b'N', direction, "");
+        out.extend_from_slice(b"</body></html>\n");
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn observed_plain_listing() {
+        // Observed with Apache 2.4.71: GET /dir/ (Options +Indexes in its
+        // .htaccess, which the sub-request leaves out), Content-Length 459.
+        let page = plain_page(
+            "/dir/",
+            &[b"b.txt", b"x y&<z>.txt", b"a.txt", b".hidden"],
+            &[b"sub"],
+            0,
+            b'A',
+        );
+        let want = "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\">\n\
+<html>\n <head>\n  <title>Index of /dir</title>\n </head>\n <body>\n<h1>Index of /dir</h1>\n\
+<ul><li><a href=\"/\"> Parent Directory</a></li>\n\
+<li><a href=\".hidden\"> .hidden</a></li>\n\
+<li><a href=\"a.txt\"> a.txt</a></li>\n\
+<li><a href=\"b.txt\"> b.txt</a></li>\n\
+<li><a href=\"sub/\"> sub/</a></li>\n\
+<li><a href=\"x%20y&amp;%3cz%3e.txt\"> x y&amp;&lt;z&gt;.txt</a></li>\n\
+</ul>\n</body></html>\n";
+        assert_eq!(page, want);
+        assert_eq!(page.len(), 459);
+    }
+
+    #[test]
+    fn observed_sorting_and_escaping() {
+        // Observed with Apache 2.4.71: GET /dir2/ with these names, then
+        // ?O=D (the parent stays first) and ?V=1.
+        let files: &[&[u8]] = &[
+            b"B.txt",
+            b"10.txt",
+            b"9.txt",
+            b"q?x",
+            b"h#x",
+            b"p%20x",
+            b"quo\"te",
+            "é.txt".as_bytes(),
+            b"colon:x",
+            b".dot",
+            b"..dd",
+            b"amp&x",
+            b"lt<x",
+            b"bs\\x",
+            b"a.TXT",
+            b"nl\nx",
+        ];
+        let page = plain_page("/dir2/", files, &[b"Zdir", b"sp ace"], 0, b'A');
+        let items = "<ul><li><a href=\"/\"> Parent Directory</a></li>\n\
+<li><a href=\"..dd\"> ..dd</a></li>\n\
+<li><a href=\".dot\"> .dot</a></li>\n\
+<li><a href=\"10.txt\"> 10.txt</a></li>\n\
+<li><a href=\"9.txt\"> 9.txt</a></li>\n\
+<li><a href=\"B.txt\"> B.txt</a></li>\n\
+<li><a href=\"Zdir/\"> Zdir/</a></li>\n\
+<li><a href=\"a.TXT\"> a.TXT</a></li>\n\
+<li><a href=\"amp&amp;x\"> amp&amp;x</a></li>\n\
+<li><a href=\"bs%5cx\"> bs\\x</a></li>\n\
+<li><a href=\"./colon:x\"> colon:x</a></li>\n\
+<li><a href=\"h%23x\"> h#x</a></li>\n\
+<li><a href=\"lt%3cx\"> lt&lt;x</a></li>\n\
+<li><a href=\"nl%0ax\"> nl\nx</a></li>\n\
+<li><a href=\"p%2520x\"> p%20x</a></li>\n\
+<li><a href=\"q%3fx\"> q?x</a></li>\n\
+<li><a href=\"quo%22te\"> quo&quot;te</a></li>\n\
+<li><a href=\"sp%20ace/\"> sp ace/</a></li>\n\
+<li><a href=\"%c3%a9.txt\"> é.txt</a></li>\n</ul>";
+        assert!(page.contains(items), "{page}");
+        let reversed = plain_page("/dir2/", files, &[], 0, b'D');
+        assert!(reversed.contains("Parent Directory</a></li>\n<li><a href=\"%c3%a9.txt\">"));
+        let natural = plain_page(
+            "/d/",
+            &[b"10.txt", b"9.txt", b"1.txt"],
+            &[],
+            VERSION_SORT,
+            b'A',
+        );
+        let (i1, i9, i10) = (
+            natural.find(" 1.txt").unwrap(),
+            natural.find(" 9.txt").unwrap(),
+            natural.find(" 10.txt").unwrap(),
+        );
+        assert!(i1 < i9 && i9 < i10);
+    }
+
+    #[test]
+    fn root_title_and_parents() {
+        let page = plain_page("/", &[b"a.html"], &[b"dir"], 0, b'A');
+        assert!(page.contains("<h1>Index of /</h1>\n<ul><li><a href=\"a.html\"> a.html</a></li>\n"));
+        let p = |u: &str| parent_of(u.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(p("/"), None);
+        assert_eq!(p("/dir/"), Some("/".into()));
+        assert_eq!(p("/dir"), Some("/".into()));
+        assert_eq!(p("/a/b/"), Some("/a/".into()));
+        assert_eq!(p("/a//b/"), Some("/a//".into()));
+        assert_eq!(p("/a b&c/d/"), Some("/a b&c/".into()));
+        let page = plain_page("/a b&c/d/", &[], &[], 0, b'A');
+        assert!(page.contains("<title>Index of /a b&amp;c/d</title>"));
+        assert!(page.contains("<a href=\"/a%20b&amp;c/\"> Parent Directory</a>"));
+    }
+
+    #[test]
+    fn sizes_as_apr_strfsize() {
+        assert_eq!(strfsize(-1), "  - ");
+        assert_eq!(strfsize(0), "  0 ");
+        assert_eq!(strfsize(972), "972 ");
+        assert_eq!(strfsize(973), "1.0K");
+        assert_eq!(strfsize(5000), "4.9K");
+        assert_eq!(strfsize(10240), " 10K");
+        assert_eq!(strfsize(1_100_000), "1.0M");
+        assert_eq!(strfsize(9 * 1024 + 1000), " 10K");
+    }
+
+    #[test]
+    fn descriptions_cut_outside_tags() {
+        let cut = |d: &str, w: i32| {
+            String::from_utf8(terminate_description(d.as_bytes(), 0, w, Adjust::Fixed)).unwrap()
+        };
+        assert_eq!(cut("short", 23), "short");
+        assert_eq!(cut("abcdefghijklmnop", 12), "abcdefghijk>");
+        // A tag right after the last character kept is kept whole, and its
+        // `>` stands for the mark.
+        assert_eq!(cut("<b>abcdefghijkl</b>mnop", 12), "<b>abcdefghijkl</b>");
+        assert_eq!(cut("<b>abcdefghijklm</b>nop", 12), "<b>abcdefghijk>");
+        assert_eq!(cut("a&amp;bcdefghijklmn", 12), "a&amp;bcdefghij>");
+        // Without a DescriptionWidth, suppressed columns lend their room.
+        let long = "x".repeat(60);
+        let d = terminate_description(long.as_bytes(), SUPPRESS_SIZE, 23, Adjust::Unset);
+        assert_eq!(d.len(), 30);
+    }
+
+    #[test]
+    fn fancy_row() {
+        let date = |_: i64| "2020-01-02 03:04".to_string();
+        let layout = Layout {
+            name_width: 10,
+            name_adjust: Adjust::Fixed,
+            desc_width: 23,
+            desc_adjust: Adjust::Unset,
+            icon_width: 20,
+            icon_height: 0,
+            default_icon: Some("/u.gif"),
+            blank_icon: None,
+            style_sheet: false,
+            date: &date,
+        };
+        let e = Entry {
+            name: b"a-long-name.txt".to_vec(),
+            alt: Some("TXT".into()),
+            size: 5000,
+            lm: 1,
+            desc: Some(b"Text".to_vec()),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        directories(
+            &mut out,
+            &[e],
+            &layout,
+            FANCY_INDEXING | ICONS_ARE_LINKS,
+            b'N',
+            b'A',
+            ";F=1",
+        );
+        let s = String::from_utf8(out).unwrap();
+        assert_eq!(
+            s,
+            "<pre>      <a href=\"?C=N;O=D;F=1\">Name</a>       <a href=\"?C=M;O=A;F=1\">Last modified</a>      \
+<a href=\"?C=S;O=A;F=1\">Size</a>  <a href=\"?C=D;O=A;F=1\">Description</a><hr>\
+<a href=\"a-long-name.txt\"><img src=\"/u.gif\" alt=\"[TXT]\" width=\"20\"></a> \
+<a href=\"a-long-name.txt\">a-long-..&gt;</a> 2020-01-02 03:04  4.9K  Text\n<hr></pre>\n"
+        );
+    }
+}
