@@ -56,9 +56,6 @@ impl Entry {
     }
 }
 
-/// How the column widths were set.
-pub use crate::modules::autoindex::config::Adjust;
-
 /// What besides the entries shapes the listing's body.
 pub struct Layout<'a> {
     pub name_width: i32,

@@ -1,6 +1,19 @@
 //! The `IndexOptions` keywords as bits, with Apache's values, and the
 //! default widths of the fancy listing's columns.
 
+/// How an `IndexOptions` width was set (`K_NOADJUST`, `K_ADJUST`, unset).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Adjust {
+    /// A number (or the default after `-NameWidth`).
+    Fixed,
+    /// `=*`: as wide as the widest entry.
+    Fit,
+    /// Never set: the default width, and (for descriptions) room taken
+    /// from suppressed columns.
+    #[default]
+    Unset,
+}
+
 pub const NO_OPTIONS: u32 = 1 << 0;
 pub const ICONS_ARE_LINKS: u32 = 1 << 1;
 pub const SCAN_HTML_TITLES: u32 = 1 << 2;

@@ -11,21 +11,9 @@
 //! the lists.
 
 use crate::http::autoindex::glob::{fnmatch, strcmp_match, FnmatchFlags};
+pub use crate::http::autoindex::opts::Adjust;
 use crate::http::autoindex::opts::*;
 use std::sync::Arc;
-
-/// How an `IndexOptions` width was set (`K_NOADJUST`, `K_ADJUST`, unset).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Adjust {
-    /// A number (or the default after `-NameWidth`).
-    Fixed,
-    /// `=*`: as wide as the widest entry.
-    Fit,
-    /// Never set: the default width, and (for descriptions) room taken
-    /// from suppressed columns.
-    #[default]
-    Unset,
-}
 
 /// Which lookup an icon or alt entry takes part in (`BY_PATH`, `BY_TYPE`,
 /// `BY_ENCODING`).
