@@ -56,6 +56,9 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
     let title = render::title(crate::path_text::bytes(&ctx.uri).as_ref());
     let mut out = Vec::with_capacity(4096);
     let mut streamed = emit_head(ctx, &conf, &view, &title, &mut out);
+    // Apache hides `Accept-Encoding` from the header file's sub-request,
+    // whose output is the first to reach the filters.
+    ctx.accept_encoding_hidden_at_first_pass = streamed;
 
     // Apache makes the file name end in `/` so that the entries' paths
     // are the directory's plus their names.
@@ -105,6 +108,7 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
         // Apache chunks an answer of unknown length for any HTTP/1.1
         // client, one that asked to close the connection included.
         resp.add_header("Transfer-Encoding", "chunked");
+        ctx.body_passed_unflushed = true;
     }
     resp.body = Body::bytes(out);
     resp
