@@ -426,10 +426,18 @@ fn find_title(sub: &Ctx<'_>, path: &str) -> Option<Vec<u8>> {
     if !(is_html(ct) || ct == "text/x-server-parsed-html") || !sub.encodings.is_empty() {
         return None;
     }
-    let mut buf = read_file(path, Some(TITLE_SCAN_LEN))?;
-    if let Some(nul) = buf.iter().position(|&c| c == 0) {
-        buf.truncate(nul);
-    }
+    let buf = read_file(path, Some(TITLE_SCAN_LEN))?;
+    scan_title(&buf)
+}
+
+/// The title `find_title` finds in `buf`: after the first `<title>` (any
+/// case) up to the next `<`, leading line breaks dropped and the others
+/// made spaces. The text ends at a NUL, as the C string did.
+fn scan_title(buf: &[u8]) -> Option<Vec<u8>> {
+    let buf = match buf.iter().position(|&c| c == 0) {
+        Some(nul) => &buf[..nul],
+        None => buf,
+    };
     const FIND: &[u8] = b"<title>";
     let mut p = 0;
     for x in 0..buf.len() {
@@ -457,4 +465,31 @@ fn find_title(sub: &Ctx<'_>, path: &str) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_as_find_title_reads_them() {
+        let t = |s: &str| scan_title(s.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(
+            t("<html><TITLE>\r\nThe\ntitle &amp; more</title>").as_deref(),
+            Some("The title &amp; more")
+        );
+        assert_eq!(t("<title></title>").as_deref(), Some(""));
+        assert_eq!(t("<title>open ended").as_deref(), Some("open ended"));
+        // No second look at a `<` after a false start.
+        assert_eq!(t("<<title>Missed</title>"), None);
+        assert_eq!(t("x\0<title>after a NUL</title>"), None);
+    }
+
+    #[test]
+    fn field_without_parameters() {
+        assert_eq!(field_noparam("text/html; charset=utf-8"), "text/html");
+        assert_eq!(field_noparam("text/plain \t"), "text/plain");
+        assert!(is_html("Application/XHTML+XML;q=1"));
+        assert!(!is_html("text/htmlx"));
+    }
 }
