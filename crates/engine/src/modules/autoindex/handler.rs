@@ -116,7 +116,9 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
 
 /// `TrackModified`: the directory's own `Last-Modified` and `ETag`.
 fn track_modified(ctx: &Ctx<'_>, resp: &mut Response) {
-    use crate::http::etag::{plan_etag, EtagPlan, FileStamp, ETAG_DIGEST};
+    use crate::http::etag::{
+        plan_etag, EtagPlan, FileStamp, ETAG_DIGEST, ETAG_INODE, ETAG_MTIME, ETAG_NONE, ETAG_SIZE,
+    };
     use crate::modules::core::server_directives::ETagSet;
     let Some(f) = ctx.finfo else { return };
     let now = ctx.request_time_us();
@@ -130,10 +132,14 @@ fn track_modified(ctx: &Ctx<'_>, resp: &mut Response) {
         mtime_us: f.mtime_us,
         inode: f.inode,
     };
-    // A digest is made of regular files only; a directory's tag is made
-    // of the other components.
-    let bits = ETagSet::effective(ctx.conf.core.etag) & !ETAG_DIGEST;
-    if let EtagPlan::Value(tag) = plan_etag(bits, &stamp, now, false) {
+    // A digest is made of regular files only: a directory's tag has the
+    // other components, and none at all (`""`) under `Digest` alone.
+    let bits = ETagSet::effective(ctx.conf.core.etag);
+    let components = bits & (ETAG_INODE | ETAG_MTIME | ETAG_SIZE);
+    if bits & ETAG_DIGEST != 0 && bits & ETAG_NONE == 0 && components == 0 {
+        let weak = now.wrapping_sub(f.mtime_us) < 1_000_000;
+        resp.add_header("ETag", if weak { "W/\"\"" } else { "\"\"" });
+    } else if let EtagPlan::Value(tag) = plan_etag(bits & !ETAG_DIGEST, &stamp, now, false) {
         resp.add_header("ETag", tag);
     }
 }
