@@ -36,10 +36,14 @@ pub fn listing(ctx: &mut Ctx<'_>) -> Response {
     let mut resp = Response::new(200);
     let ctype = conf.content_type.as_deref().unwrap_or("text/html");
     let charset = conf.charset.as_deref().unwrap_or("ISO-8859-1");
-    if charset.is_empty() {
-        resp.add_header("Content-Type", ctype);
+    ctx.content_type = Some(if charset.is_empty() {
+        ctype.to_string()
     } else {
-        resp.add_header("Content-Type", format!("{ctype};charset={charset}"));
+        format!("{ctype};charset={charset}")
+    });
+    // A type without a charset takes `AddDefaultCharset`'s, as any other.
+    if let Some(t) = crate::handler::content_type_with_charset(ctx) {
+        resp.add_header("Content-Type", t);
     }
     if conf.opts & TRACK_MODIFIED != 0 {
         track_modified(ctx, &mut resp);
