@@ -31,7 +31,7 @@ use crate::conn::{Local, Shared};
 use htaccel_engine::http::http2::H2Settings;
 use htaccel_engine::http::TlsInfo;
 use std::cell::Cell;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -162,7 +162,6 @@ pub(crate) async fn serve<IO>(
     // it (their tasks see their sends fail).
 }
 
-use std::future::Future;
 
 /// A connection to a cleartext address whose server allows `h2c` with
 /// prior knowledge (`H2Direct`): HTTP/2 when its first bytes are the
