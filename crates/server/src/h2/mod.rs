@@ -162,7 +162,6 @@ pub(crate) async fn serve<IO>(
     // it (their tasks see their sends fail).
 }
 
-
 /// A connection to a cleartext address whose server allows `h2c` with
 /// prior knowledge (`H2Direct`): HTTP/2 when its first bytes are the
 /// connection preface, HTTP/1.x otherwise (mod_http2 looks at the same
