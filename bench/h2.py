@@ -131,17 +131,21 @@ def h2load(port, path, extra, pin=True):
             "command": " ".join(cmd)}
 
 
-def start(server, base, tree, override, crt, key, valgrind_out=None):
+def start(server, base, tree, override, crt, key, callgrind=False):
+    """The server answering over h2; under callgrind its counts go to
+    `callgrind.out` in its run directory (the server's user writes it)."""
     rundir = tempfile.mkdtemp(prefix=f"{server}-", dir=base)
     os.chmod(rundir, 0o777)
     port = servers.free_port(28480)
     docroot = os.path.join(base, "trees", tree)
     cmd = write_config(server, rundir, docroot, port, override, crt, key)
-    if valgrind_out:
+    if callgrind:
+        # Started as the user it would switch to: valgrind writes its
+        # output at exit, with the rights the process has then.
         cmd = ["runuser", "-u", "www-data", "--", "valgrind", "--tool=callgrind",
-               f"--callgrind-out-file={valgrind_out}"] + cmd
+               f"--callgrind-out-file={rundir}/callgrind.out"] + cmd
     s = servers.Server(server, cmd, rundir, port, True)
-    deadline = time.time() + (120 if valgrind_out else 20)
+    deadline = time.time() + (120 if callgrind else 20)
     while True:
         try:
             got = h2load(port, "/index.html", ["-n1", "-c1"], pin=False)
@@ -182,13 +186,12 @@ def point(server, base, tree, override, crt, key, seconds, runs):
 def instructions(base, tree, override, crt, key):
     counts = []
     for n in (N1, N2):
-        out = os.path.join(base, f"cg-{tree}-{n}.out")
-        s = start("htaccel", base, tree, override, crt, key, valgrind_out=out)
+        s = start("htaccel", base, tree, override, crt, key, callgrind=True)
         try:
             h2load(s.port, "/index.html", ["-n", str(n), "-c4", "-m10"], pin=False)
         finally:
             s.stop()
-        with open(out) as f:
+        with open(os.path.join(s.rundir, "callgrind.out")) as f:
             counts.append(int(re.search(r"^summary: (\d+)", f.read(), re.M).group(1)))
     return (counts[1] - counts[0]) / (N2 - N1)
 
@@ -250,11 +253,14 @@ def main():
             p = point("htaccel", base, tree, override, crt, key, args.seconds, args.runs)
             p["id"] = f"A2/{name}"
             if args.instructions:
-                p["instructions_per_request"] = instructions(base, tree, override, crt, key)
+                try:
+                    p["instructions_per_request"] = instructions(base, tree, override, crt, key)
+                except (RuntimeError, OSError, AttributeError, subprocess.SubprocessError) as e:
+                    p["instructions_error"] = str(e)[-300:]
             result["points"].append(p)
             print(f"A2/{name}: {p['rps']:,.0f} req/s, {p['server_us_per_request']:.1f} µs/request"
                   + (f", {p['instructions_per_request']:,.0f} instructions/request"
-                     if args.instructions else ""), flush=True)
+                     if "instructions_per_request" in p else ""), flush=True)
     result["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     result["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     name = started.strftime("%Y%m%dT%H%M%SZ") + ".json"
