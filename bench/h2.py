@@ -197,6 +197,14 @@ def instructions(base, tree, override, crt, key):
 
 
 def main():
+    base = tempfile.mkdtemp(prefix="htaccel-h2bench-", dir=QUIET_DIR)
+    try:
+        run(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run(base):
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3)
@@ -207,7 +215,6 @@ def main():
         sys.exit("bench/h2.py needs h2load (apt-get install -y nghttp2-client)")
     os.environ.setdefault("HTACCEL_BIN", os.path.join(HERE, "..", "target", "release", "htaccel"))
     os.environ["HTACCEL_BIN"] = os.path.abspath(os.environ["HTACCEL_BIN"])
-    base = tempfile.mkdtemp(prefix="htaccel-h2bench-", dir=QUIET_DIR)
     os.chmod(base, 0o755)
     trees = scenarios.trees()
     for key in ("static", "root-realistic12k"):
@@ -267,7 +274,6 @@ def main():
     os.makedirs(os.path.join(HERE, "results", "h2"), exist_ok=True)
     with open(os.path.join(HERE, "results", "h2", name), "w") as f:
         json.dump(result, f, indent=1)
-    shutil.rmtree(base, ignore_errors=True)
     print("written bench/results/h2/" + name)
 
 

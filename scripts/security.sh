@@ -8,7 +8,7 @@
 #   smuggling probes (security/smuggling), every case of security/ and protocol/
 #   hostile access files, clients, faults,  200 slow clients, 1,000, 10 s
 #   TLS handshake stalls and floods         300 stalls, 3 s    flood
-#   h2spec, HTTP/2 attacks (h2attacks.py)    2 s an attack      the same
+#   h2spec, HTTP/2 attacks (h2attacks.py)  1.5 s an attack    the same
 #   testssl.sh against htaccel and Apache   2 configurations  the same
 #   fuzzing (scripts/fuzz.sh)                30 s a target     600 s
 #
