@@ -50,10 +50,12 @@ def scenario(bound):
     return register
 
 
-def site(root):
+def site(root, big=False):
+    """hostile.py's tree; with `big`, a 20 MB file to stall on."""
     hostile.site(root)
-    with open(os.path.join(root, "big.bin"), "wb") as f:
-        f.write(os.urandom(20 * MIB))
+    if big:
+        with open(os.path.join(root, "big.bin"), "wb") as f:
+            f.write(os.urandom(20 * MIB))
 
 
 def measure(kind, root, rundir, attack, extra_conf=""):
@@ -424,7 +426,7 @@ TIMEOUT_S = 2
           "stalled stream ended within Timeout (%d s) + 2 s" % TIMEOUT_S)
 def zero_window(root, rundir):
     """Zero-window stall: 20 connections x 10 streams ask for a 20 MB file with SETTINGS_INITIAL_WINDOW_SIZE 0 and never open it"""
-    site(root)
+    site(root, big=True)
 
     def attack(server, settled):
         conns = [h2.Conn(server.port, window=0) for _ in range(20)]
@@ -472,7 +474,7 @@ def zero_window(root, rundir):
 @scenario("streams beyond H2MaxSessionStreams (10) refused with REFUSED_STREAM, the first 10 served")
 def too_many_streams(root, rundir):
     """Too many streams: 15 concurrent requests on a session that allows 10"""
-    site(root)
+    site(root, big=True)
 
     def attack(server, settled):
         settled.set()
@@ -500,7 +502,7 @@ def too_many_streams(root, rundir):
           "connection's, RST_STREAM for a stream's")
 def window_overflow(root, rundir):
     """Huge window updates: two increments of 2^31-1 on the connection, and on a stream"""
-    site(root)
+    site(root, big=True)
 
     def attack(server, settled):
         settled.set()
