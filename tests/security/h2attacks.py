@@ -471,6 +471,54 @@ def zero_window(root, rundir):
                                  and f["last_end_s"] <= TIMEOUT_S + 2))
 
 
+@scenario("memory growth <= 64 MiB with 200 request bodies stalled, and every stalled "
+          "stream answered or reset within Timeout (%d s) + 2 s" % TIMEOUT_S)
+def stalled_bodies(root, rundir):
+    """Stalled request bodies (slowloris on HTTP/2): 20 connections x 10 POST streams that announce 100 bytes and send none
+
+    htaccel waits for each body up to `Timeout` and answers 408, as both
+    servers do over HTTP/1.1; Apache's mod_http2 answers the static file at
+    once without reading the body (its per-stream connections are marked
+    to close, so the body is never discarded) -- a difference of the
+    stream's exchange, not of its bounds."""
+    site(root)
+    # POST (:method, static entry 3), content-length 100 (name: entry 28).
+    block = (b"\x83\x86" + h2.literal(None, "/index.html", index_name=4)
+             + h2.literal(None, "localhost", index_name=1)
+             + h2.literal(None, "100", index_name=28))
+
+    def attack(server, settled):
+        conns = [h2.Conn(server.port) for _ in range(20)]
+        start = time.time()
+        for c in conns:
+            c.send(b"".join(h2.headers(s, block, end_stream=False) for s in range(1, 21, 2)))
+        settled.set()
+        # Follow the first connection: when does each stream end?
+        open_streams = set(range(1, 21, 2))
+        ended = {}
+        deadline = start + TIMEOUT_S + 4
+        while open_streams and time.time() < deadline:
+            f = conns[0].wait_for(lambda f: f[0] in (h2.RST_STREAM, h2.GOAWAY, h2.HEADERS),
+                                  deadline - time.time())
+            if f is None or f[0] == h2.GOAWAY:
+                for s in open_streams:
+                    ended[s] = ("closed" if f is None else "GOAWAY", time.time() - start)
+                break
+            if f[2] in open_streams:
+                open_streams.discard(f[2])
+                ended[f[2]] = ("RST_STREAM %d" % h2.rst_code(f) if f[0] == h2.RST_STREAM
+                               else "answered", time.time() - start)
+        for c in conns:
+            c.close()
+        how = sorted({v[0] for v in ended.values()})
+        last = max((v[1] for v in ended.values()), default=None)
+        return {"stalled_streams": 200, "streams_followed": 10, "ended": len(ended),
+                "how": how, "last_end_s": round(last, 1) if last else None}
+    return both(root, rundir, attack, extra_conf="Timeout %d\n" % TIMEOUT_S,
+                check=lambda f: (f["ended"] == 10 and f["last_end_s"] is not None
+                                 and f["last_end_s"] <= TIMEOUT_S + 2))
+
+
 @scenario("streams beyond H2MaxSessionStreams (10) refused with REFUSED_STREAM, the first 10 served")
 def too_many_streams(root, rundir):
     """Too many streams: 15 concurrent requests on a session that allows 10"""
