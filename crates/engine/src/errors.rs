@@ -209,6 +209,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         head: ctx.req.method == "HEAD",
         allow: ctx.allow,
         expect: ctx.headers_in.get_str("Expect"),
+        variant_list: ctx.variant_list.as_deref(),
         ..Default::default()
     };
     // Apache's error responses drop `headers_out` (`ap_send_error_response`

@@ -199,6 +199,40 @@ pub fn resolve(basename: &str, conf: &MimeDir, table: &TypesTable) -> MimeInfo {
     info
 }
 
+/// mod_mime's `ap-mime-exceptions-list` for a basename, which mod_negotiation
+/// reads: the base name (leading dots belong to it) and then every part of
+/// the name that no mapping recognised, in order; `None` when no part was
+/// recognised at all. A type, charset, language or encoding recognises a
+/// part; a handler or a filter does not (`MultiviewsMatch` is not
+/// supported: its default).
+pub fn exceptions(basename: &str, conf: &MimeDir, table: &TypesTable) -> Option<Vec<String>> {
+    let lead = basename.len() - basename.trim_start_matches('.').len();
+    let (base, rest) = match basename[lead..].find('.') {
+        Some(i) => (&basename[..lead + i], &basename[lead + i + 1..]),
+        None => (basename, ""),
+    };
+    let mut list = vec![base.to_string()];
+    let mut found_any = false;
+    for ext in rest.split('.').filter(|e| !e.is_empty()) {
+        let mapping = ext_get(&conf.extensions, ext);
+        let system_type =
+            mapping.is_none_or(|m| m.forced_type.is_none()) && ext_get(&table.types, ext).is_some();
+        let found = system_type
+            || mapping.is_some_and(|m| {
+                m.forced_type.as_deref().is_some_and(|t| !t.is_empty())
+                    || m.charset.is_some()
+                    || m.language.is_some()
+                    || m.encoding.is_some()
+            });
+        if found {
+            found_any = true;
+        } else {
+            list.push(ext.to_string());
+        }
+    }
+    found_any.then_some(list)
+}
+
 fn ext_key(ext: &str) -> String {
     ext.trim_start_matches('.').to_ascii_lowercase()
 }
@@ -469,6 +503,28 @@ mod tests {
                 .as_deref(),
             Some("text/x-perl")
         );
+    }
+
+    #[test]
+    fn exceptions_list_names_what_nothing_recognised() {
+        let table = TypesTable::parse("text/html html\n");
+        let mut conf = MimeDir::default();
+        Arc::make_mut(&mut conf.extensions).insert(
+            "en".into(),
+            ExtInfo {
+                language: Some("en".into()),
+                ..Default::default()
+            },
+        );
+        let ex = |n: &str| exceptions(n, &conf, &table);
+        assert_eq!(ex("index.html.en"), Some(vec!["index".to_string()]));
+        assert_eq!(
+            ex("index.html.foo"),
+            Some(vec!["index".into(), "foo".into()])
+        );
+        assert_eq!(ex("readme.bak"), None);
+        assert_eq!(ex(".html"), None);
+        assert_eq!(ex("..a.html"), Some(vec!["..a".to_string()]));
     }
 
     #[test]
