@@ -212,20 +212,17 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
         );
         return Err(404);
     }
-    if !found.is_empty() {
-        // The variant list's tag: the directory's (the request's own file
-        // does not exist), under the request's configuration.
-        let etag_none =
-            crate::modules::core::server_directives::ETagSet::effective(ctx.conf.core.etag)
-                & crate::http::etag::ETAG_NONE
-                != 0;
-        if !etag_none {
-            if let Ok(d) = crate::fs::stat(&dir_path) {
-                ctx.vlist_validator = Some(crate::http::etag::vlist_tag(
-                    d.mtime_us,
-                    crate::engine::clock_us(),
-                ));
-            }
+    // The variant list's tag: the directory's (the request's own file does
+    // not exist), under the request's configuration. Apache sets it even
+    // when no name matched, and it follows the request through internal
+    // and fast redirects (a rewrite to a front page, a `FallbackResource`).
+    let etag_bits = crate::modules::core::server_directives::ETagSet::effective(ctx.conf.core.etag);
+    if etag_bits & crate::http::etag::ETAG_NONE == 0 {
+        if let Ok(d) = crate::fs::stat(&dir_path) {
+            ctx.vlist_validator = Some(crate::http::etag::vlist_tag(
+                d.mtime_us,
+                crate::engine::clock_us(),
+            ));
         }
     }
     found.sort_by(|(a, _), (b, _)| {

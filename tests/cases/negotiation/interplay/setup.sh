@@ -1,0 +1,3 @@
+mkdir -p links/sub
+ln -s sub links/dirlink.html
+ln -s real.html links/filelink.en
