@@ -219,10 +219,14 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
     let etag_bits = crate::modules::core::server_directives::ETagSet::effective(ctx.conf.core.etag);
     if etag_bits & crate::http::etag::ETAG_NONE == 0 {
         if let Ok(d) = crate::fs::stat(&dir_path) {
-            ctx.vlist_validator = Some(crate::http::etag::vlist_tag(
-                d.mtime_us,
-                crate::engine::clock_us(),
-            ));
+            let own = crate::http::etag::vlist_tag(d.mtime_us, crate::engine::clock_us());
+            // A list tag the request already carried (an internal redirect
+            // from another MultiViews request) is folded into the new one,
+            // as `ap_make_etag` folds it into every tag.
+            ctx.vlist_validator = Some(match &ctx.vlist_validator {
+                Some(prev) => crate::http::etag::with_vlist(&own, prev),
+                None => own,
+            });
         }
     }
     found.sort_by(|(a, _), (b, _)| {
