@@ -215,7 +215,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     if let Some(resp) = crate::modules::status::handler(ctx) {
         return Ok(resp);
     }
-    crate::modules::negotiation::type_map_handler(ctx)?;
+    if let Some(answer) = crate::modules::negotiation::type_map_handler(ctx) {
+        return answer;
+    }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it
         // away from mod_autoindex; the default handler then answers 404.

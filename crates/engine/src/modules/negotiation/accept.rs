@@ -57,6 +57,11 @@ fn get_token<'a>(line: &mut &'a [u8], accept_white: bool) -> &'a [u8] {
     token
 }
 
+/// `ap_get_token` without white space in the token.
+pub fn token<'a>(line: &mut &'a [u8]) -> &'a [u8] {
+    get_token(line, false)
+}
+
 /// `atoq`: a quality value, read loosely; anything unreadable is 1.
 pub fn atoq(s: &[u8]) -> f32 {
     let mut i = 0;

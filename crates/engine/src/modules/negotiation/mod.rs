@@ -7,22 +7,26 @@
 //! `ForceLanguagePriority` break ties and rescue requests no language
 //! satisfies.
 //!
-//! Type maps (`.var` files, the `type-map` handler) are not implemented:
-//! a request that reaches one is refused with a 500 and an error-log line,
-//! never served as a file. `CacheNegotiatedDocs` is accepted: in Apache
-//! its only effect on a MultiViews answer (an `Expires` for HTTP/1.0
-//! clients) is undone by the fast redirect to the variant, so there is
-//! nothing to do.
+//! Type maps (`.var` files: the `type-map` handler, or a file of type
+//! `application/x-type-map`) list the variants themselves (`typemap.rs`),
+//! whether asked for directly or found among MultiViews' candidates.
+//! `CacheNegotiatedDocs` decides whether a type map's answer to an
+//! HTTP/1.0 client expires at once; a MultiViews answer never does, since
+//! Apache's fast redirect to the chosen variant undoes the mark.
 
 pub mod accept;
 mod multiviews;
 pub mod select;
+mod typemap;
 
 use crate::registry::{Args, Directive, Module, OR_FILEINFO, RSRC_CONF};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
 
 pub use multiviews::handle_multi;
+
+/// The type of a type map file (`application/x-type-map`).
+pub const MAP_FILE_MAGIC_TYPE: &str = "application/x-type-map";
 
 /// `ForceLanguagePriority None`: a 406 when no language is acceptable.
 pub const FLP_NONE: u8 = 1;
@@ -38,6 +42,8 @@ pub struct NegotiationDir {
     pub force_priority: u8,
     /// `LanguagePriority`, as written.
     pub language_priority: Option<Arc<Vec<String>>>,
+    /// `CacheNegotiatedDocs` (server-wide).
+    pub cache_negotiated: Option<bool>,
 }
 
 impl NegotiationDir {
@@ -53,6 +59,7 @@ impl NegotiationDir {
                 .language_priority
                 .clone()
                 .or_else(|| base.language_priority.clone()),
+            cache_negotiated: add.cache_negotiated.or(base.cache_negotiated),
         }
     }
 }
@@ -96,8 +103,10 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: RSRC_CONF,
         about: "Either 'on' or 'off' (default)",
-        // See the module's documentation: no effect left to give it.
-        run: |_w, _inv, _c| Ok(()),
+        run: |_w, inv, c| {
+            c.negotiation.cache_negotiated = Some(crate::registry::flag(&inv.words));
+            Ok(())
+        },
     },
     Directive {
         name: "LanguagePriority",
@@ -156,18 +165,8 @@ pub fn fix_encoding(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// The `type-map` handler: refused, loudly, while the module is loaded
-/// (without it Apache has no such handler and serves the file).
-pub fn type_map_handler(ctx: &mut Ctx<'_>) -> Result<(), Status> {
-    if ctx.handler.as_deref() == Some("type-map") && loaded(ctx) {
-        ctx.reason = Some((
-            "error".into(),
-            format!(
-                "{}: the type-map handler (mod_negotiation's .var files) is not supported by htaccel",
-                ctx.filename
-            ),
-        ));
-        return Err(500);
-    }
-    Ok(())
+/// The `type-map` handler (see `typemap.rs`); `None` when the request is
+/// not for a type map.
+pub fn type_map_handler(ctx: &mut Ctx<'_>) -> Option<Result<crate::http::Response, Status>> {
+    typemap::handle(ctx)
 }

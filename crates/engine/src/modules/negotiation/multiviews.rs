@@ -50,6 +50,21 @@ fn variant_uri(ctx: &Ctx<'_>, name: &str) -> String {
     format!("{dir}{name}{}", ctx.path_info)
 }
 
+/// The URI of a file named relative to the request's directory, without
+/// the request's path info.
+fn variant_uri_plain(ctx: &Ctx<'_>, name: &str) -> String {
+    let uri = if ctx.path_info.is_empty() {
+        &ctx.uri[..]
+    } else {
+        ctx.uri.strip_suffix(&ctx.path_info[..]).unwrap_or(&ctx.uri)
+    };
+    let dir = match uri.rfind('/') {
+        Some(i) => &uri[..=i],
+        None => "/",
+    };
+    format!("{dir}{name}")
+}
+
 /// Whether each unrecognised part of a file's name (after its base)
 /// matches a part of the requested name, in order.
 fn exceptions_match(base: &str, exceptions: &[String]) -> bool {
@@ -83,13 +98,30 @@ pub fn handle_multi(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     // A listing nobody watches for this request: never kept.
     crate::answer_memo::note_volatile();
     let mut neg = parse_accept_headers(ctx);
-    let (mut vars, mut subs) = read_types_multi(ctx, &target)?;
-    if vars.is_empty() {
-        return Ok(false);
-    }
+    let found = read_types_multi(ctx, &target)?;
     let prefer_scripts = !is_get(ctx) || ctx.args.is_some() || !ctx.path_info.is_empty();
-    let best = do_negotiation(ctx, &mut neg, &mut vars, prefer_scripts)?;
-    let sub = subs.swap_remove(best);
+    let sub = match found {
+        Found::Files(mut vars, mut subs) => {
+            if vars.is_empty() {
+                return Ok(false);
+            }
+            let best = do_negotiation(ctx, &mut neg, &mut vars, prefer_scripts, None)?;
+            subs.swap_remove(best)
+        }
+        Found::Map(map, mut vars) => {
+            if vars.is_empty() {
+                return Ok(false);
+            }
+            let best = do_negotiation(ctx, &mut neg, &mut vars, prefer_scripts, Some(&map))?;
+            // A map's variant is looked up now (`ap_sub_req_lookup_file`).
+            let (sub, status) = ctx.sub_request_path(
+                &variant_uri_plain(ctx, &vars[best].file_name),
+                ctx.args.clone(),
+            );
+            status?;
+            sub
+        }
+    };
     ctx.fast_redirect(sub);
     Ok(true)
 }
@@ -99,7 +131,7 @@ fn is_get(ctx: &Ctx<'_>) -> bool {
     ctx.method == "GET" || ctx.method == "HEAD"
 }
 
-fn parse_accept_headers(ctx: &Ctx<'_>) -> NegState {
+pub(super) fn parse_accept_headers(ctx: &Ctx<'_>) -> NegState {
     let h = &ctx.headers_in;
     let line = |name: &str| accept::parse_line(h.get(name).map(|v| &v[..]));
     let accepts = line("Accept");
@@ -123,7 +155,11 @@ fn parse_accept_headers(ctx: &Ctx<'_>) -> NegState {
     }
 }
 
-type Found<'a> = (Vec<Variant>, Vec<Ctx<'a>>);
+/// The variants: files, each with its sub-request, or a type map's records.
+enum Found<'a> {
+    Files(Vec<Variant>, Vec<Ctx<'a>>),
+    Map(super::typemap::Map, Vec<Variant>),
+}
 
 /// `read_types_multi`: the variants, each with its sub-request, sorted.
 fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Status> {
@@ -178,17 +214,11 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
         let Some(content_type) = content_type.filter(|_| status.is_ok()) else {
             continue;
         };
-        if content_type == "application/x-type-map" || sub.handler.as_deref() == Some("type-map") {
-            ctx.site.log.error(
-                "error",
-                "negotiation",
-                Some(ctx.req.remote()),
-                &format!(
-                    "{}{}: a type map (mod_negotiation's type-map handler) is not supported by htaccel",
-                    t.dir, name
-                ),
-            );
-            return Err(500);
+        if content_type == super::MAP_FILE_MAGIC_TYPE || sub.handler.as_deref() == Some("type-map")
+        {
+            // A type map among the names: its records are the variants.
+            let (map, vars) = super::typemap::read_for(ctx, &sub)?;
+            return Ok(Found::Map(map, vars));
         }
         let ct = accept::get_entry(&mut content_type.as_bytes());
         let mut v = Variant::new(name, &ct);
@@ -237,21 +267,33 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
                 crate::path_text::bytes(&a.file_name).cmp(&crate::path_text::bytes(&b.file_name))
             })
     });
-    Ok(found.into_iter().unzip())
+    let (vars, subs) = found.into_iter().unzip();
+    Ok(Found::Files(vars, subs))
 }
 
 /// `do_negotiation`: choose, and set the headers that say how. Returns
 /// the index of the chosen variant, or the status of the answer (406, or
 /// 300 for a client that does transparent negotiation).
-fn do_negotiation(
+///
+/// `map` is the type map the variants came from, if any: its variants may
+/// be elsewhere (a `/` in the name) or inline (`Body:`), which makes the
+/// resource not transparently negotiable, and a chosen one is looked up
+/// now (`setup_choice_response`).
+pub(super) fn do_negotiation(
     ctx: &mut Ctx<'_>,
     neg: &mut NegState,
     vars: &mut [Variant],
     prefer_scripts: bool,
+    map: Option<&super::typemap::Map>,
 ) -> Result<usize, Status> {
-    // A GET without path info is transparently negotiable (every
-    // MultiViews variant is a neighbour).
-    neg.is_transparent = is_get(ctx) && ctx.path_info.is_empty();
+    // A GET without path info is transparently negotiable when every
+    // variant is a neighbour (always, for MultiViews).
+    neg.is_transparent = is_get(ctx)
+        && ctx.path_info.is_empty()
+        && (map.is_none()
+            || vars
+                .iter()
+                .all(|v| !v.file_name.contains('/') && v.body.is_none()));
     if neg.is_transparent {
         let headers = &ctx.headers_in;
         let negotiate = headers
@@ -293,6 +335,9 @@ fn do_negotiation(
         }
     }
     let best = best.expect("a choice names its variant");
+    if neg.is_transparent && map.is_some() {
+        super::typemap::check_choice(ctx, &vars[best])?;
+    }
     if neg.is_transparent {
         let location =
             crate::uri::escape_path_segment(&crate::path_text::bytes(&vars[best].file_name))

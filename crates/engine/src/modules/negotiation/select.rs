@@ -21,6 +21,10 @@ pub struct Variant {
     pub content_encoding: Option<String>,
     pub languages: Vec<String>,
     pub content_charset: String,
+    /// A type map's `Description:`.
+    pub description: String,
+    /// A type map's inline `Body:`: offset and length in the map file.
+    pub body: Option<(u64, u64)>,
     /// The file's size (`{length}`).
     pub bytes: i64,
     /// A handler will produce the answer (no `{length}` then).
@@ -48,6 +52,8 @@ impl Variant {
             content_encoding: None,
             languages: Vec::new(),
             content_charset: ct.charset.clone(),
+            description: String::new(),
+            body: None,
             bytes: -1,
             has_handler: false,
             source_quality: ct.quality,
@@ -708,6 +714,7 @@ pub fn variant_list(vars: &[Variant]) -> String {
         out.push_str("\">");
         out.push_str(&String::from_utf8_lossy(&crate::uri::escape_html(&name)));
         out.push_str("</a> ");
+        out.push_str(&v.description);
         if !v.mime_type.is_empty() {
             out.push_str(", type ");
             out.push_str(&v.mime_type);
