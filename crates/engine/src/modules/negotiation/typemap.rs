@@ -469,7 +469,12 @@ fn inline(
     len: u64,
 ) -> Result<crate::http::Response, Status> {
     if !matches!(&*ctx.method, "GET" | "HEAD" | "POST") {
-        ctx.allow = Some("GET,HEAD,POST,OPTIONS");
+        // The methods the map allows, and TRACE as the core adds it.
+        ctx.allow = Some(if ctx.engine.trace_enable {
+            "GET,HEAD,POST,OPTIONS,TRACE"
+        } else {
+            "GET,HEAD,POST,OPTIONS"
+        });
         return Err(405);
     }
     if !v.mime_type.is_empty() {
