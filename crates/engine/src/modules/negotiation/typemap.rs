@@ -312,7 +312,7 @@ impl Map {
 /// variant list's.
 pub fn read_for(ctx: &mut Ctx<'_>, sub: &Ctx<'_>) -> Result<(Map, Vec<Variant>), Status> {
     let path = crate::path_text::os_path(std::path::Path::new(&sub.filename)).into_owned();
-    let data = match std::fs::read(&path) {
+    let data = match read_bounded(&path) {
         Ok(d) => d,
         Err(e) => {
             ctx.site.log.error(
@@ -326,9 +326,7 @@ pub fn read_for(ctx: &mut Ctx<'_>, sub: &Ctx<'_>) -> Result<(Map, Vec<Variant>),
                     sub.filename
                 ),
             );
-            let missing =
-                e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
-            return Err(if missing { 404 } else { 403 });
+            return Err(read_error_status(&e));
         }
     };
     let map = Map { data };
@@ -397,9 +395,38 @@ pub fn handle(ctx: &mut Ctx<'_>) -> Option<Result<crate::http::Response, Status>
     Some(serve(ctx))
 }
 
+/// 404 for a map that is not there, 500 for one too long, else 403.
+fn read_error_status(e: &std::io::Error) -> Status {
+    if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) {
+        404
+    } else if e.kind() == std::io::ErrorKind::Other {
+        500
+    } else {
+        403
+    }
+}
+
+/// The most of a map that is read: a longer one fails (500, error-log line).
+const MAP_MAX: u64 = 1 << 20;
+
+/// The map's bytes, bounded by [`MAP_MAX`].
+fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut data = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAP_MAX + 1)
+        .read_to_end(&mut data)?;
+    if data.len() as u64 > MAP_MAX {
+        return Err(std::io::Error::other(format!(
+            "type map larger than {MAP_MAX} bytes"
+        )));
+    }
+    Ok(data)
+}
+
 fn serve(ctx: &mut Ctx<'_>) -> Result<crate::http::Response, Status> {
     let path = crate::path_text::os_path(std::path::Path::new(&ctx.filename)).into_owned();
-    let data = match std::fs::read(&path) {
+    let data = match read_bounded(&path) {
         Ok(d) => d,
         Err(e) => {
             ctx.site.log.error(
@@ -413,9 +440,7 @@ fn serve(ctx: &mut Ctx<'_>) -> Result<crate::http::Response, Status> {
                     ctx.filename
                 ),
             );
-            let missing =
-                e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR);
-            return Err(if missing { 404 } else { 403 });
+            return Err(read_error_status(&e));
         }
     };
     let map = Map { data };
