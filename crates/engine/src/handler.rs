@@ -215,6 +215,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     if let Some(resp) = crate::modules::status::handler(ctx) {
         return Ok(resp);
     }
+    if let Some(answer) = crate::modules::negotiation::type_map_handler(ctx) {
+        return answer;
+    }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it
         // away from mod_autoindex; the default handler then answers 404.
@@ -310,6 +313,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         content_encoding: ctx.encodings.last().map(String::as_str),
         content_language: language.as_deref(),
         etag_bits: ETagSet::effective(ctx.conf.core.etag),
+        vlist_validator: ctx.vlist_validator.as_deref(),
         content_md5: false,
         request_time_us: now,
         now_us: now,

@@ -21,6 +21,7 @@ pub mod headers;
 pub mod http2;
 pub mod log_config;
 pub mod mime;
+pub mod negotiation;
 pub mod php;
 pub mod proxy;
 pub mod remoteip;
@@ -58,6 +59,7 @@ pub static ALL: &[&Module] = &[
     &auth_basic::MODULE,
     &access_compat::MODULE,
     &mime::MODULE,
+    &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,
     &rewrite::MODULE,
