@@ -61,7 +61,10 @@ impl Drop for Parked<'_> {
 
 /// Whether the request wants a backend handler (FastCGI or HTTP proxy).
 pub fn wants(ctx: &Ctx<'_>) -> bool {
-    crate::modules::php::handler::wants(ctx) || proxy::wants(ctx) || proxy::http::wants(ctx)
+    crate::modules::php::handler::wants(ctx)
+        || proxy::wants(ctx)
+        || proxy::http::wants(ctx)
+        || crate::modules::cgi::wants(ctx)
 }
 
 /// The backend exchange for an error document the error path parked on
@@ -84,6 +87,8 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
         crate::modules::php::handler::decide(doc, Some(prev))
     } else if proxy::wants(&doc) {
         proxy::decide(doc, Some(prev))
+    } else if crate::modules::cgi::wants(&doc) {
+        crate::modules::cgi::decide(doc, Some(prev))
     } else {
         proxy::http::decide(doc, Some(prev))
     };

@@ -37,6 +37,8 @@ pub enum BackendAddr {
     Unix(PathBuf),
     /// `host:port` over TCP.
     Tcp(String),
+    /// A CGI program the server runs itself (mod_cgi).
+    Program(PathBuf),
 }
 
 impl std::fmt::Display for BackendAddr {
@@ -44,6 +46,7 @@ impl std::fmt::Display for BackendAddr {
         match self {
             BackendAddr::Unix(p) => write!(f, "unix:{}", p.display()),
             BackendAddr::Tcp(a) => write!(f, "{a}"),
+            BackendAddr::Program(p) => write!(f, "{}", p.display()),
         }
     }
 }
@@ -84,6 +87,32 @@ pub enum BackendRequest {
     },
     /// HTTP/1.1 (mod_proxy_http).
     Http(HttpRequest),
+    /// A CGI script run as a child process (mod_cgi, mod_cgid).
+    Cgi(CgiRequest),
+}
+
+/// A CGI script to run: the server starts `program` with `argv` and
+/// exactly `env` as its environment in `dir`, writes the request body
+/// (de-chunked, whatever its framing) to its standard input and reads its
+/// standard output as a CGI response; its standard error goes to the
+/// error log.
+#[derive(Clone, Debug)]
+pub struct CgiRequest {
+    pub program: PathBuf,
+    /// `argv[0]` is the script's path; then the ISINDEX words.
+    pub argv: Vec<Vec<u8>>,
+    pub env: Vec<(String, Vec<u8>)>,
+    pub dir: PathBuf,
+    /// An `nph-` script: its output goes to the client as it is, status
+    /// line included, and the connection closes after it.
+    pub nph: bool,
+    /// `CGIDScriptTimeout`: the longest wait for the script's output;
+    /// `None`: the server's `Timeout`.
+    pub timeout: Option<std::time::Duration>,
+    /// The script's file name, for the error log.
+    pub script: String,
+    /// `cgi` or `cgid`: the module the error-log lines name.
+    pub module: &'static str,
 }
 
 /// An HTTP/1.1 request head for an upstream. The server adds the body's

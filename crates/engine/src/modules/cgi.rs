@@ -1,0 +1,537 @@
+//! mod_cgi and mod_cgid: CGI scripts, run as a child process per request.
+//!
+//! Shared hosts run CGI the way Apache's documentation shows it:
+//! `ScriptAlias /cgi-bin/ /srv/cgi-bin/` (mod_alias sets the `cgi-script`
+//! handler and marks the request as script-aliased), or `Options +ExecCGI`
+//! with `AddHandler cgi-script .cgi .pl` in a `.htaccess`. The engine
+//! decides here, as mod_cgi's handler decides, and does no I/O: the
+//! checks come first, in Apache's order and with its answers (`ExecCGI`
+//! off and not script-aliased: 403; no file: 404; a directory: 403; path
+//! info under `AcceptPathInfo Off`: 404), then [`decide`] hands the server
+//! a [`BackendCall`] carrying the program, its arguments, its working
+//! directory and the CGI environment (the one FastCGI gets,
+//! `proxy::cgi_env`). The server runs the script (`server/src/cgi/`),
+//! streams the request body to its standard input, reads its standard
+//! output as a CGI response and calls back here: [`reply`] applies what
+//! mod_cgi adds to the common header rules (`proxy::reply`): a `Location`
+//! with status 200 is a local redirect (a path) or a 302 (a URL).
+//!
+//! A script that cannot be run (not executable, a bad interpreter line) is
+//! answered 500, as Apache answers it; a script that does not end its
+//! header block likewise. `nph-` scripts talk to the client directly.
+//!
+//! mod_cgi and mod_cgid differ only in how Apache starts the child (a
+//! fork of the server, or of a daemon reached through `ScriptSock`);
+//! htaccel has one way, so `ScriptSock` is accepted and names nothing.
+//! `CGIPassAuth` and `CGIVar` are the core's, read by the environment
+//! builder; they live here beside the handler they serve.
+//!
+//! Where Apache without a CGI module would send a `cgi-script` file's
+//! bytes, htaccel never does: [`refuses_as_file`] answers 403.
+
+use crate::http::backend::{
+    BackendAddr, BackendAnswer, BackendCall, BackendError, BackendHead, BackendRequest, CgiRequest,
+    Decision,
+};
+use crate::modules::core::options::OPT_EXECCGI;
+use crate::modules::proxy::{self, cgi_env};
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+use crate::request::Ctx;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The per-directory slot: mod_cgid's `CGIDScriptTimeout` (mod_cgi's
+/// `CGIScriptTimeout`) and the core's `CGIPassAuth` and `CGIVar`.
+#[derive(Clone, Debug, Default)]
+pub struct CgiDir {
+    pub timeout: Option<Duration>,
+    pub pass_auth: Option<bool>,
+    /// `CGIVar REQUEST_URI current-uri` (`Some(true)`) or `original-uri`.
+    pub request_uri_current: Option<bool>,
+}
+
+impl CgiDir {
+    pub fn merge(base: &CgiDir, new: &CgiDir) -> CgiDir {
+        CgiDir {
+            timeout: new.timeout.or(base.timeout),
+            pass_auth: new.pass_auth.or(base.pass_auth),
+            request_uri_current: new.request_uri_current.or(base.request_uri_current),
+        }
+    }
+}
+
+/// The handlers mod_cgi answers (`cgi-script`, and the magic type that
+/// `AddType application/x-httpd-cgi .cgi` gives).
+const HANDLERS: &[&str] = &["cgi-script", "application/x-httpd-cgi"];
+
+/// `ScriptLogLength`/`ScriptLogBuffer`: a number of bytes.
+fn bytes_arg(inv: &crate::config::Invocation<'_>) -> Result<(), String> {
+    inv.words[0]
+        .parse::<u64>()
+        .map(|_| ())
+        .map_err(|_| format!("{} takes a number of bytes", inv.name))
+}
+
+/// Apache's `ap_timeout_parameter_parse`: a number, seconds unless
+/// followed by `ms`, `s`, `mi` or `h`.
+pub fn parse_timeout(text: &str) -> Option<Duration> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let n: u64 = text[..digits].parse().ok()?;
+    match text[digits..].to_ascii_lowercase().as_str() {
+        "" | "s" => Some(Duration::from_secs(n)),
+        "ms" => Some(Duration::from_millis(n)),
+        "mi" => Some(Duration::from_secs(n.checked_mul(60)?)),
+        "h" => Some(Duration::from_secs(n.checked_mul(3600)?)),
+        _ => None,
+    }
+}
+
+fn script_timeout(
+    _w: &mut crate::config::Walker<'_>,
+    inv: &crate::config::Invocation<'_>,
+    c: &mut crate::dirconf::DirConf,
+) -> Result<(), String> {
+    match parse_timeout(&inv.words[0]) {
+        Some(t) => {
+            c.cgi.timeout = Some(t);
+            Ok(())
+        }
+        None => Err(format!("Invalid {} value", inv.name)),
+    }
+}
+
+/// The directives both modules share.
+macro_rules! script_log_directives {
+    () => {
+        [
+            Directive {
+                name: "ScriptLog",
+                args: Args::Take1,
+                req_override: RSRC_CONF,
+                about: "the name of a log for script debugging info",
+                run: crate::modules::unsupported::refuse,
+            },
+            Directive {
+                name: "ScriptLogLength",
+                args: Args::Take1,
+                req_override: RSRC_CONF,
+                about: "the maximum length (in bytes) of the script debug log",
+                run: |_w, inv, _c| bytes_arg(inv),
+            },
+            Directive {
+                name: "ScriptLogBuffer",
+                args: Args::Take1,
+                req_override: RSRC_CONF,
+                about: "the maximum size (in bytes) to record of a POST request",
+                run: |_w, inv, _c| bytes_arg(inv),
+            },
+        ]
+    };
+}
+
+static CGI_DIRECTIVES: &[Directive] = &{
+    let [a, b, c] = script_log_directives!();
+    [
+        a,
+        b,
+        c,
+        Directive {
+            name: "CGIScriptTimeout",
+            args: Args::Take1,
+            req_override: RSRC_CONF | ACCESS_CONF,
+            about: "The amount of time to wait between successful reads from the CGI script, in seconds.",
+            run: script_timeout,
+        },
+    ]
+};
+
+static CGID_DIRECTIVES: &[Directive] = &{
+    let [a, b, c] = script_log_directives!();
+    [
+        a,
+        b,
+        c,
+        // mod_cgid's daemon socket: htaccel starts scripts itself, so the
+        // socket names nothing; accepted so that Debian's cgid.conf loads.
+        Directive {
+            name: "ScriptSock",
+            args: Args::Take1,
+            req_override: RSRC_CONF,
+            about: "the name of the socket to use for communication with the cgi daemon.",
+            run: |_w, _inv, _c| Ok(()),
+        },
+        Directive {
+            name: "CGIDScriptTimeout",
+            args: Args::Take1,
+            req_override: RSRC_CONF | ACCESS_CONF,
+            about: "The amount of time to wait between successful reads from the CGI script, in seconds.",
+            run: script_timeout,
+        },
+    ]
+};
+
+pub static CGI_MODULE: Module = Module {
+    source: "mod_cgi.c",
+    identifier: "cgi_module",
+    builtin: false,
+    directives: CGI_DIRECTIVES,
+};
+
+pub static CGID_MODULE: Module = Module {
+    source: "mod_cgid.c",
+    identifier: "cgid_module",
+    builtin: false,
+    directives: CGID_DIRECTIVES,
+};
+
+/// The core's directives about the CGI environment.
+pub static CORE_MODULE: Module = Module {
+    source: "core.c",
+    identifier: "core_module",
+    builtin: true,
+    directives: &[
+        Directive {
+            name: "CGIPassAuth",
+            args: Args::Flag,
+            req_override: OR_AUTHCFG | ACCESS_CONF,
+            about: "Controls whether HTTP authorization headers, normally hidden, will be passed to scripts",
+            run: |_w, inv, c| {
+                c.cgi.pass_auth = Some(crate::registry::flag(&inv.words));
+                Ok(())
+            },
+        },
+        Directive {
+            name: "CGIVar",
+            args: Args::Take2,
+            req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF,
+            about: "Controls how some CGI variables are set",
+            run: |_w, inv, c| {
+                if inv.words[0] != "REQUEST_URI" {
+                    return Err(format!("Unrecognized CGI variable: \"{}\"", inv.words[0]));
+                }
+                match inv.words[1].to_ascii_lowercase().as_str() {
+                    "current-uri" => c.cgi.request_uri_current = Some(true),
+                    "original-uri" => c.cgi.request_uri_current = Some(false),
+                    _ => {
+                        return Err(
+                            "Valid rules for REQUEST_URI are 'current-uri' and 'original-uri'"
+                                .into(),
+                        )
+                    }
+                }
+                Ok(())
+            },
+        },
+    ],
+};
+
+/// Which of the two modules is loaded (mod_cgid first: the event MPM's).
+fn loaded(ctx: &Ctx<'_>) -> Option<&'static str> {
+    let env = &ctx.site.env;
+    if env.is_loaded("mod_cgid.c") {
+        Some("cgid")
+    } else if env.is_loaded("mod_cgi.c") {
+        Some("cgi")
+    } else {
+        None
+    }
+}
+
+/// The handler name the request is dispatched on: `r->handler`, or its
+/// content type when no handler is set (`ap_invoke_handler`).
+fn handler_name<'c>(ctx: &'c Ctx<'_>) -> Option<&'c str> {
+    match ctx.handler.as_deref() {
+        Some(h) => Some(h),
+        None => {
+            let t = ctx.content_type.as_deref()?;
+            Some(t.split(';').next().unwrap_or(t).trim())
+        }
+    }
+}
+
+fn is_cgi_handler(ctx: &Ctx<'_>) -> bool {
+    handler_name(ctx).is_some_and(|h| HANDLERS.contains(&h))
+}
+
+/// Whether mod_cgi's (or mod_cgid's) handler takes the request.
+pub fn wants(ctx: &Ctx<'_>) -> bool {
+    is_cgi_handler(ctx) && loaded(ctx).is_some()
+}
+
+/// The default handler's guard: a file whose handler is `cgi-script`
+/// while no CGI module is loaded is refused (403, with the line for the
+/// error log) instead of sent. Apache would send the script's bytes;
+/// they may hold passwords.
+pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
+    if !is_cgi_handler(ctx) || loaded(ctx).is_some() {
+        return false;
+    }
+    ctx.reason = Some((
+        "error".into(),
+        format!(
+            "{}: not sent: its handler is {} and neither mod_cgi nor mod_cgid is loaded (htaccel never sends a script's source; LoadModule cgid_module to run it)",
+            ctx.filename,
+            handler_name(ctx).unwrap_or_default()
+        ),
+    ));
+    true
+}
+
+/// mod_cgi's checks before it runs a script: the status, with the
+/// error-log line as `log_scripterror` writes it.
+fn refusal(ctx: &Ctx<'_>, cgid: bool) -> Option<(u16, String)> {
+    let no = |cgi: &str, cgid_no: &str| if cgid { cgid_no } else { cgi }.to_string();
+    let (status, logno, text) = if ctx.conf.core.opts() & OPT_EXECCGI == 0 && !ctx.script_aliased
+    {
+        (
+            403,
+            no("AH02809", "AH01262"),
+            "Options ExecCGI is off in this directory",
+        )
+    } else {
+        match ctx.finfo.map(|f| f.kind) {
+            None => (
+                404,
+                no("AH02811", "AH01264"),
+                "script not found or unable to stat",
+            ),
+            Some(crate::fs::Kind::Dir) => (
+                403,
+                no("AH02812", "AH01265"),
+                "attempt to invoke directory as script",
+            ),
+            _ if !ctx.path_info.is_empty() && ctx.conf.core.accept_path_info == Some(false) => (
+                404,
+                no("AH02813", "AH01266"),
+                "AcceptPathInfo off disallows user's path",
+            ),
+            _ => return None,
+        }
+    };
+    Some((
+        status,
+        format!("{logno}: stderr from {}: {text}", ctx.filename),
+    ))
+}
+
+/// The exchange for a request [`wants`] took, or mod_cgi's refusal;
+/// `prev` is the request it was internally redirected from.
+pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
+    let cgid = loaded(&ctx) == Some("cgid");
+    if let Some((status, line)) = refusal(&ctx, cgid) {
+        ctx.reason = Some(("error".into(), line));
+        let mut resp = crate::errors::error_response(&mut ctx, status);
+        crate::filters::output(&mut ctx, &mut resp, true);
+        return crate::error_backend::respond_or_backend(&mut ctx, resp);
+    }
+    if let Err(status) = crate::modules::filter::insert(&mut ctx) {
+        return Decision::Respond(proxy::respond_error(ctx, status));
+    }
+    ctx.handler_ran = true;
+    let env = cgi_env::build_cgi(&ctx, prev.as_ref());
+    let program =
+        crate::path_text::os_path(std::path::Path::new(&ctx.filename)).into_owned();
+    let dir = program
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let name = ctx.filename.rsplit('/').next().unwrap_or("");
+    let nph = name.starts_with("nph-");
+    let mut argv = vec![crate::path_text::bytes(&ctx.filename).into_owned()];
+    argv.extend(isindex_args(ctx.args.as_deref().unwrap_or("")));
+    let timeout = ctx.conf.cgi.timeout;
+    let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
+    Decision::Backend(BackendCall {
+        addr: BackendAddr::Program(program.clone()),
+        request: BackendRequest::Cgi(CgiRequest {
+            program,
+            argv,
+            env,
+            dir,
+            nph,
+            timeout,
+            script: ctx.filename.clone(),
+            module: if cgid { "cgid" } else { "cgi" },
+        }),
+        body_limit,
+        body_read: false,
+        send_length: false,
+        finish: Box::new(move |result| match result {
+            Ok(head) => reply(ctx, head),
+            Err(e) => failed(ctx, e),
+        }),
+    })
+}
+
+/// The script's arguments, as Apache's `create_argv` makes them from the
+/// query string of an ISINDEX query (one without `=`): the words between
+/// `+`, each URL-decoded (ending at a decoded NUL, as a C string does)
+/// and with the shell's special characters escaped by a backslash
+/// (`ap_escape_shell_cmd`).
+pub fn isindex_args(args: &str) -> Vec<Vec<u8>> {
+    if args.is_empty() || args.contains('=') {
+        return Vec::new();
+    }
+    let raw = crate::path_text::bytes(args);
+    // APACHE_ARG_MAX (4096) less the five other slots.
+    raw.split(|&b| b == b'+')
+        .take(4091)
+        .map(|word| {
+            let decoded = unescape(word);
+            let end = memchr::memchr(0, &decoded).unwrap_or(decoded.len());
+            escape_shell(&decoded[..end])
+        })
+        .collect()
+}
+
+/// `%XX` decoded; a malformed escape stays as written.
+fn unescape(word: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(word.len());
+    let mut i = 0;
+    while i < word.len() {
+        if word[i] == b'%' && i + 2 < word.len() {
+            if let (Some(h), Some(l)) = (hex(word[i + 1]), hex(word[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(word[i]);
+        i += 1;
+    }
+    out
+}
+
+/// `ap_escape_shell_cmd`: a backslash before each character a shell
+/// treats specially.
+fn escape_shell(word: &[u8]) -> Vec<u8> {
+    const SPECIAL: &[u8] = b"&;`'\"|*?~<>^()[]{}$\\\n";
+    let mut out = Vec::with_capacity(word.len());
+    for &b in word {
+        if SPECIAL.contains(&b) || b == 0xff {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// A failed run: 504 when the script said nothing within the time limit,
+/// else 500 (it could not be started, or ended before its header block
+/// did), with the reason in the error log.
+fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
+    let status = match error {
+        BackendError::Timeout(_) => 504,
+        _ => 500,
+    };
+    ctx.reason = Some(("error".into(), error.message().to_string()));
+    let mut resp = crate::errors::error_response(&mut ctx, status);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    BackendAnswer {
+        response: resp,
+        pass_body: false,
+        collect: None,
+    }
+}
+
+/// The script's header block: the common rules (`proxy::reply`), and
+/// mod_cgi's own for a `Location` while the status is 200: a local path
+/// is an internal redirect (as `GET`, without the body, the script's
+/// output dropped), anything else a 302 whose page the server writes.
+fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
+    let field = |name: &str| {
+        head.lines.iter().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case(name)
+                .then(|| v.trim_matches([' ', '\t']).to_string())
+        })
+    };
+    let location = field("Location");
+    let status = field("Status").map(|s| proxy::reply::atoi(&s));
+    let Some(location) = location else {
+        return proxy::reply::finish(ctx, head);
+    };
+    if status.unwrap_or(ctx.prev_status.unwrap_or(200)) != 200 {
+        return proxy::reply::finish(ctx, head);
+    }
+    // The other fields still count: they join the error-header table
+    // that the redirect (or the 302 page) carries.
+    if let Err(answer) = proxy::reply::keep_fields(&mut ctx, &head) {
+        return *answer;
+    }
+    let response = if location.starts_with('/') {
+        local_redirect(&mut ctx, &location)
+    } else {
+        ctx.headers_out.push(("Location".into(), location));
+        let mut resp = crate::errors::error_response(&mut ctx, 302);
+        crate::filters::output(&mut ctx, &mut resp, true);
+        resp
+    };
+    BackendAnswer {
+        response,
+        pass_body: false,
+        collect: None,
+    }
+}
+
+/// `ap_internal_redirect_handler` for a script's local `Location`.
+fn local_redirect(ctx: &mut Ctx<'_>, location: &str) -> crate::http::Response {
+    ctx.method = "GET".into();
+    ctx.headers_in.to_mut().remove("Content-Length");
+    ctx.args = None;
+    ctx.rewrite.redirect = Some(location.to_string());
+    match crate::modules::rewrite::hooks::redirect_next(ctx) {
+        None => {
+            let mut resp = crate::errors::error_response(ctx, 500);
+            crate::filters::output(ctx, &mut resp, true);
+            resp
+        }
+        Some(Err(resp)) => resp,
+        Some(Ok((mut next, phases))) => {
+            if phases.is_ok() && (crate::error_backend::wants(&next) || wants(&next)) {
+                next.reason = Some((
+                    "error".into(),
+                    format!(
+                        "{}: a script's local redirect to another script is not supported by htaccel",
+                        location
+                    ),
+                ));
+                let mut resp = crate::errors::error_response(&mut next, 500);
+                crate::filters::output(&mut next, &mut resp, true);
+                return resp;
+            }
+            crate::request::respond(&mut next, phases)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isindex() {
+        let words = |s: &str| -> Vec<String> {
+            isindex_args(s)
+                .into_iter()
+                .map(|w| String::from_utf8(w).unwrap())
+                .collect()
+        };
+        assert_eq!(words("word+other%20one+%3Bls"), ["word", "other one", "\\;ls"]);
+        assert!(words("a=1").is_empty());
+        assert!(words("").is_empty());
+        assert_eq!(words("a%00b+%zz+%4"), ["a", "%zz", "%4"]);
+        assert_eq!(words("x++y"), ["x", "", "y"]);
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse_timeout("30"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_timeout("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_timeout("2mi"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_timeout("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_timeout("x"), None);
+        assert_eq!(parse_timeout("5 days"), None);
+    }
+}

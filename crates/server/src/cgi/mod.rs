@@ -1,0 +1,133 @@
+//! CGI scripts run as child processes: how the server performs the
+//! exchange the engine's mod_cgi asks for (`BackendRequest::Cgi`).
+//!
+//! * here: starting the script (its environment exactly as the engine
+//!   built it, `argv` as Apache builds it, the script's directory as the
+//!   working directory, three pipes), its standard error sent to the error
+//!   log line by line as mod_cgi logs it (`AH01215: stderr from …`), and
+//!   its end: a script still running three seconds after its exchange is
+//!   over gets `SIGTERM`, then `SIGKILL` three seconds later (mod_cgid's
+//!   clean-up gives the same grace), and is always waited for (no
+//!   zombies).
+//! * `exchange` (a child of the connection module, as FastCGI's is, since
+//!   it reads the client's body and writes through the connection's
+//!   buffers): the request body to the script's standard input as it
+//!   arrives (never held whole), then its standard output read as a CGI
+//!   answer: the header block is parsed as FastCGI's is
+//!   (`fastcgi::head_end`) and goes to the engine, the rest streams to the
+//!   client; an `nph-` script's output goes to the client untouched.
+//!
+//! Like Apache, the whole body is written before the output is read; a
+//! script's standard error is read all along so that a script writing
+//! much of it never blocks. Every wait on the script is bounded by
+//! `CGIDScriptTimeout` or else `Timeout`: no output in time before the
+//! header block is a 504, after it the connection is cut.
+
+use htaccel_engine::http::backend::CgiRequest;
+use htaccel_engine::http::Log;
+use std::ffi::OsStr;
+use std::io;
+use std::net::SocketAddr;
+use std::os::unix::ffi::OsStrExt;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+
+/// How long a script may go on after its exchange before `SIGKILL`.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+
+/// The longest standard-error line logged as one (mod_cgi's
+/// `HUGE_STRING_LEN`); longer lines are logged in pieces.
+const ERR_LINE_MAX: usize = 8192;
+
+/// Start the script.
+pub(crate) fn spawn(req: &CgiRequest) -> io::Result<Child> {
+    let mut cmd = Command::new(&req.program);
+    if let Some(argv0) = req.argv.first() {
+        cmd.arg0(OsStr::from_bytes(argv0));
+    }
+    cmd.args(req.argv.iter().skip(1).map(|a| OsStr::from_bytes(a)))
+        .env_clear()
+        .envs(
+            req.env
+                .iter()
+                .map(|(n, v)| (OsStr::new(n.as_str()), OsStr::from_bytes(v))),
+        )
+        .current_dir(&req.dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Whatever happens to the exchange, the script does not outlive
+        // its Child unwaited: tokio reaps what it kills.
+        .kill_on_drop(true);
+    cmd.spawn()
+}
+
+/// The error-log line for a script that could not be started.
+pub(crate) fn spawn_error(req: &CgiRequest, e: &io::Error) -> String {
+    format!(
+        "({}){e}: AH01241: exec of '{}' failed",
+        e.raw_os_error().unwrap_or(0),
+        req.script
+    )
+}
+
+/// Log the script's standard error until it ends.
+pub(crate) async fn log_stderr(
+    err: ChildStderr,
+    log: &dyn Log,
+    client: SocketAddr,
+    script: &str,
+    module: &str,
+) {
+    let mut reader = BufReader::new(err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = match (&mut reader)
+            .take(ERR_LINE_MAX as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(n) => n,
+            Err(_) => return,
+        };
+        if n == 0 {
+            return;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text
+            .strip_suffix('\n')
+            .map(|t| t.strip_suffix('\r').unwrap_or(t))
+            .unwrap_or(&text);
+        log.error(
+            "error",
+            module,
+            Some(client),
+            &format!("AH01215: stderr from {script}: {text}"),
+        );
+    }
+}
+
+/// The end of a script's exchange, run apart from the connection: a
+/// script that has not exited [`TERM_GRACE`] later gets `SIGTERM`, then
+/// `SIGKILL` after as long again; it is waited for in every case.
+pub(crate) async fn finish(mut child: Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_ok() {
+        return;
+    }
+    if let Some(pid) = child.id() {
+        // SAFETY: kill(2) with a pid this Child owns and has not reaped.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+    }
+    if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+}
