@@ -281,8 +281,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
 /// error-log line as `log_scripterror` writes it.
 fn refusal(ctx: &Ctx<'_>, cgid: bool) -> Option<(u16, String)> {
     let no = |cgi: &str, cgid_no: &str| if cgid { cgid_no } else { cgi }.to_string();
-    let (status, logno, text) = if ctx.conf.core.opts() & OPT_EXECCGI == 0 && !ctx.script_aliased
-    {
+    let (status, logno, text) = if ctx.conf.core.opts() & OPT_EXECCGI == 0 && !ctx.script_aliased {
         (
             403,
             no("AH02809", "AH01262"),
@@ -329,8 +328,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     }
     ctx.handler_ran = true;
     let env = cgi_env::build_cgi(&ctx, prev.as_ref());
-    let program =
-        crate::path_text::os_path(std::path::Path::new(&ctx.filename)).into_owned();
+    let program = crate::path_text::os_path(std::path::Path::new(&ctx.filename)).into_owned();
     let dir = program
         .parent()
         .map(PathBuf::from)
@@ -509,6 +507,115 @@ fn local_redirect(ctx: &mut Ctx<'_>, location: &str) -> crate::http::Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{load, Engine};
+    use crate::http::{AccessEntry, Headers, Log, Request, Version};
+    use std::net::SocketAddr;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Default)]
+    struct Errors(Mutex<Vec<String>>);
+    impl Log for Errors {
+        fn access(&self, _: &AccessEntry<'_>) {}
+        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, message: &str) {
+            self.0.lock().unwrap().push(message.to_string());
+        }
+    }
+
+    /// A site with a script under `ScriptAlias /cgi-bin/`, with `modules`
+    /// loaded.
+    fn engine(modules: &str, tag: &str, log: Arc<Errors>) -> (Engine, std::path::PathBuf) {
+        let root = std::env::temp_dir().join(format!("htaccel-cgi-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("cgi-bin")).unwrap();
+        std::fs::write(root.join("cgi-bin/s.sh"), "#!/bin/sh\necho SOURCE\n").unwrap();
+        let text = format!(
+            "LoadModule alias_module m.so\nLoadModule mime_module m.so\nTypesConfig /dev/null\n{modules}DocumentRoot {0}\nScriptAlias /cgi-bin/ {0}/cgi-bin/\n",
+            root.display()
+        );
+        let nodes =
+            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
+                .unwrap();
+        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
+        (Engine::new(&loaded, log).unwrap(), root)
+    }
+
+    fn request(target: &str) -> Request {
+        let mut headers = Headers::new();
+        headers.push("Host", "localhost".to_string());
+        Request {
+            method: "GET".into(),
+            target: target.into(),
+            version: Version::Http11,
+            request_line: format!("GET {target} HTTP/1.1"),
+            headers,
+            framing: Default::default(),
+            peer: "127.0.0.1:4000".parse().unwrap(),
+            local: "127.0.0.1:80".parse().unwrap(),
+            secure: false,
+            tls: None,
+        }
+    }
+
+    #[test]
+    fn without_a_cgi_module_the_script_is_refused_not_sent() {
+        let log = Arc::new(Errors::default());
+        let (e, root) = engine("", "none", log.clone());
+        let req = request("/cgi-bin/s.sh");
+        let Decision::Respond(resp) = crate::handler::decide(&e, &e.main, &req) else {
+            panic!("a backend exchange without a CGI module");
+        };
+        assert_eq!(resp.status, 403);
+        assert!(log
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("never sends a script's source")));
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_script_aliased_file_runs_in_its_directory_with_isindex_words() {
+        let (e, root) = engine("LoadModule cgid_module m.so\n", "run", Arc::default());
+        let req = request("/cgi-bin/s.sh/p?a+b");
+        let Decision::Backend(call) = crate::handler::decide(&e, &e.main, &req) else {
+            panic!("no backend exchange");
+        };
+        let BackendRequest::Cgi(script) = &call.request else {
+            panic!("not CGI");
+        };
+        let path = format!("{}/cgi-bin/s.sh", root.display());
+        assert_eq!(script.program, std::path::PathBuf::from(&path));
+        assert_eq!(script.dir, root.join("cgi-bin"));
+        assert_eq!(
+            script.argv,
+            vec![path.into_bytes(), b"a".to_vec(), b"b".to_vec()]
+        );
+        assert!(!script.nph);
+        assert_eq!(script.module, "cgid");
+        let var = |name: &str| {
+            script
+                .env
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+        };
+        assert_eq!(var("PATH_INFO").as_deref(), Some("/p"));
+        assert_eq!(var("SCRIPT_NAME").as_deref(), Some("/cgi-bin/s.sh"));
+        assert_eq!(var("GATEWAY_INTERFACE").as_deref(), Some("CGI/1.1"));
+        assert_eq!(var("PHP_VALUE"), None);
+        // A URL in Location with status 200: a 302 of the server's own.
+        let answer = (call.finish)(Ok(BackendHead {
+            lines: vec!["Location: http://example.com/x".into()],
+            ..Default::default()
+        }));
+        assert_eq!(answer.response.status, 302);
+        assert!(!answer.pass_body);
+        assert_eq!(
+            answer.response.header("Location"),
+            Some("http://example.com/x")
+        );
+        std::fs::remove_dir_all(root).unwrap();
+    }
 
     #[test]
     fn isindex() {
@@ -518,7 +625,10 @@ mod tests {
                 .map(|w| String::from_utf8(w).unwrap())
                 .collect()
         };
-        assert_eq!(words("word+other%20one+%3Bls"), ["word", "other one", "\\;ls"]);
+        assert_eq!(
+            words("word+other%20one+%3Bls"),
+            ["word", "other one", "\\;ls"]
+        );
         assert!(words("a=1").is_empty());
         assert!(words("").is_empty());
         assert_eq!(words("a%00b+%zz+%4"), ["a", "%zz", "%4"]);

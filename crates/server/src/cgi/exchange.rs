@@ -127,6 +127,10 @@ impl<T: crate::transport::Transport> Conn<T> {
                     "End of script output before headers: {}",
                     basename(&script.script)
                 )),
+                Output::Failed(BackendError::Timeout(_)) => BackendError::Timeout(format!(
+                    "Script timed out before returning headers: {}",
+                    basename(&script.script)
+                )),
                 Output::Failed(e) => e,
             };
             let resp = finish(Err(failure)).response;

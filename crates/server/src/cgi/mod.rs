@@ -126,7 +126,10 @@ pub(crate) async fn finish(mut child: Child) {
             libc::kill(pid as libc::pid_t, libc::SIGTERM);
         }
     }
-    if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_err() {
+    if tokio::time::timeout(TERM_GRACE, child.wait())
+        .await
+        .is_err()
+    {
         let _ = child.start_kill();
         let _ = child.wait().await;
     }

@@ -124,7 +124,10 @@ fn sort_fields(ctx: &mut Ctx<'_>, head: &BackendHead) -> Result<Sorted, u16> {
 /// Only the "always" table's share of a header block (for an answer that
 /// replaces the script's, such as mod_cgi's redirects); a malformed block
 /// gives the error answer instead.
-pub fn keep_fields<'a>(ctx: &mut Ctx<'a>, head: &BackendHead) -> Result<(), Box<BackendAnswer<'a>>> {
+pub fn keep_fields<'a>(
+    ctx: &mut Ctx<'a>,
+    head: &BackendHead,
+) -> Result<(), Box<BackendAnswer<'a>>> {
     sort_fields(ctx, head).map(|_| ()).map_err(|status| {
         let mut resp = crate::errors::error_response(ctx, status);
         crate::filters::output(ctx, &mut resp, true);
