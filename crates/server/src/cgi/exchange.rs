@@ -12,7 +12,6 @@ use crate::fastcgi::{head_end, head_lines};
 use crate::write::status_has_no_body;
 use htaccel_engine::http::backend::{BackendError, BackendHead, CgiRequest, Finish, COLLECT_MAX};
 use htaccel_engine::http::{BodyFraming, Request, Response};
-use std::future::Future;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -63,19 +62,22 @@ impl<T: crate::transport::Transport> Conn<T> {
         };
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let timeout = script.timeout.unwrap_or(shared.timeouts.timeout);
-        let (log, remote) = (shared.handler.log(), self.remote);
-        let errors = async {
-            if let Some(err) = stderr {
-                cgi::log_stderr(err, log, remote, &script.script, script.module).await;
-            }
-        };
-        let run = self.cgi_run(shared, ex, req, &script, body_limit, stdin, stdout, finish);
-        let done = beside(run, errors, timeout).await;
-        // Reaped apart from the connection (a script that lingers is
-        // ended; see `cgi::finish`).
-        tokio::spawn(cgi::finish(child));
+        // Standard error is logged, and the script reaped, apart from the
+        // connection: all along the exchange, and after it for as long as
+        // the script goes on (see `cgi::finish`).
+        let (over, over_rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(cgi::finish(
+            child,
+            over_rx,
+            shared.handler.clone(),
+            self.remote,
+            script.script.clone(),
+            script.module,
+        ));
+        let done = self
+            .cgi_run(shared, ex, req, &script, body_limit, stdin, stdout, finish)
+            .await;
+        drop(over);
         done
     }
 
@@ -374,24 +376,6 @@ async fn read_some(
             script.script
         ))),
     }
-}
-
-/// Run `main` with `side` going on beside it; once `main` is over, `side`
-/// gets at most `grace` more to finish.
-async fn beside<M: Future>(main: M, side: impl Future<Output = ()>, grace: Duration) -> M::Output {
-    tokio::pin!(main);
-    tokio::pin!(side);
-    let mut side_done = false;
-    let out = loop {
-        tokio::select! {
-            out = &mut main => break out,
-            () = &mut side, if !side_done => side_done = true,
-        }
-    };
-    if !side_done {
-        let _ = tokio::time::timeout(grace, side).await;
-    }
-    out
 }
 
 fn basename(path: &str) -> &str {

@@ -3,12 +3,14 @@
 //!
 //! * here: starting the script (its environment exactly as the engine
 //!   built it, `argv` as Apache builds it, the script's directory as the
-//!   working directory, three pipes), its standard error sent to the error
-//!   log line by line as mod_cgi logs it (`AH01215: stderr from …`), and
-//!   its end: a script still running three seconds after its exchange is
-//!   over gets `SIGTERM`, then `SIGKILL` three seconds later (mod_cgid's
+//!   working directory, three pipes), and a task apart from the
+//!   connection that sends its standard error to the error log line by
+//!   line as mod_cgi logs it (`AH01215: stderr from …`) and sees to its
+//!   end: a script still running three seconds after its standard error
+//!   closed gets `SIGTERM`, then `SIGKILL` three seconds later (mod_cgid's
 //!   clean-up gives the same grace), and is always waited for (no
-//!   zombies).
+//!   zombies); one whose exchange is over is killed when the server stops
+//!   (`kill_on_drop`).
 //! * `exchange` (a child of the connection module, as FastCGI's is, since
 //!   it reads the client's body and writes through the connection's
 //!   buffers): the request body to the script's standard input as it
@@ -24,12 +26,13 @@
 //! header block is a 504, after it the connection is cut.
 
 use htaccel_engine::http::backend::CgiRequest;
-use htaccel_engine::http::Log;
+use htaccel_engine::http::{Handler, Log};
 use std::ffi::OsStr;
 use std::io;
 use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
@@ -74,7 +77,7 @@ pub(crate) fn spawn_error(req: &CgiRequest, e: &io::Error) -> String {
 }
 
 /// Log the script's standard error until it ends.
-pub(crate) async fn log_stderr(
+async fn log_stderr(
     err: ChildStderr,
     log: &dyn Log,
     client: SocketAddr,
@@ -110,27 +113,55 @@ pub(crate) async fn log_stderr(
     }
 }
 
-/// The end of a script's exchange, run apart from the connection: a
-/// script that has not exited [`TERM_GRACE`] later gets `SIGTERM`, then
-/// `SIGKILL` after as long again; it is waited for in every case.
-pub(crate) async fn finish(mut child: Child) {
-    if let Ok(Some(_)) = child.try_wait() {
-        return;
-    }
-    if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_ok() {
-        return;
-    }
-    if let Some(pid) = child.id() {
-        // SAFETY: kill(2) with a pid this Child owns and has not reaped.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+/// A script's life apart from the connection, from its start: its
+/// standard error logged as it comes, and the script waited for. Once its
+/// exchange is over (`over` dropped), a script that has not exited
+/// [`TERM_GRACE`] later gets `SIGTERM`, then `SIGKILL` after as long
+/// again; what is left of its standard error (held open by a process it
+/// started) is read for as long again at most.
+pub(crate) async fn finish(
+    mut child: Child,
+    over: tokio::sync::oneshot::Receiver<()>,
+    handler: Arc<dyn Handler>,
+    client: SocketAddr,
+    script: String,
+    module: &'static str,
+) {
+    let stderr = child.stderr.take();
+    let errors = async {
+        if let Some(err) = stderr {
+            log_stderr(err, handler.log(), client, &script, module).await;
+        }
+    };
+    let life = async move {
+        let _ = over.await;
+        if tokio::time::timeout(TERM_GRACE, child.wait()).await.is_ok() {
+            return;
+        }
+        if let Some(pid) = child.id() {
+            // SAFETY: kill(2) with a pid this Child owns and has not reaped.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            }
+        }
+        if tokio::time::timeout(TERM_GRACE, child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    };
+    tokio::pin!(errors);
+    tokio::pin!(life);
+    let mut logged = false;
+    loop {
+        tokio::select! {
+            () = &mut life => break,
+            () = &mut errors, if !logged => logged = true,
         }
     }
-    if tokio::time::timeout(TERM_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+    if !logged {
+        let _ = tokio::time::timeout(TERM_GRACE, errors).await;
     }
 }
