@@ -270,6 +270,9 @@ impl<T: crate::transport::Transport> Conn<T> {
             BodyFraming::Length(n) => BodyReader::length(n, body_limit),
             BodyFraming::Chunked => BodyReader::chunked(body_limit, shared.limits.field_size),
         };
+        // mod_cgi's first read of the body blocks, and Apache's input
+        // filter answers a waiting client first, whatever already came.
+        self.continue_100(ex);
         let mut stage = Stage::start(&self.body_stage, Instant::now());
         let mut seen = false;
         let mut piece: Vec<u8> = Vec::new();
