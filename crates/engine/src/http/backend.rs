@@ -178,6 +178,11 @@ pub struct BackendAnswer<'a> {
     /// all of it (up to [`COLLECT_MAX`]) and sends the response this gives
     /// instead of `response`, which is then only a placeholder.
     pub collect: Option<Collect<'a>>,
+    /// Another exchange answers instead (a CGI script's local redirect to
+    /// a script): the server drops what remains of this backend's output
+    /// and performs this one, for a request without a body. `response`
+    /// is then only a placeholder.
+    pub then: Option<Box<BackendCall<'a>>>,
 }
 
 /// The continuation for a body collected whole.

@@ -14,7 +14,10 @@
 //! streams the request body to its standard input, reads its standard
 //! output as a CGI response and calls back here: [`reply`] applies what
 //! mod_cgi adds to the common header rules (`proxy::reply`): a `Location`
-//! with status 200 is a local redirect (a path) or a 302 (a URL).
+//! with status 200 is a local redirect (a path) or a 302 (a URL). A local
+//! redirect to another script (or to PHP) is a second exchange, which the
+//! server performs after dropping the first script's output
+//! (`BackendAnswer::then`).
 //!
 //! A script that cannot be run (not executable, a bad interpreter line) is
 //! answered 500, as Apache answers it; a script that does not end its
@@ -328,6 +331,12 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     }
     ctx.handler_ran = true;
     let env = cgi_env::build_cgi(&ctx, prev.as_ref());
+    // Apache adds them to the request's own environment, where a local
+    // redirect finds them (as `REDIRECT_*`) and the logs can name them.
+    for (name, value) in &env {
+        ctx.env
+            .set(name, crate::path_text::from_bytes(value.clone()));
+    }
     let program = crate::path_text::os_path(std::path::Path::new(&ctx.filename)).into_owned();
     let dir = program
         .parent()
@@ -430,6 +439,7 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
         response: resp,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
@@ -458,50 +468,76 @@ fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     if let Err(answer) = proxy::reply::keep_fields(&mut ctx, &head) {
         return *answer;
     }
-    let response = if location.starts_with('/') {
-        local_redirect(&mut ctx, &location)
-    } else {
-        ctx.headers_out.push(("Location".into(), location));
-        let mut resp = crate::errors::error_response(&mut ctx, 302);
-        crate::filters::output(&mut ctx, &mut resp, true);
-        resp
-    };
+    if location.starts_with('/') {
+        return match local_redirect(&mut ctx, &location) {
+            Decision::Respond(response) => answer(response),
+            Decision::Kept(response) => answer(std::sync::Arc::unwrap_or_clone(response)),
+            Decision::Backend(call) => BackendAnswer {
+                response: crate::http::Response::new(200),
+                pass_body: false,
+                collect: None,
+                then: Some(Box::new(call)),
+            },
+        };
+    }
+    ctx.headers_out.push(("Location".into(), location));
+    let mut resp = crate::errors::error_response(&mut ctx, 302);
+    crate::filters::output(&mut ctx, &mut resp, true);
+    answer(resp)
+}
+
+/// An answer of the server's own instead of the script's output.
+fn answer<'a>(response: crate::http::Response) -> BackendAnswer<'a> {
     BackendAnswer {
         response,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
-/// `ap_internal_redirect_handler` for a script's local `Location`.
-fn local_redirect(ctx: &mut Ctx<'_>, location: &str) -> crate::http::Response {
+/// `ap_internal_redirect_handler` for a script's local `Location`: the new
+/// request's answer, or its own backend exchange (another script, PHP)
+/// for the server to perform, mod_rewrite's internal redirects followed
+/// as for any request.
+fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
+    let mut from = cgi_env::Prev {
+        uri: ctx.uri.clone(),
+        args: ctx.args.take(),
+    };
     ctx.method = "GET".into();
     ctx.headers_in.to_mut().remove("Content-Length");
-    ctx.args = None;
+    ctx.headers_in.to_mut().remove("Transfer-Encoding");
+    // The location carries its own query; the script's is not added.
     ctx.rewrite.redirect = Some(location.to_string());
-    match crate::modules::rewrite::hooks::redirect_next(ctx) {
+    let (mut next, mut phases) = match crate::modules::rewrite::hooks::redirect_next(ctx) {
         None => {
             let mut resp = crate::errors::error_response(ctx, 500);
             crate::filters::output(ctx, &mut resp, true);
-            resp
+            return Decision::Respond(resp);
         }
-        Some(Err(resp)) => resp,
-        Some(Ok((mut next, phases))) => {
-            if phases.is_ok() && (crate::error_backend::wants(&next) || wants(&next)) {
-                next.reason = Some((
-                    "error".into(),
-                    format!(
-                        "{}: a script's local redirect to another script is not supported by htaccel",
-                        location
-                    ),
-                ));
-                let mut resp = crate::errors::error_response(&mut next, 500);
-                crate::filters::output(&mut next, &mut resp, true);
-                return resp;
+        Some(Err(resp)) => return Decision::Respond(resp),
+        Some(Ok(redirected)) => redirected,
+    };
+    while phases.is_ok() {
+        if crate::error_backend::wants(&next) {
+            return crate::error_backend::dispatch(next, from);
+        }
+        match crate::modules::rewrite::hooks::redirect_next(&mut next) {
+            None => break,
+            Some(Ok((n, p))) => {
+                let old = std::mem::replace(&mut next, n);
+                phases = p;
+                from = cgi_env::Prev {
+                    uri: old.uri,
+                    args: old.args,
+                };
             }
-            crate::request::respond(&mut next, phases)
+            Some(Err(resp)) => return Decision::Respond(resp),
         }
     }
+    let resp = crate::request::respond(&mut next, phases);
+    crate::error_backend::respond_or_backend(&mut next, resp)
 }
 
 #[cfg(test)]

@@ -154,6 +154,21 @@ impl<T: crate::transport::Transport> Conn<T> {
             body_empty: ended && rest.is_empty(),
         };
         let answer = finish(Ok(head));
+        if let Some(call) = answer.then {
+            // A local redirect to another script: this one's output is
+            // read and dropped, then the other runs, for a request whose
+            // body is gone.
+            if !ended {
+                if let Err(e) = drain(&mut stdout, timeout, script).await {
+                    self.cgi_log(shared, script, e.message());
+                }
+            }
+            let without_body = Request {
+                framing: BodyFraming::None,
+                ..req.clone()
+            };
+            return Box::pin(self.backend(shared, ex, &without_body, *call)).await;
+        }
         if let Some(collect) = answer.collect {
             // A content filter needs the whole body: read it all first.
             let mut body = rest;
@@ -193,17 +208,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 if self.flush_out(shared.timeouts.timeout).await.is_err() {
                     return Done::Sent(None);
                 }
-                let mut sink = Vec::with_capacity(READ_SIZE);
-                loop {
-                    sink.clear();
-                    match read_some(&mut stdout, &mut sink, timeout, script).await {
-                        Output::Data => {}
-                        Output::End => break,
-                        Output::Failed(e) => {
-                            self.cgi_log(shared, script, e.message());
-                            return Done::Sent(None);
-                        }
-                    }
+                if let Err(e) = drain(&mut stdout, timeout, script).await {
+                    self.cgi_log(shared, script, e.message());
+                    return Done::Sent(None);
                 }
             }
             return Done::Sent(Some(keep));
@@ -355,6 +362,23 @@ impl<T: crate::transport::Transport> Conn<T> {
             .handler
             .log()
             .error("error", script.module, Some(self.remote), message);
+    }
+}
+
+/// Read the rest of the script's output and drop it.
+async fn drain(
+    stdout: &mut ChildStdout,
+    timeout: Duration,
+    script: &CgiRequest,
+) -> Result<(), BackendError> {
+    let mut sink = Vec::with_capacity(READ_SIZE);
+    loop {
+        sink.clear();
+        match read_some(stdout, &mut sink, timeout, script).await {
+            Output::Data => {}
+            Output::End => return Ok(()),
+            Output::Failed(e) => return Err(e),
+        }
     }
 }
 

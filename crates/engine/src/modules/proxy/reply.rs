@@ -28,6 +28,7 @@ pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
         response: resp,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
@@ -135,6 +136,7 @@ pub fn keep_fields<'a>(
             response: resp,
             pass_body: false,
             collect: None,
+            then: None,
         })
     })
 }
@@ -241,6 +243,7 @@ pub fn stream<'a>(
         response: resp,
         pass_body,
         collect: None,
+        then: None,
     }
 }
 
@@ -271,6 +274,7 @@ pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAns
             }
             resp
         })),
+        then: None,
     }
 }
 
@@ -289,6 +293,7 @@ fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {
         response: resp,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
