@@ -12,4 +12,4 @@ echo "REDIRECT_STATUS=${REDIRECT_STATUS-unset}"
 echo "REDIRECT_URL=${REDIRECT_URL-unset}"
 echo "REQUEST_METHOD=$REQUEST_METHOD"
 # Output still open for a moment: the body goes chunked, for Apache too.
-sleep 0.2
+sleep 0.5

@@ -3,4 +3,4 @@ echo "Content-Type: text/plain"
 echo
 echo "method=$REQUEST_METHOD length=${CONTENT_LENGTH-unset}"
 cat
-sleep 0.2
+sleep 0.5

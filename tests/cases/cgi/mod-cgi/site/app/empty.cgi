@@ -2,4 +2,4 @@
 echo "Content-Type: text/plain"
 echo "X-Empty: 1"
 echo
-sleep 0.2
+sleep 0.5

@@ -4,4 +4,4 @@ echo "Content-Type: text/plain"
 echo "Content-Length: 999"
 echo
 echo "tagged"
-sleep 0.2
+sleep 0.5

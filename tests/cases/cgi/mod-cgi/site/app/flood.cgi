@@ -4,4 +4,4 @@ head -c 70000 /dev/zero | tr '\0' 'e' | fold -w 100 >&2
 echo "Content-Type: text/plain"
 echo
 echo "after the flood"
-sleep 0.2
+sleep 0.5

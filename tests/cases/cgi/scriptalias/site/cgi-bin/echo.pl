@@ -10,4 +10,4 @@ print "X-Length: ", length($body), "\n";
 print "X-Content-Length: ", ($ENV{CONTENT_LENGTH} // 'unset'), "\n\n";
 print $body;
 # Output still open for a moment: the body goes chunked, for Apache too.
-select(undef, undef, undef, 0.2);
+select(undef, undef, undef, 0.5);

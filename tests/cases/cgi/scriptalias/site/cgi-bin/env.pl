@@ -17,4 +17,4 @@ for my $k (sort keys %ENV) {
 print "ARGV=", join("|", @ARGV), "\n";
 print "CWD=$cwd\n";
 # Output still open for a moment: the body goes chunked, for Apache too.
-select(undef, undef, undef, 0.2);
+select(undef, undef, undef, 0.5);

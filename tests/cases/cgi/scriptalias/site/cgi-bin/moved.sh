@@ -5,4 +5,4 @@ echo "Content-Type: text/html"
 echo
 echo "own body"
 # Output still open for a moment: the body goes chunked, for Apache too.
-sleep 0.2
+sleep 0.5

@@ -11,4 +11,4 @@ for my $k (sort keys %ENV) {
     $v =~ s/\Q$root\E/DOCROOT/g;
     print "$k=$v\n";
 }
-select(undef, undef, undef, 0.2);
+select(undef, undef, undef, 0.5);

@@ -5,4 +5,4 @@ echo "X-Script: yes"
 echo
 echo "not here"
 # Output still open for a moment: the body goes chunked, for Apache too.
-sleep 0.2
+sleep 0.5
