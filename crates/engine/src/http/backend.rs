@@ -113,6 +113,53 @@ pub struct CgiRequest {
     pub script: String,
     /// `cgi` or `cgid`: the module the error-log lines name.
     pub module: &'static str,
+    /// mod_cgi's `ScriptLog`, when one is configured.
+    pub script_log: Option<ScriptLog>,
+}
+
+/// mod_cgi's `ScriptLog` for one request: the file, the size past which
+/// nothing more is written (`ScriptLogLength`), and how the entries name
+/// the request and the script.
+#[derive(Clone, Debug)]
+pub struct ScriptLog {
+    pub path: PathBuf,
+    pub max_bytes: u64,
+    /// `METHOD URI[?ARGS] PROTOCOL`.
+    pub request: String,
+    pub filename: String,
+}
+
+impl ScriptLog {
+    /// One `%error` entry, as mod_cgi's `log_scripterror` writes it: the
+    /// time and the request, the status and the script, the text. Nothing
+    /// is written once the file is larger than `max_bytes`, or when it
+    /// cannot be opened, or is not a regular file (it is opened without
+    /// blocking, so a FIFO cannot hold the server).
+    pub fn error(&self, status: u16, text: &str) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() > self.max_bytes) {
+            return;
+        }
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&self.path)
+        else {
+            return;
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return;
+        }
+        let entry = format!(
+            "%% [{}] {}\n%% {status} {}\n%error\n{text}\n",
+            crate::log_format::ctime(std::time::SystemTime::now()),
+            self.request,
+            self.filename
+        );
+        let _ = file.write_all(entry.as_bytes());
+    }
 }
 
 /// An HTTP/1.1 request head for an upstream. The server adds the body's

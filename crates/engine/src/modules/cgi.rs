@@ -34,13 +34,14 @@
 
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendError, BackendHead, BackendRequest, CgiRequest,
-    Decision,
+    Decision, ScriptLog,
 };
 use crate::modules::core::options::OPT_EXECCGI;
 use crate::modules::proxy::{self, cgi_env};
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
 use crate::request::Ctx;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The per-directory slot: mod_cgid's `CGIDScriptTimeout` (mod_cgi's
@@ -51,6 +52,10 @@ pub struct CgiDir {
     pub pass_auth: Option<bool>,
     /// `CGIVar REQUEST_URI current-uri` (`Some(true)`) or `original-uri`.
     pub request_uri_current: Option<bool>,
+    /// `ScriptLog` and `ScriptLogLength` (server-wide directives, kept in
+    /// the server's base configuration).
+    pub script_log: Option<Arc<PathBuf>>,
+    pub script_log_length: Option<u64>,
 }
 
 impl CgiDir {
@@ -59,6 +64,8 @@ impl CgiDir {
             timeout: new.timeout.or(base.timeout),
             pass_auth: new.pass_auth.or(base.pass_auth),
             request_uri_current: new.request_uri_current.or(base.request_uri_current),
+            script_log: new.script_log.clone().or_else(|| base.script_log.clone()),
+            script_log_length: new.script_log_length.or(base.script_log_length),
         }
     }
 }
@@ -67,13 +74,16 @@ impl CgiDir {
 /// `AddType application/x-httpd-cgi .cgi` gives).
 const HANDLERS: &[&str] = &["cgi-script", "application/x-httpd-cgi"];
 
-/// `ScriptLogLength`/`ScriptLogBuffer`: a number of bytes.
-fn bytes_arg(inv: &crate::config::Invocation<'_>) -> Result<(), String> {
-    inv.words[0]
-        .parse::<u64>()
-        .map(|_| ())
-        .map_err(|_| format!("{} takes a number of bytes", inv.name))
+/// `ScriptLogLength`/`ScriptLogBuffer`: a number of bytes (C's `atol`,
+/// as mod_cgi reads it).
+fn bytes_arg(text: &str) -> u64 {
+    let t = text.trim_start();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    t[..digits].parse().unwrap_or(0)
 }
+
+/// mod_cgi's `DEFAULT_LOGBYTES`.
+const DEFAULT_LOG_BYTES: u64 = 10_385_760;
 
 /// Apache's `ap_timeout_parameter_parse`: a number, seconds unless
 /// followed by `ms`, `s`, `mi` or `h`.
@@ -112,21 +122,33 @@ macro_rules! script_log_directives {
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the name of a log for script debugging info",
-                run: crate::modules::unsupported::refuse,
+                run: |w, inv, c| {
+                    let path = w.env.server_root.join(&inv.words[0]);
+                    c.cgi.script_log = Some(Arc::new(path));
+                    Ok(())
+                },
             },
             Directive {
                 name: "ScriptLogLength",
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the maximum length (in bytes) of the script debug log",
-                run: |_w, inv, _c| bytes_arg(inv),
+                run: |_w, inv, c| {
+                    c.cgi.script_log_length = Some(bytes_arg(&inv.words[0]));
+                    Ok(())
+                },
             },
+            // The POST data mod_cgi copies into a failing script's dump,
+            // which htaccel's ScriptLog does not write (docs/deviations.md).
             Directive {
                 name: "ScriptLogBuffer",
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the maximum size (in bytes) to record of a POST request",
-                run: |_w, inv, _c| bytes_arg(inv),
+                run: |_w, inv, _c| {
+                    bytes_arg(&inv.words[0]);
+                    Ok(())
+                },
             },
         ]
     };
@@ -282,7 +304,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
 
 /// mod_cgi's checks before it runs a script: the status, with the
 /// error-log line as `log_scripterror` writes it.
-fn refusal(ctx: &Ctx<'_>, cgid: bool) -> Option<(u16, String)> {
+fn refusal(ctx: &Ctx<'_>, cgid: bool) -> Option<(u16, String, &'static str)> {
     let no = |cgi: &str, cgid_no: &str| if cgid { cgid_no } else { cgi }.to_string();
     let (status, logno, text) = if ctx.conf.core.opts() & OPT_EXECCGI == 0 && !ctx.script_aliased {
         (
@@ -313,14 +335,37 @@ fn refusal(ctx: &Ctx<'_>, cgid: bool) -> Option<(u16, String)> {
     Some((
         status,
         format!("{logno}: stderr from {}: {text}", ctx.filename),
+        text,
     ))
+}
+
+/// The `ScriptLog` in force for the request, if any.
+fn script_log(ctx: &Ctx<'_>) -> Option<ScriptLog> {
+    let path = ctx.conf.cgi.script_log.as_ref()?;
+    let request = format!(
+        "{} {}{}{} {}",
+        ctx.method,
+        String::from_utf8_lossy(&crate::path_text::bytes(&ctx.uri)),
+        if ctx.args.is_some() { "?" } else { "" },
+        ctx.args.as_deref().unwrap_or(""),
+        ctx.req.version.as_str()
+    );
+    Some(ScriptLog {
+        path: PathBuf::from(path.as_ref()),
+        max_bytes: ctx.conf.cgi.script_log_length.unwrap_or(DEFAULT_LOG_BYTES),
+        request,
+        filename: ctx.filename.clone(),
+    })
 }
 
 /// The exchange for a request [`wants`] took, or mod_cgi's refusal;
 /// `prev` is the request it was internally redirected from.
 pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let cgid = loaded(&ctx) == Some("cgid");
-    if let Some((status, line)) = refusal(&ctx, cgid) {
+    if let Some((status, line, text)) = refusal(&ctx, cgid) {
+        if let Some(log) = script_log(&ctx) {
+            log.error(status, text);
+        }
         ctx.reason = Some(("error".into(), line));
         let mut resp = crate::errors::error_response(&mut ctx, status);
         crate::filters::output(&mut ctx, &mut resp, true);
@@ -359,6 +404,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
             timeout,
             script: ctx.filename.clone(),
             module: if cgid { "cgid" } else { "cgi" },
+            script_log: script_log(&ctx),
         }),
         body_limit,
         body_read: false,
@@ -432,6 +478,9 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
         BackendError::Timeout(_) => 504,
         _ => 500,
     };
+    if let Some(log) = script_log(&ctx) {
+        log.error(status, error.message());
+    }
     ctx.reason = Some(("error".into(), error.message().to_string()));
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
@@ -448,6 +497,18 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
 /// is an internal redirect (as `GET`, without the body, the script's
 /// output dropped), anything else a 302 whose page the server writes.
 fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
+    if let Some(bad) = head.lines.iter().find(|l| !l.contains(':')) {
+        if let Some(log) = script_log(&ctx) {
+            let shown: String = bad.chars().take(30).collect();
+            log.error(
+                500,
+                &format!(
+                    "malformed header from script '{}': Bad header: {shown}",
+                    ctx.filename.rsplit('/').next().unwrap_or("")
+                ),
+            );
+        }
+    }
     let field = |name: &str| {
         head.lines.iter().find_map(|l| {
             let (n, v) = l.split_once(':')?;
@@ -669,6 +730,34 @@ mod tests {
         assert!(words("").is_empty());
         assert_eq!(words("a%00b+%zz+%4"), ["a", "%zz", "%4"]);
         assert_eq!(words("x++y"), ["x", "", "y"]);
+    }
+
+    #[test]
+    fn script_log_entries_and_their_limit() {
+        let path = std::env::temp_dir().join(format!("htaccel-scriptlog-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let log = ScriptLog {
+            path: path.clone(),
+            max_bytes: 150,
+            request: "GET /cgi-bin/x.sh?a HTTP/1.1".into(),
+            filename: "/srv/cgi-bin/x.sh".into(),
+        };
+        log.error(403, "Options ExecCGI is off in this directory");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("%% ["));
+        assert!(lines[0].ends_with("] GET /cgi-bin/x.sh?a HTTP/1.1"));
+        assert_eq!(lines[1], "%% 403 /srv/cgi-bin/x.sh");
+        assert_eq!(lines[2], "%error");
+        assert_eq!(lines[3], "Options ExecCGI is off in this directory");
+        // Past ScriptLogLength nothing more is written.
+        log.error(500, "a second entry, over the limit");
+        let grown = std::fs::read_to_string(&path).unwrap();
+        assert!(grown.len() > text.len());
+        log.error(500, "a third, not written");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), grown);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

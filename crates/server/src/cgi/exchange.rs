@@ -71,8 +71,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             over_rx,
             shared.handler.clone(),
             self.remote,
-            script.script.clone(),
-            script.module,
+            script.clone(),
         ));
         let done = self
             .cgi_run(shared, ex, req, &script, body_limit, stdin, stdout, finish)

@@ -77,13 +77,7 @@ pub(crate) fn spawn_error(req: &CgiRequest, e: &io::Error) -> String {
 }
 
 /// Log the script's standard error until it ends.
-async fn log_stderr(
-    err: ChildStderr,
-    log: &dyn Log,
-    client: SocketAddr,
-    script: &str,
-    module: &str,
-) {
+async fn log_stderr(err: ChildStderr, log: &dyn Log, client: SocketAddr, script: &CgiRequest) {
     let mut reader = BufReader::new(err);
     let mut line = Vec::new();
     loop {
@@ -106,10 +100,15 @@ async fn log_stderr(
             .unwrap_or(&text);
         log.error(
             "error",
-            module,
+            script.module,
             Some(client),
-            &format!("AH01215: stderr from {script}: {text}"),
+            &format!("AH01215: stderr from {}: {text}", script.script),
         );
+        // mod_cgi's ScriptLog gets each line too (with the status a
+        // request has until its script says otherwise).
+        if let Some(script_log) = &script.script_log {
+            script_log.error(200, text);
+        }
     }
 }
 
@@ -124,13 +123,12 @@ pub(crate) async fn finish(
     over: tokio::sync::oneshot::Receiver<()>,
     handler: Arc<dyn Handler>,
     client: SocketAddr,
-    script: String,
-    module: &'static str,
+    script: CgiRequest,
 ) {
     let stderr = child.stderr.take();
     let errors = async {
         if let Some(err) = stderr {
-            log_stderr(err, handler.log(), client, &script, module).await;
+            log_stderr(err, handler.log(), client, &script).await;
         }
     };
     let life = async move {
