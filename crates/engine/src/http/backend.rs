@@ -115,6 +115,9 @@ pub struct CgiRequest {
     pub module: &'static str,
     /// mod_cgi's `ScriptLog`, when one is configured.
     pub script_log: Option<ScriptLog>,
+    /// Resource limits set in the child before it runs the script
+    /// (`setrlimit`: resource, soft, hard).
+    pub rlimits: Vec<(i32, u64, u64)>,
 }
 
 /// mod_cgi's `ScriptLog` for one request: the file, the size past which

@@ -27,7 +27,9 @@
 //! fork of the server, or of a daemon reached through `ScriptSock`);
 //! htaccel has one way, so `ScriptSock` is accepted and names nothing.
 //! `CGIPassAuth` and `CGIVar` are the core's, read by the environment
-//! builder; they live here beside the handler they serve.
+//! builder, and so are `RLimitCPU`, `RLimitMEM` and `RLimitNPROC`, which
+//! mod_cgi sets in the child before the script runs (mod_cgid, as Debian
+//! builds it, does not); they live here beside the handler they serve.
 //!
 //! Where Apache without a CGI module would send a `cgi-script` file's
 //! bytes, htaccel never does: [`refuses_as_file`] answers 403.
@@ -38,7 +40,9 @@ use crate::http::backend::{
 };
 use crate::modules::core::options::OPT_EXECCGI;
 use crate::modules::proxy::{self, cgi_env};
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{
+    Args, Directive, Module, ACCESS_CONF, OR_ALL, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF,
+};
 use crate::request::Ctx;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,6 +60,12 @@ pub struct CgiDir {
     /// the server's base configuration).
     pub script_log: Option<Arc<PathBuf>>,
     pub script_log_length: Option<u64>,
+    /// The core's `RLimitCPU`, `RLimitMEM`, `RLimitNPROC`, resolved when
+    /// read (as Apache resolves them: `max` and an omitted maximum from
+    /// the server's own limits).
+    pub rlimit_cpu: Option<RLimit>,
+    pub rlimit_mem: Option<RLimit>,
+    pub rlimit_nproc: Option<RLimit>,
 }
 
 impl CgiDir {
@@ -66,8 +76,91 @@ impl CgiDir {
             request_uri_current: new.request_uri_current.or(base.request_uri_current),
             script_log: new.script_log.clone().or_else(|| base.script_log.clone()),
             script_log_length: new.script_log_length.or(base.script_log_length),
+            rlimit_cpu: new.rlimit_cpu.or(base.rlimit_cpu),
+            rlimit_mem: new.rlimit_mem.or(base.rlimit_mem),
+            rlimit_nproc: new.rlimit_nproc.or(base.rlimit_nproc),
         }
     }
+}
+
+/// A resource limit for the scripts mod_cgi starts: soft and hard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RLimit {
+    pub resource: Resource,
+    pub soft: u64,
+    pub hard: u64,
+}
+
+/// The resources the core's `RLimit*` directives name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// `RLimitCPU`: seconds of CPU.
+    Cpu,
+    /// `RLimitMEM`: bytes of address space (`RLIMIT_AS`).
+    Mem,
+    /// `RLimitNPROC`: processes of the user.
+    Nproc,
+}
+
+impl Resource {
+    pub fn libc(self) -> libc::__rlimit_resource_t {
+        match self {
+            Resource::Cpu => libc::RLIMIT_CPU,
+            Resource::Mem => libc::RLIMIT_AS,
+            Resource::Nproc => libc::RLIMIT_NPROC,
+        }
+    }
+}
+
+/// `ap_unixd_set_rlimit`: the server's current limits, changed by the
+/// directive's soft value (`max`: the current hard one) and hard value;
+/// unprivileged, the hard value cannot be raised (Apache then logs and
+/// keeps it).
+fn rlimit_arg(
+    w: &mut crate::config::Walker<'_>,
+    inv: &crate::config::Invocation<'_>,
+    resource: Resource,
+) -> Result<Option<RLimit>, String> {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes the struct it is given.
+    if unsafe { libc::getrlimit(resource.libc(), &mut current) } != 0 {
+        w.warn(inv.origin, format!("{}: getrlimit failed", inv.name));
+        return Ok(None);
+    }
+    let soft = if inv.words[0].eq_ignore_ascii_case("max") {
+        current.rlim_max
+    } else {
+        bytes_arg(&inv.words[0])
+    };
+    let hard = inv.words.get(1).map_or(0, |w| bytes_arg(w));
+    let mut limit = RLimit {
+        resource,
+        soft: current.rlim_cur,
+        hard: current.rlim_max,
+    };
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        limit.soft = soft;
+        if hard != 0 && hard > current.rlim_max {
+            w.warn(
+                inv.origin,
+                format!("AH02174: Must be uid 0 to raise maximum {}", inv.name),
+            );
+        } else if hard != 0 {
+            limit.hard = hard;
+        }
+    } else {
+        if soft != 0 {
+            limit.soft = soft;
+        }
+        if hard != 0 {
+            limit.hard = hard;
+        }
+    }
+    Ok(Some(limit))
 }
 
 /// The handlers mod_cgi answers (`cgi-script`, and the magic type that
@@ -222,6 +315,36 @@ pub static CORE_MODULE: Module = Module {
             about: "Controls whether HTTP authorization headers, normally hidden, will be passed to scripts",
             run: |_w, inv, c| {
                 c.cgi.pass_auth = Some(crate::registry::flag(&inv.words));
+                Ok(())
+            },
+        },
+        Directive {
+            name: "RLimitCPU",
+            args: Args::Take12,
+            req_override: OR_ALL,
+            about: "Soft/hard limits for max CPU usage in seconds",
+            run: |w, inv, c| {
+                c.cgi.rlimit_cpu = rlimit_arg(w, inv, Resource::Cpu)?;
+                Ok(())
+            },
+        },
+        Directive {
+            name: "RLimitMEM",
+            args: Args::Take12,
+            req_override: OR_ALL,
+            about: "Soft/hard limits for max memory usage per process",
+            run: |w, inv, c| {
+                c.cgi.rlimit_mem = rlimit_arg(w, inv, Resource::Mem)?;
+                Ok(())
+            },
+        },
+        Directive {
+            name: "RLimitNPROC",
+            args: Args::Take12,
+            req_override: OR_ALL,
+            about: "soft/hard limits for max number of processes per uid",
+            run: |w, inv, c| {
+                c.cgi.rlimit_nproc = rlimit_arg(w, inv, Resource::Nproc)?;
                 Ok(())
             },
         },
@@ -405,6 +528,21 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
             script: ctx.filename.clone(),
             module: if cgid { "cgid" } else { "cgi" },
             script_log: script_log(&ctx),
+            // mod_cgi applies the core's RLimit* to its scripts; mod_cgid
+            // (built without AP_CGID_USE_RLIMIT, as Debian's is) does not.
+            rlimits: if cgid {
+                Vec::new()
+            } else {
+                [
+                    ctx.conf.cgi.rlimit_cpu,
+                    ctx.conf.cgi.rlimit_mem,
+                    ctx.conf.cgi.rlimit_nproc,
+                ]
+                .into_iter()
+                .flatten()
+                .map(|l| (l.resource.libc() as i32, l.soft, l.hard))
+                .collect()
+            },
         }),
         body_limit,
         body_read: false,

@@ -64,6 +64,25 @@ pub(crate) fn spawn(req: &CgiRequest) -> io::Result<Child> {
         // Whatever happens to the exchange, the script does not outlive
         // its Child unwaited: tokio reaps what it kills.
         .kill_on_drop(true);
+    if !req.rlimits.is_empty() {
+        let limits = req.rlimits.clone();
+        // SAFETY: between fork and exec only setrlimit(2), which is
+        // async-signal-safe, runs; nothing is allocated.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &(resource, soft, hard) in &limits {
+                    let l = libc::rlimit {
+                        rlim_cur: soft,
+                        rlim_max: hard,
+                    };
+                    if libc::setrlimit(resource as libc::__rlimit_resource_t, &l) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
     cmd.spawn()
 }
 
