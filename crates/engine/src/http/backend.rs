@@ -88,7 +88,7 @@ pub enum BackendRequest {
     /// HTTP/1.1 (mod_proxy_http).
     Http(HttpRequest),
     /// A CGI script run as a child process (mod_cgi, mod_cgid).
-    Cgi(CgiRequest),
+    Cgi(Box<CgiRequest>),
 }
 
 /// A CGI script to run: the server starts `program` with `argv` and

@@ -518,7 +518,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
         addr: BackendAddr::Program(program.clone()),
-        request: BackendRequest::Cgi(CgiRequest {
+        request: BackendRequest::Cgi(Box::new(CgiRequest {
             program,
             argv,
             env,
@@ -543,7 +543,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
                 .map(|l| (l.resource.libc() as i32, l.soft, l.hard))
                 .collect()
             },
-        }),
+        })),
         body_limit,
         body_read: false,
         send_length: false,

@@ -96,7 +96,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             }
             BackendRequest::Cgi(script) => {
                 return self
-                    .cgi_backend(shared, ex, req, script, body_limit, finish)
+                    .cgi_backend(shared, ex, req, *script, body_limit, finish)
                     .await
             }
         };
