@@ -406,12 +406,18 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
     is_cgi_handler(ctx) && loaded(ctx).is_some()
 }
 
-/// The default handler's guard: a file whose handler is `cgi-script`
-/// while no CGI module is loaded is refused (403, with the line for the
-/// error log) instead of sent. Apache would send the script's bytes;
-/// they may hold passwords.
+/// The default handler's guard: an executable file (a CGI script, which
+/// is the only kind mod_cgi runs) whose handler is `cgi-script` while no
+/// CGI module is loaded is refused (403, with the line for the error log)
+/// instead of sent. Apache would send the script's bytes; they may hold
+/// passwords. Other files keep Apache's answer: hosts mark upload
+/// directories `AddHandler cgi-script .php .pl …` with `Options -ExecCGI`
+/// so that nothing there runs, and serve them as they are.
 pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
-    if !is_cgi_handler(ctx) || loaded(ctx).is_some() {
+    let executable = ctx
+        .finfo
+        .is_some_and(|f| f.kind == crate::fs::Kind::File && f.mode & 0o111 != 0);
+    if !executable || !is_cgi_handler(ctx) || loaded(ctx).is_some() {
         return false;
     }
     ctx.reason = Some((
@@ -762,6 +768,12 @@ mod tests {
         let root = std::env::temp_dir().join(format!("htaccel-cgi-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(root.join("cgi-bin")).unwrap();
         std::fs::write(root.join("cgi-bin/s.sh"), "#!/bin/sh\necho SOURCE\n").unwrap();
+        std::fs::set_permissions(
+            root.join("cgi-bin/s.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::write(root.join("cgi-bin/data.pl"), "not a script\n").unwrap();
         let text = format!(
             "LoadModule alias_module m.so\nLoadModule mime_module m.so\nTypesConfig /dev/null\n{modules}DocumentRoot {0}\nScriptAlias /cgi-bin/ {0}/cgi-bin/\n",
             root.display()
@@ -805,6 +817,12 @@ mod tests {
             .unwrap()
             .iter()
             .any(|l| l.contains("never sends a script's source")));
+        // A file that is no script (not executable) is served, as Apache serves it.
+        let req = request("/cgi-bin/data.pl");
+        let Decision::Respond(resp) = crate::handler::decide(&e, &e.main, &req) else {
+            panic!("a backend exchange without a CGI module");
+        };
+        assert_eq!(resp.status, 200);
         std::fs::remove_dir_all(root).unwrap();
     }
 
