@@ -39,6 +39,7 @@ pub struct DirConf {
     pub xsendfile: crate::modules::xsendfile::XSendFileDir,
     pub proxy: crate::modules::proxy::conf::ProxyDir,
     pub ssl: crate::modules::ssl::SslDir,
+    pub cgi: crate::modules::cgi::CgiDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -98,6 +99,7 @@ impl DirConf {
             ),
             proxy: crate::modules::proxy::conf::ProxyDir::merge(&base.proxy, &new.proxy),
             ssl: crate::modules::ssl::SslDir::merge(&base.ssl, &new.ssl),
+            cgi: crate::modules::cgi::CgiDir::merge(&base.cgi, &new.cgi),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -87,6 +87,9 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         if crate::modules::proxy::http::wants(&ctx) {
             return crate::modules::proxy::http::decide(ctx, prev);
         }
+        if crate::modules::cgi::wants(&ctx) {
+            return crate::modules::cgi::decide(ctx, prev);
+        }
         match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
             None => break,
             Some(Ok((next, p))) => {
@@ -247,7 +250,9 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 
 /// The default handler: the file itself, or its refusal (404, 405, 501).
 fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    if crate::modules::php::handler::refuses_as_file(ctx) {
+    if crate::modules::php::handler::refuses_as_file(ctx)
+        || crate::modules::cgi::refuses_as_file(ctx)
+    {
         return Err(403);
     }
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);

@@ -63,6 +63,9 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// `ScriptAlias` mapped the request (Apache's `alias-forced-type`
+    /// note): mod_cgi then runs it without `Options ExecCGI`.
+    pub script_aliased: bool,
     /// The request headers for byte ranges cut after the content filters
     /// (the handler saw no `Range` because `DEFLATE` may change the body).
     pub range_deferred: Option<crate::http::Headers>,
@@ -204,6 +207,7 @@ impl<'a> Ctx<'a> {
             headers_in: joined_request_headers(&req.headers),
             err_headers_out: Vec::new(),
             context_prefix: None,
+            script_aliased: false,
             context_document_root: None,
             range_deferred: None,
             request_time: crate::engine::clock_us(),

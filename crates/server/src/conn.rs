@@ -27,6 +27,8 @@
 
 #[path = "backend_body.rs"]
 mod backend_body;
+#[path = "cgi/exchange.rs"]
+mod cgi_exchange;
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
 #[path = "proxy_http/exchange.rs"]

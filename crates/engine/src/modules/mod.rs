@@ -10,6 +10,7 @@ pub mod authn_file;
 pub mod authz_core;
 pub mod authz_groupfile;
 pub mod autoindex;
+pub mod cgi;
 pub mod core;
 pub mod deflate;
 pub mod dir;
@@ -42,6 +43,7 @@ pub static ALL: &[&Module] = &[
     &core::SERVER_MODULE,
     &unsupported::CORE_EXTRA,
     &http2::CORE_MODULE,
+    &cgi::CORE_MODULE,
     &filter::CORE_MODULE,
     &log_config::MODULE,
     &VERSION_MODULE,
@@ -80,6 +82,8 @@ pub static ALL: &[&Module] = &[
     &ssl::MODULE,
     &http2::MODULE,
     &xsendfile::MODULE,
+    &cgi::CGI_MODULE,
+    &cgi::CGID_MODULE,
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,
