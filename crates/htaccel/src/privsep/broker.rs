@@ -1,0 +1,170 @@
+//! The broker's side: the root process's loop. It reads requests from the
+//! server and answers with descriptors of what the configuration, read
+//! here as root, names; nothing the server sends is a path.
+
+use super::wire::Channel;
+use super::{DONE, FAILED, LOG, PREPARE, RESTART_LOGGER, TLS_FILE};
+use crate::reload::{log_targets, ReadConfig};
+use htaccel_engine::engine::Engine;
+use htaccel_engine::http::{AccessEntry, Log};
+use std::collections::HashSet;
+use std::os::fd::AsFd;
+use std::sync::Arc;
+
+/// Serve the server's requests until it ends; never returns.
+pub(super) fn run(channel: Channel, read: &mut ReadConfig) -> ! {
+    // SAFETY: prctl and signal with constant arguments; getppid has no
+    // preconditions.
+    unsafe {
+        // End with the server even if it could not close the channel.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        libc::prctl(libc::PR_SET_NAME, c"htaccel-priv".as_ptr());
+        // The signals that reload or stop the server are the server's.
+        for sig in [
+            libc::SIGHUP,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGWINCH,
+            libc::SIGINT,
+            libc::SIGPIPE,
+        ] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+    }
+    // Every piped logger command a configuration read here named.
+    let mut loggers = HashSet::new();
+    while let Ok(Some((request, _))) = channel.recv() {
+        let answered = match request[0] {
+            PREPARE => prepare(&channel, read, &mut loggers),
+            RESTART_LOGGER => {
+                let command = String::from_utf8_lossy(&request[1..]).into_owned();
+                restart_logger(&channel, &command, &loggers)
+            }
+            _ => channel.send(&[FAILED], None),
+        };
+        if answered.is_err() {
+            break;
+        }
+    }
+    // SAFETY: ends this process without running the server's exit code.
+    unsafe { libc::_exit(0) }
+}
+
+/// Read the configuration; send a descriptor for each log target and TLS
+/// file it names, then `DONE`, or `FAILED` with the reason.
+fn prepare(
+    channel: &Channel,
+    read: &mut ReadConfig,
+    loggers: &mut HashSet<String>,
+) -> std::io::Result<()> {
+    let failed = |reason: &str| {
+        let mut m = vec![FAILED];
+        m.extend_from_slice(reason.as_bytes());
+        channel.send(&m, None)
+    };
+    // The server reads the same files right after and says what they
+    // note; here they are read in silence.
+    let loaded = match silenced(read) {
+        Ok(l) => l,
+        Err(e) => return failed(&e),
+    };
+    for (target, named) in log_targets(&loaded) {
+        if target == "/dev/stdout" || target == "/dev/stderr" {
+            continue;
+        }
+        let opened = match target.strip_prefix('|') {
+            Some(command) => {
+                loggers.insert(command.to_string());
+                crate::piped_log::spawn(command)
+            }
+            None => std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&target),
+        };
+        match opened {
+            Ok(file) => send_named(channel, LOG, &target, &file)?,
+            Err(e) => return failed(&format!("htaccel: could not open {named}: {e}")),
+        }
+    }
+    // Which TLS files: those of the servers the engine builds from this
+    // configuration (its messages are the server's to write).
+    let engine = match Engine::new(&loaded, Arc::new(Silent)) {
+        Ok(e) => e,
+        Err(e) => return failed(&e),
+    };
+    for path in htaccel_server::tls::TlsSetup::files(&engine.tls_ports()) {
+        // One that cannot be opened is the server's to report, when it
+        // reads it.
+        if let Ok(file) = std::fs::File::open(&path) {
+            send_named(channel, TLS_FILE, &path.to_string_lossy(), &file)?;
+        }
+    }
+    channel.send(&[DONE], None)
+}
+
+/// Start a logger a configuration named again.
+fn restart_logger(
+    channel: &Channel,
+    command: &str,
+    loggers: &HashSet<String>,
+) -> std::io::Result<()> {
+    let result = if loggers.contains(command) {
+        crate::piped_log::spawn(command)
+    } else {
+        Err(std::io::Error::other(
+            "no configuration names this piped logger",
+        ))
+    };
+    match result {
+        Ok(pipe) => send_named(channel, LOG, &format!("|{command}"), &pipe),
+        Err(e) => {
+            let mut m = vec![FAILED];
+            m.extend_from_slice(e.to_string().as_bytes());
+            channel.send(&m, None)
+        }
+    }
+}
+
+fn send_named(
+    channel: &Channel,
+    kind: u8,
+    name: &str,
+    file: &std::fs::File,
+) -> std::io::Result<()> {
+    let mut m = vec![kind];
+    m.extend_from_slice(name.as_bytes());
+    channel.send(&m, Some(file.as_fd()))
+}
+
+/// Run `f` with standard error sent to /dev/null (the broker is a single
+/// thread while it reads).
+fn silenced<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: dup, open and dup2 on descriptor 2 and descriptors owned
+    // here; descriptor 2 is restored before returning.
+    unsafe {
+        let saved = libc::dup(2);
+        if saved < 0 {
+            return f();
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null < 0 {
+            libc::close(saved);
+            return f();
+        }
+        libc::dup2(null, 2);
+        libc::close(null);
+        let out = f();
+        libc::dup2(saved, 2);
+        libc::close(saved);
+        out
+    }
+}
+
+/// The log of the engine the broker builds only to learn the TLS files.
+struct Silent;
+
+impl Log for Silent {
+    fn access(&self, _: &AccessEntry<'_>) {}
+    fn error(&self, _: &str, _: &str, _: Option<std::net::SocketAddr>, _: &str) {}
+}

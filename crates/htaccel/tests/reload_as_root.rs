@@ -1,0 +1,271 @@
+//! A server started as root with `User` reloads as Apache's root parent
+//! does: after logrotate's rename and a graceful signal, log files only
+//! root may open are opened again; renewed certificates and keys only
+//! root may read are served; piped loggers run as root; a broken
+//! configuration keeps the running one. Meanwhile the process that serves
+//! runs as `User`.
+//!
+//! Apache cannot be the oracle here (the differential harness sends no
+//! signals and does not run as root); the expectations are those of
+//! Apache's `graceful` with a root parent, as Debian's logrotate and
+//! certbot's deploy hook rely on them.
+
+mod common;
+
+use common::TempDir;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// The unprivileged user the server switches to.
+const USER: &str = "www-data";
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A file with `text`, owned by root and readable by root only, put in
+/// place by rename as logrotate and certbot do.
+fn root_only(path: &Path, text: &str) {
+    let tmp = path.with_extension("new");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// A self-signed certificate and its key, in memory.
+fn certificate(dir: &Path, tag: &str) -> (String, String) {
+    let (key, cert) = (dir.join(format!("{tag}.k")), dir.join(format!("{tag}.c")));
+    let out = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "30"])
+        .args(["-subj", &format!("/CN={tag}")])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let pair = (
+        std::fs::read_to_string(&cert).unwrap(),
+        std::fs::read_to_string(&key).unwrap(),
+    );
+    let _ = (std::fs::remove_file(key), std::fs::remove_file(cert));
+    pair
+}
+
+/// The subject of the certificate the server presents.
+fn served_subject(port: u16) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "openssl s_client -connect 127.0.0.1:{port} -servername localhost </dev/null 2>/dev/null | openssl x509 -noout -subject"
+        ))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The status of `GET path` over TLS.
+fn get(port: u16, path: &str) -> String {
+    let out = Command::new("curl")
+        .args([
+            "-sk",
+            "--max-time",
+            "5",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+        ])
+        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The real, effective, saved and file-system uids of a process.
+fn uids(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    line.split_whitespace()
+        .skip(1)
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let list =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    list.split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: std::path::PathBuf,
+    conf: std::path::PathBuf,
+}
+
+impl Server {
+    fn start(dir: &TempDir) -> Server {
+        let d = dir.path().to_path_buf();
+        let conf = d.join("httpd.conf");
+        let (child, port) = common::start_listening(
+            &mut |port| {
+                let text = format!(
+                    "ServerRoot /usr/lib/apache2\n\
+                     LoadModule authz_core_module modules/mod_authz_core.so\n\
+                     LoadModule mime_module modules/mod_mime.so\n\
+                     LoadModule ssl_module modules/mod_ssl.so\n\
+                     TypesConfig /etc/mime.types\n\
+                     Listen 127.0.0.1:{port}\nServerName localhost\n\
+                     User {USER}\nGroup {USER}\n\
+                     ErrorLog {d}/logs/error.log\nLogLevel notice\n\
+                     CustomLog {d}/logs/access.log \"%r %>s\"\n\
+                     CustomLog \"|$id -u >> {d}/logs/logger-uids; exec cat >> {d}/logs/piped.log\" \"%r\"\n\
+                     DocumentRoot {d}/site\n\
+                     <Directory {d}/site>\n  Require all granted\n</Directory>\n\
+                     SSLEngine on\n\
+                     SSLCertificateFile {d}/keys/server.crt\n\
+                     SSLCertificateKeyFile {d}/keys/server.key\n",
+                    d = d.display()
+                );
+                std::fs::write(&conf, text).unwrap();
+                vec!["-f".into(), conf.to_string_lossy().into_owned()]
+            },
+            &mut |_| std::fs::File::create(d.join("stderr")).unwrap(),
+        );
+        Server {
+            child,
+            port,
+            dir: d.clone(),
+            conf: conf.clone(),
+        }
+    }
+
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join("logs").join(name)).unwrap_or_default()
+    }
+
+    /// Send SIGUSR1 and wait until the error log says how it ended.
+    fn graceful(&self, expect: &str) {
+        let before = self.log("error.log").matches(expect).count();
+        // SAFETY: signalling our own child process by its pid.
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGUSR1) },
+            0
+        );
+        let start = Instant::now();
+        while self.log("error.log").matches(expect).count() == before {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "no {expect:?}:\n{}",
+                self.log("error.log")
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The layout of a stock Debian server: logs and keys root's alone.
+fn layout(dir: &TempDir) {
+    dir.write("site/index.html", "hello\n");
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    std::fs::create_dir_all(dir.path().join("keys")).unwrap();
+    for log in ["access.log", "error.log"] {
+        root_only(&dir.path().join("logs").join(log), "");
+    }
+    let (cert, key) = certificate(dir.path(), "old.example");
+    root_only(&dir.path().join("keys/server.crt"), &cert);
+    root_only(&dir.path().join("keys/server.key"), &key);
+    std::fs::set_permissions(
+        dir.path().join("keys"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_reload_reopens_root_only_logs_and_keys_while_serving_as_user() {
+    if !is_root() {
+        eprintln!("skipped: needs root (to switch to {USER})");
+        return;
+    }
+    let dir = TempDir::new("privsep");
+    layout(&dir);
+    let server = Server::start(&dir);
+    let (uid, pid) = (33, server.child.id());
+    let www = uids(pid);
+    assert!(
+        www.iter().all(|&u| u == uid),
+        "serving process uids {www:?}"
+    );
+    // The privileged part: one child, root.
+    let root_children: Vec<u32> = children(pid)
+        .into_iter()
+        .filter(|&c| {
+            uids(c)[0] == 0
+                && !std::fs::read_to_string(format!("/proc/{c}/comm"))
+                    .unwrap()
+                    .starts_with("sh")
+        })
+        .collect();
+    assert_eq!(root_children.len(), 1, "{:?}", children(pid));
+
+    assert_eq!(get(server.port, "/before"), "404");
+    assert!(served_subject(server.port).contains("old.example"));
+
+    // logrotate: rename, create a new root-only file, then graceful.
+    let logs = dir.path().join("logs");
+    std::fs::rename(logs.join("access.log"), logs.join("access.log.1")).unwrap();
+    root_only(&logs.join("access.log"), "");
+    // certbot: a renewed certificate and key, root's alone.
+    let (cert, key) = certificate(dir.path(), "new.example");
+    root_only(&dir.path().join("keys/server.crt"), &cert);
+    root_only(&dir.path().join("keys/server.key"), &key);
+    server.graceful("AH00489");
+
+    assert_eq!(get(server.port, "/after"), "404");
+    let (old, new) = (server.log("access.log.1"), server.log("access.log"));
+    assert!(old.contains("/before") && !old.contains("/after"), "{old}");
+    assert!(new.contains("/after") && !new.contains("/before"), "{new}");
+    assert!(
+        served_subject(server.port).contains("new.example"),
+        "{}",
+        server.log("error.log")
+    );
+    // The piped loggers of both generations ran as root, as Apache's
+    // parent runs them.
+    let start = Instant::now();
+    while server.log("logger-uids").lines().count() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(5), "one logger");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.log("logger-uids"), "0\n0\n");
+    assert!(server.log("piped.log").contains("GET /after"));
+    assert_eq!(uids(pid), www, "still {USER} after the reload");
+
+    // A broken configuration: the running one keeps serving.
+    let text = std::fs::read_to_string(&server.conf).unwrap();
+    std::fs::write(&server.conf, format!("{text}NoSuchDirective on\n")).unwrap();
+    server.graceful("the previous one keeps serving");
+    assert_eq!(get(server.port, "/broken"), "404");
+    assert!(server.log("access.log").contains("/broken"));
+    assert!(served_subject(server.port).contains("new.example"));
+    let error = server.log("error.log");
+    assert!(error.contains("NoSuchDirective"), "{error}");
+}
