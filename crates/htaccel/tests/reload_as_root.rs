@@ -69,8 +69,9 @@ fn served_subject(port: u16) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// The status of `GET path` over TLS.
-fn get(port: u16, path: &str) -> String {
+/// The status of `GET path` (over TLS with `tls`).
+fn get(port: u16, tls: bool, path: &str) -> String {
+    let scheme = if tls { "https" } else { "http" };
     let out = Command::new("curl")
         .args([
             "-sk",
@@ -81,7 +82,7 @@ fn get(port: u16, path: &str) -> String {
             "-w",
             "%{http_code}",
         ])
-        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .arg(format!("{scheme}://127.0.0.1:{port}{path}"))
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -109,13 +110,26 @@ fn children(pid: u32) -> Vec<u32> {
 struct Server {
     child: Child,
     port: u16,
+    tls: bool,
     dir: std::path::PathBuf,
     conf: std::path::PathBuf,
 }
 
 impl Server {
-    fn start(dir: &TempDir) -> Server {
+    /// The server, as root with `User`; with `tls`, its address speaks
+    /// TLS with the certificate and key of `keys/`.
+    fn start(dir: &TempDir, tls: bool) -> Server {
         let d = dir.path().to_path_buf();
+        let ssl = if tls {
+            format!(
+                "SSLEngine on\n\
+                 SSLCertificateFile {d}/keys/server.crt\n\
+                 SSLCertificateKeyFile {d}/keys/server.key\n",
+                d = d.display()
+            )
+        } else {
+            String::new()
+        };
         let conf = d.join("httpd.conf");
         let (child, port) = common::start_listening(
             &mut |port| {
@@ -131,10 +145,7 @@ impl Server {
                      CustomLog {d}/logs/access.log \"%r %>s\"\n\
                      CustomLog \"|$id -u >> {d}/logs/logger-uids; exec cat >> {d}/logs/piped.log\" \"%r\"\n\
                      DocumentRoot {d}/site\n\
-                     <Directory {d}/site>\n  Require all granted\n</Directory>\n\
-                     SSLEngine on\n\
-                     SSLCertificateFile {d}/keys/server.crt\n\
-                     SSLCertificateKeyFile {d}/keys/server.key\n",
+                     <Directory {d}/site>\n  Require all granted\n</Directory>\n{ssl}",
                     d = d.display()
                 );
                 std::fs::write(&conf, text).unwrap();
@@ -145,9 +156,14 @@ impl Server {
         Server {
             child,
             port,
+            tls,
             dir: d.clone(),
             conf: conf.clone(),
         }
+    }
+
+    fn get(&self, path: &str) -> String {
+        get(self.port, self.tls, path)
     }
 
     fn log(&self, name: &str) -> String {
@@ -199,56 +215,66 @@ fn layout(dir: &TempDir) {
     .unwrap();
 }
 
+/// The uid of `USER`.
+fn user_uid() -> u32 {
+    let out = Command::new("id").args(["-u", USER]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The server's process runs as `USER`, and its one privileged child,
+/// the broker, as root.
+fn check_processes(server: &Server) -> Vec<u32> {
+    let pid = server.child.id();
+    let uid = user_uid();
+    // It listens just before it switches users.
+    let start = Instant::now();
+    while uids(pid).iter().any(|&u| u != uid) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let serving = uids(pid);
+    assert!(
+        serving.iter().all(|&u| u == uid),
+        "serving process uids {serving:?}"
+    );
+    let brokers: Vec<u32> = children(pid)
+        .into_iter()
+        .filter(|&c| {
+            std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default()
+                == "htaccel-priv\n"
+        })
+        .collect();
+    assert_eq!(brokers.len(), 1, "children {:?}", children(pid));
+    assert!(uids(brokers[0]).iter().all(|&u| u == 0));
+    serving
+}
+
 #[test]
-fn a_reload_reopens_root_only_logs_and_keys_while_serving_as_user() {
+fn logrotate_with_root_only_logs_reopens_them_while_serving_as_user() {
     if !is_root() {
         eprintln!("skipped: needs root (to switch to {USER})");
         return;
     }
-    let dir = TempDir::new("privsep");
+    let dir = TempDir::new("privsep-logs");
     layout(&dir);
-    let server = Server::start(&dir);
-    let (uid, pid) = (33, server.child.id());
-    let www = uids(pid);
-    assert!(
-        www.iter().all(|&u| u == uid),
-        "serving process uids {www:?}"
-    );
-    // The privileged part: one child, root.
-    let root_children: Vec<u32> = children(pid)
-        .into_iter()
-        .filter(|&c| {
-            uids(c)[0] == 0
-                && !std::fs::read_to_string(format!("/proc/{c}/comm"))
-                    .unwrap()
-                    .starts_with("sh")
-        })
-        .collect();
-    assert_eq!(root_children.len(), 1, "{:?}", children(pid));
-
-    assert_eq!(get(server.port, "/before"), "404");
-    assert!(served_subject(server.port).contains("old.example"));
+    let server = Server::start(&dir, false);
+    let serving = check_processes(&server);
+    assert_eq!(server.get("/before"), "404");
 
     // logrotate: rename, create a new root-only file, then graceful.
     let logs = dir.path().join("logs");
-    std::fs::rename(logs.join("access.log"), logs.join("access.log.1")).unwrap();
-    root_only(&logs.join("access.log"), "");
-    // certbot: a renewed certificate and key, root's alone.
-    let (cert, key) = certificate(dir.path(), "new.example");
-    root_only(&dir.path().join("keys/server.crt"), &cert);
-    root_only(&dir.path().join("keys/server.key"), &key);
+    for log in ["access.log", "error.log"] {
+        std::fs::rename(logs.join(log), logs.join(format!("{log}.1"))).unwrap();
+        root_only(&logs.join(log), "");
+    }
     server.graceful("AH00489");
-
-    assert_eq!(get(server.port, "/after"), "404");
+    assert_eq!(server.get("/after"), "404");
     let (old, new) = (server.log("access.log.1"), server.log("access.log"));
     assert!(old.contains("/before") && !old.contains("/after"), "{old}");
     assert!(new.contains("/after") && !new.contains("/before"), "{new}");
-    assert!(
-        served_subject(server.port).contains("new.example"),
-        "{}",
-        server.log("error.log")
-    );
-    // The piped loggers of both generations ran as root, as Apache's
+    assert!(server
+        .log("error.log.1")
+        .contains("AH00493: SIGUSR1 received"));
+    // The piped loggers of both generations run as root, as Apache's
     // parent runs them.
     let start = Instant::now();
     while server.log("logger-uids").lines().count() < 2 {
@@ -256,16 +282,61 @@ fn a_reload_reopens_root_only_logs_and_keys_while_serving_as_user() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(server.log("logger-uids"), "0\n0\n");
-    assert!(server.log("piped.log").contains("GET /after"));
-    assert_eq!(uids(pid), www, "still {USER} after the reload");
+    let start = Instant::now();
+    while !server.log("piped.log").contains("GET /after") {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{}",
+            server.log("piped.log")
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        check_processes(&server),
+        serving,
+        "still {USER} after the reload"
+    );
 
-    // A broken configuration: the running one keeps serving.
+    // A broken configuration: the running one keeps serving, into the
+    // files it has.
     let text = std::fs::read_to_string(&server.conf).unwrap();
     std::fs::write(&server.conf, format!("{text}NoSuchDirective on\n")).unwrap();
     server.graceful("the previous one keeps serving");
-    assert_eq!(get(server.port, "/broken"), "404");
+    assert_eq!(server.get("/broken"), "404");
     assert!(server.log("access.log").contains("/broken"));
+    assert!(server.log("error.log").contains("NoSuchDirective"));
+}
+
+#[test]
+fn a_renewed_root_only_key_is_served_after_a_reload() {
+    if !is_root() {
+        eprintln!("skipped: needs root (to switch to {USER})");
+        return;
+    }
+    let dir = TempDir::new("privsep-tls");
+    layout(&dir);
+    let server = Server::start(&dir, true);
+    check_processes(&server);
+    assert_eq!(server.get("/"), "200");
+    assert!(served_subject(server.port).contains("old.example"));
+
+    // certbot: a renewed certificate and key, root's alone, then graceful.
+    let (cert, key) = certificate(dir.path(), "new.example");
+    root_only(&dir.path().join("keys/server.crt"), &cert);
+    root_only(&dir.path().join("keys/server.key"), &key);
+    server.graceful("AH00489");
+    assert!(
+        served_subject(server.port).contains("new.example"),
+        "{}",
+        server.log("error.log")
+    );
+
+    // A key that does not match its certificate: refused, the renewed
+    // pair keeps serving.
+    let (_, other) = certificate(dir.path(), "other.example");
+    root_only(&dir.path().join("keys/server.key"), &other);
+    server.graceful("the previous one keeps serving");
     assert!(served_subject(server.port).contains("new.example"));
-    let error = server.log("error.log");
-    assert!(error.contains("NoSuchDirective"), "{error}");
+    assert_eq!(server.get("/"), "200");
+    check_processes(&server);
 }
