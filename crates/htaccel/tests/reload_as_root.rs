@@ -140,7 +140,7 @@ impl Server {
                      LoadModule ssl_module modules/mod_ssl.so\n\
                      TypesConfig /etc/mime.types\n\
                      Listen 127.0.0.1:{port}\nServerName localhost\n\
-                     User {USER}\nGroup {USER}\n\
+                     User {USER}\nGroup {USER}\nPidFile {d}/run/htaccel.pid\n\
                      ErrorLog {d}/logs/error.log\nLogLevel notice\n\
                      CustomLog {d}/logs/access.log \"%r %>s\"\n\
                      CustomLog \"|$id -u >> {d}/logs/logger-uids; exec cat >> {d}/logs/piped.log\" \"%r\"\n\
@@ -202,6 +202,8 @@ fn layout(dir: &TempDir) {
     dir.write("site/index.html", "hello\n");
     std::fs::create_dir_all(dir.path().join("logs")).unwrap();
     std::fs::create_dir_all(dir.path().join("keys")).unwrap();
+    // Root's, as /run/apache2 is: the server's user cannot write there.
+    std::fs::create_dir_all(dir.path().join("run")).unwrap();
     for log in ["access.log", "error.log"] {
         root_only(&dir.path().join("logs").join(log), "");
     }
@@ -305,6 +307,23 @@ fn logrotate_with_root_only_logs_reopens_them_while_serving_as_user() {
     assert_eq!(server.get("/broken"), "404");
     assert!(server.log("access.log").contains("/broken"));
     assert!(server.log("error.log").contains("NoSuchDirective"));
+
+    // Stopped, the server leaves no pid file in root's directory.
+    let pid_file = dir.path().join("run/htaccel.pid");
+    let pid = server.child.id();
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap(),
+        format!("{pid}\n")
+    );
+    let mut server = server;
+    // SAFETY: signalling our own child process by its pid.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(5), "did not stop");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!pid_file.exists(), "pid file left behind");
 }
 
 #[test]

@@ -3,12 +3,16 @@
 //! here as root, names; nothing the server sends is a path.
 
 use super::wire::Channel;
-use super::{DONE, FAILED, LOG, PREPARE, RESTART_LOGGER, TLS_FILE};
+use super::{
+    DONE, FAILED, LOG, PREPARE, REMOVE_PID_FILE, RESTART_LOGGER, TLS_FILE, WRITE_PID_FILE,
+};
 use crate::reload::{log_targets, ReadConfig};
 use htaccel_engine::engine::Engine;
 use htaccel_engine::http::{AccessEntry, Log};
 use std::collections::HashSet;
 use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Serve the server's requests until it ends; never returns.
@@ -31,14 +35,27 @@ pub(super) fn run(channel: Channel, read: &mut ReadConfig) -> ! {
             libc::signal(sig, libc::SIG_IGN);
         }
     }
-    // Every piped logger command a configuration read here named.
-    let mut loggers = HashSet::new();
+    // SAFETY: getppid has no preconditions.
+    let server = unsafe { libc::getppid() };
+    let mut named = Named::default();
     while let Ok(Some((request, _))) = channel.recv() {
         let answered = match request[0] {
-            PREPARE => prepare(&channel, read, &mut loggers),
+            PREPARE => prepare(&channel, read, &mut named),
             RESTART_LOGGER => {
                 let command = String::from_utf8_lossy(&request[1..]).into_owned();
-                restart_logger(&channel, &command, &loggers)
+                restart_logger(&channel, &command, &named.loggers)
+            }
+            kind @ (WRITE_PID_FILE | REMOVE_PID_FILE) => {
+                let path = PathBuf::from(std::ffi::OsStr::from_bytes(&request[1..]));
+                let done = pid_file(&path, kind == REMOVE_PID_FILE, server, &named.pid_files);
+                match done {
+                    Ok(()) => channel.send(&[DONE], None),
+                    Err(reason) => {
+                        let mut m = vec![FAILED];
+                        m.extend_from_slice(reason.as_bytes());
+                        channel.send(&m, None)
+                    }
+                }
             }
             _ => channel.send(&[FAILED], None),
         };
@@ -50,13 +67,43 @@ pub(super) fn run(channel: Channel, read: &mut ReadConfig) -> ! {
     unsafe { libc::_exit(0) }
 }
 
+/// What the configurations read here named, which the server may ask
+/// for again.
+#[derive(Default)]
+struct Named {
+    /// Piped logger commands.
+    loggers: HashSet<String>,
+    /// `PidFile` paths.
+    pid_files: HashSet<PathBuf>,
+}
+
+/// Write the server's process ID to `path`, or remove `path` if it holds
+/// it, when a configuration read here names it.
+fn pid_file(
+    path: &Path,
+    remove: bool,
+    server: libc::pid_t,
+    named: &HashSet<PathBuf>,
+) -> Result<(), String> {
+    if !named.contains(path) {
+        return Err(format!(
+            "{}: no configuration names this PidFile",
+            path.display()
+        ));
+    }
+    if remove {
+        if crate::pidfile::read(path) == Some(server) {
+            std::fs::remove_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        return Ok(());
+    }
+    std::fs::write(path, format!("{server}\n"))
+        .map_err(|e| format!("AH00099: could not create {}: {e}", path.display()))
+}
+
 /// Read the configuration; send a descriptor for each log target and TLS
 /// file it names, then `DONE`, or `FAILED` with the reason.
-fn prepare(
-    channel: &Channel,
-    read: &mut ReadConfig,
-    loggers: &mut HashSet<String>,
-) -> std::io::Result<()> {
+fn prepare(channel: &Channel, read: &mut ReadConfig, named: &mut Named) -> std::io::Result<()> {
     let failed = |reason: &str| {
         let mut m = vec![FAILED];
         m.extend_from_slice(reason.as_bytes());
@@ -68,13 +115,17 @@ fn prepare(
         Ok(l) => l,
         Err(e) => return failed(&e),
     };
-    for (target, named) in log_targets(&loaded) {
+    if let Some(p) = &loaded.build.global.pid_file {
+        let path = crate::pidfile::path(p, &loaded.env.server_root);
+        named.pid_files.insert(path);
+    }
+    for (target, what) in log_targets(&loaded) {
         if target == "/dev/stdout" || target == "/dev/stderr" {
             continue;
         }
         let opened = match target.strip_prefix('|') {
             Some(command) => {
-                loggers.insert(command.to_string());
+                named.loggers.insert(command.to_string());
                 crate::piped_log::spawn(command)
             }
             None => std::fs::OpenOptions::new()
@@ -84,7 +135,7 @@ fn prepare(
         };
         match opened {
             Ok(file) => send_named(channel, LOG, &target, &file)?,
-            Err(e) => return failed(&format!("htaccel: could not open {named}: {e}")),
+            Err(e) => return failed(&format!("htaccel: could not open {what}: {e}")),
         }
     }
     // Which TLS files: those of the servers the engine builds from this

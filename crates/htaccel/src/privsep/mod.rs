@@ -17,7 +17,10 @@
 //!   servers name, and pass the descriptors back (`SCM_RIGHTS`); or the
 //!   reason the configuration does not load;
 //! - *restart logger*: start again a piped logger whose command a
-//!   configuration it read names (one that died).
+//!   configuration it read names (one that died);
+//! - *write* or *remove the pid file*: a `PidFile` a configuration it
+//!   read names, holding the server's process ID (removed only while it
+//!   still holds it), since `/run/apache2` is root's.
 //!
 //! The server then reads the configuration itself to build the engine
 //! and takes each log and TLS file from what the broker passed
@@ -48,6 +51,10 @@ use std::sync::Mutex;
 const PREPARE: u8 = b'R';
 /// Request: start this piped logger again (the command follows).
 const RESTART_LOGGER: u8 = b'P';
+/// Request: write the server's process ID to this `PidFile` (follows).
+const WRITE_PID_FILE: u8 = b'W';
+/// Request: remove this `PidFile` (follows) if it holds the server's ID.
+const REMOVE_PID_FILE: u8 = b'U';
 /// Reply: a log target (follows), its descriptor attached.
 const LOG: u8 = b'L';
 /// Reply: a TLS file's path (follows), its descriptor attached.
@@ -184,6 +191,28 @@ fn read_whole(file: &File) -> io::Result<Vec<u8>> {
         }
         out.extend_from_slice(&buf[..n]);
     }
+}
+
+/// Write (`remove`: false) or remove the pid file at `path` through the
+/// broker, when one runs; `None` without a broker.
+pub fn pid_file(path: &Path, remove: bool) -> Option<Result<(), String>> {
+    let guard = lock();
+    let channel = guard.as_ref()?;
+    let mut request = vec![if remove {
+        REMOVE_PID_FILE
+    } else {
+        WRITE_PID_FILE
+    }];
+    request.extend_from_slice(path.as_os_str().as_encoded_bytes());
+    let answer = channel.send(&request, None).and_then(|()| channel.recv());
+    Some(match answer {
+        Ok(Some((m, None))) if m.first() == Some(&DONE) => Ok(()),
+        Ok(Some((m, None))) if m.first() == Some(&FAILED) => {
+            Err(String::from_utf8_lossy(&m[1..]).into_owned())
+        }
+        Ok(_) => Err("privileged broker: unexpected answer".into()),
+        Err(e) => Err(format!("privileged broker: {e}")),
+    })
 }
 
 /// Start a piped logger again through the broker, when one runs: the
