@@ -13,7 +13,9 @@
 //! leaves the running generation serving; the reason goes to the running
 //! error log. What a generation cannot change in a running process is
 //! said there too: the listening sockets (`Listen`) and the user are those
-//! of the start.
+//! of the start. Started as root with `User`, the log and TLS files a
+//! generation names are opened by the privileged broker (`privsep`),
+//! which reads the configuration as root first.
 
 use crate::logs::Logs;
 use crate::pidfile::{self, PidFile};

@@ -82,18 +82,26 @@ pub fn start(read: &mut ReadConfig) -> Result<(), String> {
             drop(server);
             broker::run(broker, read)
         }
-        _ => {
+        pid => {
             drop(broker);
             *lock() = Some(server);
+            BROKER_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
             Ok(())
         }
     }
 }
 
-/// The server will not switch users after all: the broker is not needed
-/// (it ends when its channel closes).
+/// The broker's process ID (0: none was started).
+static BROKER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The server will not switch users after all: the broker is not needed.
+/// It ends when its channel closes; it is waited for here.
 pub fn dismiss() {
-    lock().take();
+    if lock().take().is_some() {
+        let pid = BROKER_PID.swap(0, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: waits for our own child; no status is read.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    }
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Option<wire::Channel>> {

@@ -2,8 +2,10 @@
 //!
 //! Which local addresses speak TLS, and with which certificates and
 //! settings, comes from mod_ssl's configuration ([`TlsPortSpec`], built by
-//! the engine). [`TlsSetup::build`] reads every certificate and key when
-//! the server starts, before privileges are dropped. A connection to a TLS
+//! the engine). [`TlsSetup::build`] reads every certificate and key with
+//! each configuration generation ([`TlsSetup::build_reading`]: through
+//! the binary's privileged broker when the server runs as `User`, since
+//! keys are root's). A connection to a TLS
 //! address goes through `accept` (plain HTTP refused as mod_ssl refuses
 //! it, the ClientHello read, the server chosen by SNI, the handshake
 //! finished within the handshake time limit) and is then served by the
