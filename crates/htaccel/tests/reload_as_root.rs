@@ -98,6 +98,20 @@ fn uids(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A process's command name.
+fn comm(pid: u32) -> String {
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    name.trim_end().to_string()
+}
+
+/// The privileged broker processes among `pid`'s children.
+fn brokers(pid: u32) -> Vec<u32> {
+    children(pid)
+        .into_iter()
+        .filter(|&c| comm(c) == "htaccel-priv")
+        .collect()
+}
+
 /// The processes whose parent is `pid`.
 fn children(pid: u32) -> Vec<u32> {
     let list =
@@ -238,13 +252,7 @@ fn check_processes(server: &Server) -> Vec<u32> {
         serving.iter().all(|&u| u == uid),
         "serving process uids {serving:?}"
     );
-    let brokers: Vec<u32> = children(pid)
-        .into_iter()
-        .filter(|&c| {
-            std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default()
-                == "htaccel-priv\n"
-        })
-        .collect();
+    let brokers = brokers(pid);
     assert_eq!(brokers.len(), 1, "children {:?}", children(pid));
     assert!(uids(brokers[0]).iter().all(|&u| u == 0));
     serving
@@ -298,6 +306,27 @@ fn logrotate_with_root_only_logs_reopens_them_while_serving_as_user() {
         serving,
         "still {USER} after the reload"
     );
+
+    // A logger that dies is started again by the next line, as root.
+    let broker = brokers(server.child.id())[0];
+    for logger in children(broker) {
+        if comm(logger) == "cat" {
+            // SAFETY: killing a logger process this test's server started.
+            unsafe { libc::kill(logger as i32, libc::SIGKILL) };
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(server.get("/respawned"), "404");
+    let start = Instant::now();
+    while !server.log("piped.log").contains("GET /respawned") {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{}",
+            server.log("piped.log")
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.log("logger-uids"), "0\n0\n0\n");
 
     // A broken configuration: the running one keeps serving, into the
     // files it has.

@@ -219,3 +219,37 @@ impl Log for Silent {
     fn access(&self, _: &AccessEntry<'_>) {}
     fn error(&self, _: &str, _: &str, _: Option<std::net::SocketAddr>, _: &str) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_a_configuration_named_is_done() {
+        let dir = std::env::temp_dir().join(format!("htaccel-broker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let named_path = dir.join("named.pid");
+        let other = dir.join("other.pid");
+        let named = HashSet::from([named_path.clone()]);
+        // A path no configuration named is neither written nor removed.
+        std::fs::write(&other, "77\n").unwrap();
+        assert!(pid_file(&other, false, 42, &named).is_err());
+        assert!(pid_file(&other, true, 77, &named).is_err());
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "77\n");
+        // The named one: written with the server's ID, removed only while
+        // it holds it.
+        pid_file(&named_path, false, 42, &named).unwrap();
+        assert_eq!(std::fs::read_to_string(&named_path).unwrap(), "42\n");
+        pid_file(&named_path, true, 43, &named).unwrap();
+        assert!(named_path.exists(), "another server's pid file is kept");
+        pid_file(&named_path, true, 42, &named).unwrap();
+        assert!(!named_path.exists());
+
+        // A logger command no configuration named is not started.
+        let (server, broker) = super::super::wire::pair().unwrap();
+        restart_logger(&broker, "/bin/sh -c 'id > /tmp/x'", &HashSet::new()).unwrap();
+        let (answer, fd) = server.recv().unwrap().unwrap();
+        assert_eq!((answer[0], fd.is_none()), (FAILED, true));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
