@@ -7,8 +7,10 @@
 //!
 //! The broker is forked at start, before the configuration is read and
 //! before any other thread exists, so it is a copy of the program holding
-//! only the way to read the configuration. It answers two requests, and
-//! never takes a path from the server:
+//! only the way to read the configuration (it ends at once if the
+//! configuration names no `User` after all). It answers these requests,
+//! and never opens a path the server names unless a configuration it
+//! read names it too:
 //!
 //! - *prepare*: read the configuration again (as root, from the files the
 //!   server started with), open every log file it names (appending,
@@ -21,6 +23,11 @@
 //! - *write* or *remove the pid file*: a `PidFile` a configuration it
 //!   read names, holding the server's process ID (removed only while it
 //!   still holds it), since `/run/apache2` is root's.
+//!
+//! Why not Apache's design, a root parent starting new children on each
+//! reload: configuration generations live inside the one serving process
+//! (requests in flight finish on theirs; sockets, caches and watches are
+//! kept), and opening files is all a reload needs root for.
 //!
 //! The server then reads the configuration itself to build the engine
 //! and takes each log and TLS file from what the broker passed
