@@ -138,7 +138,12 @@ impl Server {
             format!(
                 "SSLEngine on\n\
                  SSLCertificateFile {d}/keys/server.crt\n\
-                 SSLCertificateKeyFile {d}/keys/server.key\n",
+                 SSLCertificateKeyFile {d}/keys/server.key\n\
+                 <VirtualHost 127.0.0.9:9>\n\
+                 SSLEngine off\n\
+                 SSLCertificateFile {d}/keys/spare.crt\n\
+                 SSLCertificateKeyFile {d}/keys/spare.key\n\
+                 </VirtualHost>\n",
                 d = d.display()
             )
         } else {
@@ -224,6 +229,10 @@ fn layout(dir: &TempDir) {
     let (cert, key) = certificate(dir.path(), "old.example");
     root_only(&dir.path().join("keys/server.crt"), &cert);
     root_only(&dir.path().join("keys/server.key"), &key);
+    // A server with TLS off names certificate files too: mod_ssl checks
+    // them all the same.
+    root_only(&dir.path().join("keys/spare.crt"), &cert);
+    root_only(&dir.path().join("keys/spare.key"), &key);
     std::fs::set_permissions(
         dir.path().join("keys"),
         std::fs::Permissions::from_mode(0o700),

@@ -9,6 +9,7 @@ use super::{
 use crate::reload::{log_targets, ReadConfig};
 use htaccel_engine::engine::Engine;
 use htaccel_engine::http::{AccessEntry, Log};
+use htaccel_engine::modules::ssl::opened_elsewhere;
 use std::collections::HashSet;
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
@@ -144,7 +145,16 @@ fn prepare(channel: &Channel, read: &mut ReadConfig, named: &mut Named) -> std::
         Ok(e) => e,
         Err(e) => return failed(&e),
     };
+    // Those the directives name (checked when the configuration is read,
+    // in any server), then those the handshakes read (CA directories'
+    // files too).
+    let mut paths = opened_elsewhere::named_files(&engine);
     for path in htaccel_server::tls::TlsSetup::files(&engine.tls_ports()) {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    for path in paths {
         // One that cannot be opened is the server's to report, when it
         // reads it.
         if let Ok(file) = std::fs::File::open(&path) {

@@ -35,6 +35,23 @@ pub(super) fn metadata(path: &Path) -> std::io::Result<Metadata> {
     }
 }
 
+/// Every file mod_ssl's directives name in any server of `engine`, TLS
+/// on or not (each is checked when the configuration is read):
+/// certificates, keys, chains, CA files.
+pub fn named_files(engine: &crate::engine::Engine) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for site in std::iter::once(&engine.main).chain(&engine.vhosts) {
+        let ssl = &site.ssl;
+        let named = ssl.cert_files.iter().chain(&ssl.key_files);
+        for p in named.chain(&ssl.chain_file).chain(&ssl.ca_file) {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
