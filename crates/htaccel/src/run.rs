@@ -4,6 +4,7 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
+use crate::privsep::Files;
 use crate::reload::{Generation, ReadConfig, Reloads};
 use crate::startup;
 use htaccel_conf::ParseOptions;
@@ -183,8 +184,18 @@ pub(crate) fn serve(
     serve_root: Option<&Path>,
     threads: usize,
 ) -> Result<(), String> {
+    // As root with worker threads to come, fork the privileged broker
+    // first, while this is the only thread (see `privsep`). It stays
+    // only if privileges are dropped below.
+    if privileges::is_root() && threads != 1 {
+        crate::privsep::start(&mut read)?;
+    }
     let loaded = read()?;
-    let first = Generation::build(&loaded)?;
+    let (switch, after_bind) = privilege_step(&loaded, serve_root)?;
+    if !switch {
+        crate::privsep::dismiss();
+    }
+    let first = Generation::build(&loaded, &mut Files::for_next_generation()?)?;
 
     let mut listen = Vec::new();
     for (spec, origin) in &loaded.build.global.listen {
@@ -203,7 +214,7 @@ pub(crate) fn serve(
         n => n,
     };
 
-    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
+    let after_bind = announce_ready(after_bind);
     let pid_file = first.write_pid_file(None)?;
     let mut reloads = Reloads {
         read,
@@ -252,13 +263,17 @@ fn announce_ready(after_bind: AfterBind) -> AfterBind {
 /// the user never chose.
 type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 
-fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
+/// Also says whether the user is switched.
+fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, AfterBind), String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
-        return Ok(Box::new(|| {
-            crate::apachectl::tell_ready();
-            Ok(())
-        }));
+        return Ok((
+            false,
+            Box::new(|| {
+                crate::apachectl::tell_ready();
+                Ok(())
+            }),
+        ));
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
@@ -268,15 +283,21 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
                 "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
                 root.display()
             );
-            return Ok(Box::new(|| {
-                crate::apachectl::tell_ready();
-                Ok(())
-            }));
+            return Ok((
+                false,
+                Box::new(|| {
+                    crate::apachectl::tell_ready();
+                    Ok(())
+                }),
+            ));
         }
     }
-    Ok(Box::new(move || {
-        privileges::drop_to(uid, gid, &user)?;
-        crate::apachectl::tell_ready();
-        Ok(())
-    }))
+    Ok((
+        true,
+        Box::new(move || {
+            privileges::drop_to(uid, gid, &user)?;
+            crate::apachectl::tell_ready();
+            Ok(())
+        }),
+    ))
 }
