@@ -478,6 +478,7 @@ mod tests {
             headers: h,
             framing: BodyFraming::None,
             peer: peer.parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,

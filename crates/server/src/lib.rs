@@ -75,6 +75,7 @@ mod generation;
 mod head;
 mod listener;
 mod proxy_http;
+mod proxy_protocol;
 mod scoreboard;
 mod shutdown;
 mod spool;

@@ -20,7 +20,7 @@ mod config;
 mod der;
 mod stream;
 
-pub(crate) use accept::serve;
+pub(crate) use accept::{handshake_limit, serve};
 
 use htaccel_engine::http::tls::TlsPortSpec;
 use std::net::SocketAddr;

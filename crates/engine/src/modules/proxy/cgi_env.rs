@@ -142,7 +142,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             .unwrap_or("[no address given]"),
     );
     e.set_path("SCRIPT_FILENAME", script_filename);
-    e.set("REMOTE_PORT", req.remote().port().to_string());
+    e.set("REMOTE_PORT", ctx.useragent_port().to_string());
     if let Some(prev) = prev {
         e.set_path("REDIRECT_URL", &prev.uri);
         if let Some(q) = &prev.args {

@@ -15,14 +15,29 @@
 //! * the header keeps what was not consumed, and is removed when all was.
 //!
 //! This runs in `post_read_request`, with the server's configuration only.
+//!
+//! `RemoteIPProxyProtocol` (the PROXY protocol) works on connections, not
+//! requests: Apache keeps one process-wide list of the addresses where it
+//! is on and one where it is off, each `RemoteIPProxyProtocol` line adding
+//! every address of the server it is in (the main server's is
+//! `0.0.0.0:0`, which matches any local address; a `<VirtualHost *:80>`'s
+//! matches any address on port 80) and taking them off the other list.
+//! A connection whose local address is on the first list and not on the
+//! second, from a peer outside `RemoteIPProxyProtocolExceptions`, must
+//! begin with a header ([`proxy_header`], read by the server before
+//! anything else, TLS included). The client the header names is then the
+//! request's client for everything (access control, logs, the CGI
+//! environment), and `RemoteIPHeader` is not consulted on that
+//! connection.
+
+pub mod proxy_header;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::ipset::{Subnet, SubnetError};
-use crate::modules::unsupported::refuse;
 use crate::registry::{Args, Directive, Module, RSRC_CONF};
 use crate::request::Ctx;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 /// One `RemoteIPInternalProxy`/`RemoteIPTrustedProxy` entry.
@@ -91,8 +106,224 @@ fn parse_hop(hop: &str) -> Option<IpAddr> {
         .copied()
 }
 
+/// One address of a server, as `RemoteIPProxyProtocol` records it: an IP
+/// (`0.0.0.0` for `*` and `_default_`, which match any) and a port (0 for
+/// any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ServerAddr {
+    ip: IpAddr,
+    port: u16,
+}
+
+impl ServerAddr {
+    fn wildcard(&self) -> bool {
+        self.ip.is_unspecified()
+    }
+
+    /// `remoteip_sockaddr_compat`: the same address (either port 0 or
+    /// both equal), or a wildcard on the other's port (or any port).
+    fn covers(&self, other: &ServerAddr) -> bool {
+        (self.ip == other.ip && (self.port == other.port || self.port == 0 || other.port == 0))
+            || (self.wildcard() && (self.port == 0 || self.port == other.port))
+            || (other.wildcard() && (other.port == 0 || other.port == self.port))
+    }
+}
+
+impl std::fmt::Display for ServerAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.ip, self.port)
+    }
+}
+
+/// The PROXY protocol's process-wide settings (Apache keeps them in the
+/// main server's configuration whatever server names them).
+#[derive(Clone, Debug, Default)]
+pub struct ProxyProtocol {
+    /// Newest first, as Apache's lists.
+    /// Each with the server that named it (`name:port in file`).
+    enabled: Vec<(ServerAddr, String)>,
+    disabled: Vec<(ServerAddr, String)>,
+    exceptions: Vec<Subnet>,
+    /// Lines for the error log at start-up (`AH03491`).
+    overridden: Vec<String>,
+}
+
+impl ProxyProtocol {
+    /// Whether a connection from `peer` to `local` must begin with a PROXY
+    /// header (`remoteip_hook_pre_connection`).
+    pub fn required(&self, local: SocketAddr, peer: SocketAddr) -> bool {
+        let local = ServerAddr {
+            ip: unmap(local.ip()),
+            port: local.port(),
+        };
+        self.enabled.iter().any(|(a, _)| a.covers(&local))
+            && !self.disabled.iter().any(|(a, _)| a.covers(&local))
+            && !self
+                .exceptions
+                .iter()
+                .any(|s| contains(s, unmap(peer.ip())))
+    }
+
+    /// Whether any address has it on.
+    pub fn in_use(&self) -> bool {
+        !self.enabled.is_empty()
+    }
+
+    /// The notices Apache writes at start-up: overridden settings, then
+    /// where it is on and where off.
+    pub fn notices(&self) -> Vec<String> {
+        let mut lines = self.overridden.clone();
+        lines.extend(
+            self.enabled
+                .iter()
+                .map(|(a, _)| format!("AH03492: RemoteIPProxyProtocol: enabled on {a}")),
+        );
+        lines.extend(
+            self.disabled
+                .iter()
+                .map(|(a, _)| format!("AH03494: RemoteIPProxyProtocol: disabled on {a}")),
+        );
+        lines
+    }
+}
+
+fn unmap(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// A `<VirtualHost>` address as Apache parses it: `*` and `_default_` are
+/// the wildcard, a missing or `*` port is 0, a name is resolved (each of
+/// its addresses).
+fn server_addrs(spec: &str) -> Vec<ServerAddr> {
+    let (host, port) = match spec.rsplit_once(':') {
+        Some((h, p))
+            if !h.ends_with(':') && !spec.starts_with('[')
+                || spec.starts_with('[') && h.ends_with(']') =>
+        {
+            (h, p)
+        }
+        _ => (spec, "*"),
+    };
+    let port = port.parse::<u16>().unwrap_or(0);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let ips = if host == "*" || host == "_default_" {
+        vec![IpAddr::V4(Ipv4Addr::UNSPECIFIED)]
+    } else if let Ok(ip) = host.parse::<IpAddr>() {
+        vec![ip]
+    } else {
+        crate::modules::dns::resolve(host)
+    };
+    ips.into_iter()
+        .map(|ip| ServerAddr {
+            ip: unmap(ip),
+            port,
+        })
+        .collect()
+}
+
+/// `RemoteIPProxyProtocol On|Off`: every address of the current server
+/// goes on one list and off the other.
+fn run_proxy_protocol(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let on = crate::registry::flag(&inv.words);
+    let server = w.server()?;
+    let addrs: Vec<ServerAddr> = if server.addrs.is_empty() {
+        vec![ServerAddr {
+            ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            port: 0,
+        }]
+    } else {
+        server.addrs.iter().flat_map(|a| server_addrs(a)).collect()
+    };
+    let here = describe_server(server);
+    let Some(build) = w.server.as_deref_mut() else {
+        return Err("not allowed here".into());
+    };
+    let pp = &mut build.global.proxy_protocol;
+    let (add, remove) = if on {
+        (&mut pp.enabled, &mut pp.disabled)
+    } else {
+        (&mut pp.disabled, &mut pp.enabled)
+    };
+    for addr in addrs {
+        if let Some(i) = remove.iter().position(|(a, _)| *a == addr) {
+            let (_, prev) = remove.remove(i);
+            pp.overridden.push(format!(
+                "AH03491: RemoteIPProxyProtocol: previous setting for {addr} from virtual host {{{prev}}} is being overridden by virtual host {{{here}}}; new setting is '{}'",
+                if on { "On" } else { "Off" }
+            ));
+        }
+        if !add.iter().any(|(a, _)| a.covers(&addr)) {
+            add.insert(0, (addr, here.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// `name:port in file` as Apache's `AH03491` names a server.
+fn describe_server(server: &crate::config::server::ServerConf) -> String {
+    format!(
+        "{}:{} in {}",
+        server.server_name.as_deref().unwrap_or(""),
+        server
+            .addrs
+            .first()
+            .map_or("*", |a| a.rsplit(':').next().unwrap_or("*")),
+        server
+            .origin
+            .as_ref()
+            .map_or_else(String::new, |o| o.file.to_string())
+    )
+}
+
+/// `RemoteIPProxyProtocolExceptions`: peers that connect without a header.
+fn run_exceptions(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    if inv.words.is_empty() {
+        return Err(format!("{} requires an argument", inv.name));
+    }
+    let mut subnets = Vec::new();
+    for word in &inv.words {
+        let (ip, mask) = match word.split_once('/') {
+            Some((i, m)) => (i, Some(m)),
+            None => (word.as_str(), None),
+        };
+        match Subnet::parse(ip, mask) {
+            Ok(s) => subnets.push(s),
+            Err(SubnetError::NotAnAddress) => {
+                return Err(format!("ip address '{ip}' appears to be invalid"))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "ip address '{ip}' appears to be invalid: {}",
+                    e.message()
+                ))
+            }
+        }
+    }
+    let Some(build) = w.server.as_deref_mut() else {
+        return Err("not allowed here".into());
+    };
+    build.global.proxy_protocol.exceptions.extend(subnets);
+    Ok(())
+}
+
 /// `remoteip_modify_request`.
 pub fn post_read_request(ctx: &mut Ctx<'_>) {
+    // A connection that began with a PROXY header already has its client
+    // (the server put it in place); Apache then skips the header.
+    if ctx.req.proxied_by.is_some() {
+        return;
+    }
     let conf = ctx.site.remoteip.clone();
     let Some(header) = &conf.header else {
         return;
@@ -241,8 +472,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "RemoteIPInternalProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more internal (transparent) proxies which are trusted to present IP headers", run: run_proxy },
     Directive { name: "RemoteIPTrustedProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of trusted proxies, see the RemoteIPTrustedProxy directive", run: run_proxy_list },
     Directive { name: "RemoteIPInternalProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of internal proxies, see the RemoteIPInternalProxy directive", run: run_proxy_list },
-    Directive { name: "RemoteIPProxyProtocol", args: Args::Flag, req_override: RSRC_CONF, about: "Enable PROXY protocol handling ('on', 'off')", run: refuse },
-    Directive { name: "RemoteIPProxyProtocolExceptions", args: Args::Iterate, req_override: RSRC_CONF, about: "Disable PROXY protocol handling for this list of networks", run: refuse },
+    Directive { name: "RemoteIPProxyProtocol", args: Args::Flag, req_override: RSRC_CONF, about: "Enable PROXY protocol handling ('on', 'off')", run: run_proxy_protocol },
+    Directive { name: "RemoteIPProxyProtocolExceptions", args: Args::Argv, req_override: RSRC_CONF, about: "Disable PROXY protocol handling for this list of networks in CIDR format", run: run_exceptions },
 ];
 
 pub static MODULE: Module = Module {
