@@ -51,12 +51,25 @@ fn connections() -> Vec<(Vec<u8>, &'static str)> {
     };
     let with = |header: &[u8]| [header, get].concat();
     vec![
-        (with(b"PROXY TCP4 203.0.113.7 192.0.2.1 4321 80\r\n"), "127.0.0.1"),
+        (
+            with(b"PROXY TCP4 203.0.113.7 192.0.2.1 4321 80\r\n"),
+            "127.0.0.1",
+        ),
         (with(b"PROXY TCP6 2001:db8::7 ::1 4322 80\r\n"), "127.0.0.1"),
         (with(b"PROXY UNKNOWN\r\n"), "127.0.0.1"),
         (with(b"PROXY UNKNOWN x y z\r\n"), "127.0.0.1"),
-        (with(b"PROXY TCP4 203.0.113.x 192.0.2.1 4321 80\r\n"), "127.0.0.1"),
-        (v2(0x21, 0x11, &[198, 51, 100, 9, 192, 0, 2, 1, 0x10, 0x92, 0, 80]), "127.0.0.1"),
+        (
+            with(b"PROXY TCP4 203.0.113.x 192.0.2.1 4321 80\r\n"),
+            "127.0.0.1",
+        ),
+        (
+            v2(
+                0x21,
+                0x11,
+                &[198, 51, 100, 9, 192, 0, 2, 1, 0x10, 0x92, 0, 80],
+            ),
+            "127.0.0.1",
+        ),
         (v2(0x20, 0x00, &[]), "127.0.0.1"),
         (v2(0x21, 0x31, &[0; 216]), "127.0.0.1"),
         (get.to_vec(), "127.0.0.1"),
@@ -79,7 +92,9 @@ fn logged(program: &str, extra: &[&str]) -> (Vec<String>, Vec<String>) {
         let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
             .expect("socket");
         socket
-            .bind(&std::net::SocketAddr::from((from.parse::<std::net::IpAddr>().unwrap(), 0)).into())
+            .bind(
+                &std::net::SocketAddr::from((from.parse::<std::net::IpAddr>().unwrap(), 0)).into(),
+            )
             .expect("bind");
         socket
             .connect(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
@@ -97,7 +112,13 @@ fn logged(program: &str, extra: &[&str]) -> (Vec<String>, Vec<String>) {
         .lines()
         .map(|line| {
             line.split(' ')
-                .map(|w| if peer_ports.iter().any(|p| p == w) { "PEER" } else { w })
+                .map(|w| {
+                    if peer_ports.iter().any(|p| p == w) {
+                        "PEER"
+                    } else {
+                        w
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })
