@@ -211,11 +211,18 @@ impl Request {
         crate::answer_memo::note_remote_ip();
         self.peer.ip()
     }
-    /// The connection's own peer's IP (`CONN_REMOTE_ADDR`, `%{c}a`): the
-    /// proxy's when a PROXY header named the client (recorded).
+    /// The connection's own peer's IP (`CONN_REMOTE_ADDR`): the proxy's
+    /// when a PROXY header named the client. Recorded as the client's IP,
+    /// which it is without a header; behind one, the answer memo keys on
+    /// the client only, so an answer that read the proxy is not kept.
     pub fn conn_peer_ip(&self) -> std::net::IpAddr {
-        crate::answer_memo::note_remote_ip();
-        self.proxied_by.unwrap_or(self.peer).ip()
+        match self.proxied_by {
+            Some(peer) => {
+                crate::answer_memo::note_volatile();
+                peer.ip()
+            }
+            None => self.remote_ip(),
+        }
     }
     /// The TLS session's facts (SNI, protocol, cipher): an answer that
     /// reads them is not kept, since they differ between connections.
