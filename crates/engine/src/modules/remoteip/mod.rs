@@ -266,15 +266,18 @@ fn run_proxy_protocol(
     Ok(())
 }
 
-/// `name:port in file` as Apache's `AH03491` names a server.
+/// `name:port in file` as Apache's `AH03491` names a server: its
+/// `ServerName` so far (`(null)` before one), the port of its first
+/// address (0 for any) and the file that defines it.
 fn describe_server(server: &crate::config::server::ServerConf) -> String {
     format!(
         "{}:{} in {}",
-        server.server_name.as_deref().unwrap_or(""),
+        server.server_name.as_deref().unwrap_or("(null)"),
         server
             .addrs
             .first()
-            .map_or("*", |a| a.rsplit(':').next().unwrap_or("*")),
+            .and_then(|a| server_addrs(a).first().map(|s| s.port))
+            .unwrap_or(0),
         server
             .origin
             .as_ref()
@@ -503,6 +506,45 @@ mod tests {
         for a in ["172.32.0.1", "8.8.8.8", "2001:db8::1"] {
             assert!(!private_or_nonsense(a.parse().unwrap()), "{a}");
         }
+    }
+
+    fn addr(spec: &str) -> (ServerAddr, String) {
+        (server_addrs(spec).remove(0), String::new())
+    }
+
+    #[test]
+    fn proxy_protocol_addresses_cover_as_apache_compares_them() {
+        // The main server's 0.0.0.0:0 covers every local address.
+        let mut pp = ProxyProtocol {
+            enabled: vec![(
+                ServerAddr {
+                    ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                    port: 0,
+                },
+                String::new(),
+            )],
+            ..Default::default()
+        };
+        let peer: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+        assert!(pp.required("127.0.0.1:80".parse().unwrap(), peer));
+        assert!(pp.required("[::ffff:10.0.0.1]:443".parse().unwrap(), peer));
+        // A `*:443` that is off wins over it for port 443 only.
+        pp.disabled.push(addr("*:443"));
+        assert!(!pp.required("127.0.0.1:443".parse().unwrap(), peer));
+        assert!(pp.required("127.0.0.1:80".parse().unwrap(), peer));
+        // An exception is about the peer.
+        pp.exceptions
+            .push(Subnet::parse("192.0.2.0", Some("24")).unwrap());
+        assert!(!pp.required("127.0.0.1:80".parse().unwrap(), peer));
+        // A specific address with a port; without a port (0) any port.
+        let pp = ProxyProtocol {
+            enabled: vec![addr("127.0.0.1:8080"), addr("[::1]")],
+            ..Default::default()
+        };
+        assert!(pp.required("127.0.0.1:8080".parse().unwrap(), peer));
+        assert!(!pp.required("127.0.0.2:8080".parse().unwrap(), peer));
+        assert!(!pp.required("127.0.0.1:8081".parse().unwrap(), peer));
+        assert!(pp.required("[::1]:9".parse().unwrap(), peer));
     }
 
     #[test]
