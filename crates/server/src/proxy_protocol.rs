@@ -13,7 +13,9 @@
 //! time mod_reqtimeout gives the stage the header is read in (the header
 //! stage on a plain address, the handshake's limit on a TLS address; its
 //! first limit, no `MinRate` growth for so few bytes), never more than
-//! `Timeout`. The reads wait on the event loop, never the worker thread.
+//! `Timeout`; on a TLS address the handshake then has its own limit, where
+//! Apache counts both against one. The reads wait on the event loop, never
+//! the worker thread.
 //!
 //! A connection without a valid header is closed without a byte sent, the
 //! reason in the error log as Apache words it; one that runs out of time
