@@ -202,6 +202,9 @@ struct Entry {
     secure: bool,
     /// The connection began with a PROXY header.
     proxied: bool,
+    /// The request came on an HTTP/2 stream (mod_http2's `HTTP2` and the
+    /// push variables are set for it).
+    h2: bool,
     /// The TLS facts mod_ssl reads without marking the answer volatile
     /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
     /// the server of the handshake and the SNI name.
@@ -263,6 +266,7 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             || e.local != req.local
             || e.secure != req.secure
             || e.proxied != req.proxied_by.is_some()
+            || e.h2 != req.h2_stream.is_some()
             || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
@@ -386,6 +390,7 @@ impl Recording {
                 local: req.local,
                 secure: req.secure,
                 proxied: req.proxied_by.is_some(),
+                h2: req.h2_stream.is_some(),
                 tls: tls_key(req),
                 kept,
             },
@@ -487,6 +492,7 @@ mod tests {
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 

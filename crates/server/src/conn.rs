@@ -125,7 +125,7 @@ impl Local {
         }
     }
 
-    fn register(&self) -> usize {
+    pub(crate) fn register(&self) -> usize {
         self.active.set(self.active.get() + 1);
         if let Some(id) = self.free.borrow_mut().pop() {
             return id;
@@ -135,7 +135,7 @@ impl Local {
         w.len() - 1
     }
 
-    fn unregister(&self, id: usize) {
+    pub(crate) fn unregister(&self, id: usize) {
         self.active.set(self.active.get() - 1);
         self.wakers.borrow_mut()[id] = None;
         self.free.borrow_mut().push(id);
@@ -157,7 +157,7 @@ impl Local {
         }
     }
 
-    fn set_waker(&self, id: usize, waker: &Waker) {
+    pub(crate) fn set_waker(&self, id: usize, waker: &Waker) {
         let mut w = self.wakers.borrow_mut();
         match &mut w[id] {
             Some(old) if old.will_wake(waker) => {}
@@ -244,7 +244,7 @@ pub(crate) async fn refuse_plain_http<T: Transport>(
     }
 }
 
-struct Registered<'a>(&'a Local, usize);
+pub(crate) struct Registered<'a>(pub(crate) &'a Local, pub(crate) usize);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
@@ -377,6 +377,7 @@ fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request 
         local,
         secure: false,
         tls: None,
+        h2_stream: None,
     }
 }
 
@@ -691,61 +692,63 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let checked =
-            match self
-                .parser
-                .finish(&head, self.remote, self.local_addr, self.stream.tls())
-            {
-                Ok(mut c) => {
-                    c.req.proxied_by = self.proxied_by;
-                    c
-                }
-                Err(refused) => {
-                    let (e, req) = *refused;
-                    let conn = req.headers.get_joined("Connection");
-                    let conn = conn.as_deref().unwrap_or_default();
-                    if e.status == 417 {
-                        if let Some(answer) = self
-                            .discard_before_417(shared, &req, received, started)
-                            .await
-                        {
-                            return answer;
-                        }
+        let checked = match self.parser.finish(
+            &head,
+            self.remote,
+            self.local_addr,
+            self.stream.tls(),
+            self.stream.h2_stream(),
+        ) {
+            Ok(mut c) => {
+                c.req.proxied_by = self.proxied_by;
+                c
+            }
+            Err(refused) => {
+                let (e, req) = *refused;
+                let conn = req.headers.get_joined("Connection");
+                let conn = conn.as_deref().unwrap_or_default();
+                if e.status == 417 {
+                    if let Some(answer) = self
+                        .discard_before_417(shared, &req, received, started)
+                        .await
+                    {
+                        return answer;
                     }
-                    let ex = Exchange {
-                        request: Some(&req),
-                        head: e.head_only,
-                        proto_num: self.parser.proto_num(),
-                        http09: false,
-                        // Apache computes the headers of these answers as usual
-                        // (a 417 may say Keep-Alive) and closes regardless.
-                        close: false,
-                        expecting: false,
-                        client_close: find_token(conn, b"close"),
-                        client_keep_alive: find_token(conn, b"keep-alive"),
-                        no_length: false,
-                        received,
-                        started,
-                        open_body: false,
-                    };
-                    let expect = e
-                        .expect
-                        .as_ref()
-                        .map(|v| String::from_utf8_lossy(v).into_owned());
-                    let mut resp = shared.handler.protocol_error(&ProtocolError {
-                        status: e.status,
-                        note: e.note,
-                        method: Some(&req.method),
-                        expect: expect.as_deref(),
-                        head: e.head_only,
-                        request: Some(&req),
-                        additional: None,
-                    });
-                    resp.close = false;
-                    self.respond(shared, &ex, &resp).ok()?;
-                    return Some(false);
                 }
-            };
+                let ex = Exchange {
+                    request: Some(&req),
+                    head: e.head_only,
+                    proto_num: self.parser.proto_num(),
+                    http09: false,
+                    // Apache computes the headers of these answers as usual
+                    // (a 417 may say Keep-Alive) and closes regardless.
+                    close: false,
+                    expecting: false,
+                    client_close: find_token(conn, b"close"),
+                    client_keep_alive: find_token(conn, b"keep-alive"),
+                    no_length: false,
+                    received,
+                    started,
+                    open_body: false,
+                };
+                let expect = e
+                    .expect
+                    .as_ref()
+                    .map(|v| String::from_utf8_lossy(v).into_owned());
+                let mut resp = shared.handler.protocol_error(&ProtocolError {
+                    status: e.status,
+                    note: e.note,
+                    method: Some(&req.method),
+                    expect: expect.as_deref(),
+                    head: e.head_only,
+                    request: Some(&req),
+                    additional: None,
+                });
+                resp.close = false;
+                self.respond(shared, &ex, &resp).ok()?;
+                return Some(false);
+            }
+        };
         let Checked {
             req,
             proto_num,
@@ -1072,6 +1075,11 @@ impl<T: Transport> Conn<T> {
                 &facts,
             )
         };
+        // Apache's core announces other protocols on a connection's first
+        // answer only (`c->keepalives` still 0).
+        if self.keepalives == 0 && !ex.http09 {
+            framing.upgrade.clone_from(&resp.upgrade_offer);
+        }
         if keep {
             self.keepalives += 1;
             if ex.client_keep_alive {

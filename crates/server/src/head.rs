@@ -434,6 +434,7 @@ impl HeadParser {
         remote: SocketAddr,
         local: SocketAddr,
         tls: Option<&std::sync::Arc<htaccel_engine::http::TlsInfo>>,
+        h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
     ) -> Result<Checked, Box<(HeadError, Request)>> {
         let buf: &[u8] = head;
         let method = text(&buf[self.method.clone()]);
@@ -476,11 +477,7 @@ impl HeadParser {
                 Field::Owned { name, value } => headers.push(name.clone(), value.clone()),
             }
         }
-        let version = if self.proto_num >= 1001 {
-            Version::Http11
-        } else {
-            Version::Http10
-        };
+        let version = version_of(self.proto_num);
         let mut req = Request {
             method,
             target,
@@ -493,6 +490,7 @@ impl HeadParser {
             local,
             secure: tls.is_some(),
             tls: tls.cloned(),
+            h2_stream,
         };
         match self.check(buf, &mut req) {
             Ok((expect_100, close, conn)) => {
@@ -529,11 +527,7 @@ impl HeadParser {
         Some(Request {
             method: text(&buf[self.method.clone()]),
             target: text(&buf[self.uri.clone()]),
-            version: if self.proto_num >= 1001 {
-                Version::Http11
-            } else {
-                Version::Http10
-            },
+            version: version_of(self.proto_num),
             request_line: text(&buf[self.line.clone()]),
             headers: Headers::new(),
             framing: BodyFraming::None,
@@ -542,6 +536,7 @@ impl HeadParser {
             local,
             secure: false,
             tls: None,
+            h2_stream: None,
         })
     }
 
@@ -981,6 +976,16 @@ fn tokenize(l: &[u8]) -> Tokens {
     }
 }
 
+/// The protocol a request shows (`%H`, `SERVER_PROTOCOL`) for the
+/// version number of its request line.
+fn version_of(proto_num: u32) -> Version {
+    match proto_num {
+        2000.. => Version::Http2,
+        1001.. => Version::Http11,
+        _ => Version::Http10,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1003,7 +1008,7 @@ mod tests {
         match p.parse(raw, &limits(), false) {
             Parse::Done(n) => {
                 let head = Bytes::copy_from_slice(&raw[..n]);
-                p.finish(&head, addr(), addr(), None)
+                p.finish(&head, addr(), addr(), None, None)
                     .map_err(|b| (b.0.status, b.0.note, b.0.head_only))
             }
             Parse::Error(e) => Err((e.status, e.note, e.head_only)),
@@ -1310,7 +1315,13 @@ mod tests {
         assert_eq!(n, raw.len() - 4);
         assert_eq!(i, n);
         let c = p
-            .finish(&Bytes::copy_from_slice(&raw[..n]), addr(), addr(), None)
+            .finish(
+                &Bytes::copy_from_slice(&raw[..n]),
+                addr(),
+                addr(),
+                None,
+                None,
+            )
             .unwrap();
         assert_eq!(c.req.headers.get_str("a"), Some("1 2"));
         p.reset();

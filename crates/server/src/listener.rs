@@ -386,16 +386,24 @@ async fn accept_loop(
                         return;
                     };
                     match tls {
-                        None => {
-                            conn::serve(
-                                crate::transport::Plain(stream),
-                                remote,
-                                local_addr,
-                                shared,
-                                local,
-                            )
-                            .await
-                        }
+                        None => match shared.handler.h2c(local_addr) {
+                            None => {
+                                conn::serve(
+                                    crate::transport::Plain(stream),
+                                    remote,
+                                    local_addr,
+                                    shared,
+                                    local,
+                                )
+                                .await
+                            }
+                            Some(h2) => {
+                                crate::h2::serve_cleartext(
+                                    stream, remote, local_addr, h2, shared, local,
+                                )
+                                .await
+                            }
+                        },
                         Some((setup, port)) => {
                             crate::tls::serve(
                                 stream, remote, local_addr, setup, port, shared, local,

@@ -16,8 +16,11 @@
 //! all it speaks.
 
 mod accept;
+mod async_io;
+mod client_verify;
 mod config;
 mod der;
+mod sessions;
 mod stream;
 
 pub(crate) use accept::{handshake_limit, serve};
@@ -50,6 +53,10 @@ pub(crate) struct Site {
     site: Option<usize>,
     names: Vec<String>,
     keys: Vec<config::KeyConfig>,
+    /// `Protocols`, for ALPN.
+    protocols: htaccel_engine::modules::http2::ProtocolsConf,
+    /// The HTTP/2 settings when ALPN may select `h2`.
+    h2: Option<htaccel_engine::http::http2::H2Settings>,
 }
 
 impl TlsSetup {
@@ -66,9 +73,13 @@ impl TlsSetup {
                 // them: the address's default server's server cipher order
                 // and its refusal of tickets stay in force.
                 let mut s = s.clone();
+                // Sessions are made by the address's first context
+                // (OpenSSL's `session_ctx`), so their timeout is the
+                // default server's too.
                 if let Some(d) = default {
                     s.honor_cipher_order |= d.honor_cipher_order;
                     s.session_tickets &= d.session_tickets;
+                    s.session_timeout = d.session_timeout;
                 }
                 let s = &s;
                 let keys = config::build(s).map_err(|e| {
@@ -79,6 +90,8 @@ impl TlsSetup {
                     site: s.site,
                     names: s.names.iter().map(|n| n.to_ascii_lowercase()).collect(),
                     keys,
+                    protocols: s.protocols.clone(),
+                    h2: s.h2,
                 });
             }
             if !sites.is_empty() {

@@ -283,7 +283,8 @@ fn run_add_default_charset(
     conf.core.add_default_charset = Some(if v.eq_ignore_ascii_case("off") {
         None
     } else if v.eq_ignore_ascii_case("on") {
-        Some("ISO-8859-1".to_string())
+        // Apache's DEFAULT_ADD_DEFAULT_CHARSET_NAME.
+        Some("iso-8859-1".to_string())
     } else {
         Some(v.clone())
     });
