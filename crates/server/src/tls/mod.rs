@@ -123,7 +123,7 @@ impl Port {
         sni.and_then(|name| {
             self.sites.iter().find(|s| {
                 s.names.iter().any(|n| {
-                    htaccel_engine::modules::core::sections::fnmatch(n.as_bytes(), name.as_bytes())
+                    htaccel_conf::fnmatch::strcmp_match(name.as_bytes(), n.as_bytes(), true)
                 })
             })
         })

@@ -23,14 +23,14 @@
 //! icon URLs are HTML-escaped, alt texts and descriptions are written as
 //! they were configured (they may hold HTML).
 
-pub mod glob;
 pub mod opts;
 pub mod query;
+pub mod strnatcmp;
 
 use crate::uri::{escape_html, escape_os_path};
-use glob::strnatcmp;
 use opts::*;
 use std::cmp::Ordering;
+use strnatcmp::strnatcmp;
 
 /// One line of the listing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

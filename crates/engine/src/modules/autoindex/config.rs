@@ -10,9 +10,9 @@
 //! since their matching rules are fixed by the shape the directives gave
 //! the lists.
 
-use crate::http::autoindex::glob::{fnmatch, strcmp_match, FnmatchFlags};
 pub use crate::http::autoindex::opts::Adjust;
 use crate::http::autoindex::opts::*;
+use htaccel_conf::fnmatch::{fnmatch, strcmp_match, Flags};
 use std::sync::Arc;
 
 /// Which lookup an icon or alt entry takes part in (`BY_PATH`, `BY_TYPE`,
@@ -240,11 +240,7 @@ impl AutoindexDir {
         self.descriptions.iter().find_map(|d| {
             let subject = if d.full_path { path } else { name_only };
             let found = if d.wildcards {
-                fnmatch(
-                    d.pattern.as_bytes(),
-                    subject.as_bytes(),
-                    FnmatchFlags::default(),
-                )
+                fnmatch(d.pattern.as_bytes(), subject.as_bytes(), Flags::default())
             } else {
                 subject.contains(d.pattern.as_str())
             };

@@ -350,15 +350,16 @@ fn dir_entry(
     dir: &str,
     name: &str,
 ) -> Option<Entry> {
-    use crate::http::autoindex::glob::{fnmatch, FnmatchFlags};
+    use htaccel_conf::fnmatch::{fnmatch, Flags};
     if name.is_empty() || name.contains('/') {
         return None;
     }
     let raw_name = crate::path_text::bytes(name);
     if let Some(p) = &view.pattern {
-        let flags = FnmatchFlags {
+        let flags = Flags {
             no_escape: true,
             period: true,
+            ..Flags::default()
         };
         if !fnmatch(p, raw_name.as_ref(), flags) {
             return None;

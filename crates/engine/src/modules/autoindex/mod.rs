@@ -22,10 +22,10 @@ pub use handler::listing;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::http::autoindex::glob::{fnmatch_test, is_matchexp};
 use crate::http::autoindex::opts::*;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_ALL, OR_INDEXES, RSRC_CONF};
 use config::{Adjust, Description, Item, ItemKind};
+use htaccel_conf::fnmatch::{has_wildcard, is_matchexp};
 use std::sync::Arc;
 
 /// The directory a directive was written for, as a pattern prefix
@@ -103,7 +103,7 @@ fn add_desc(c: &mut DirConf, words: &[String]) {
     let list = Arc::make_mut(&mut c.autoindex.descriptions);
     for to in &words[1..] {
         let full_path = to.contains('/');
-        let wildcards = full_path || fnmatch_test(to);
+        let wildcards = full_path || has_wildcard(to.as_bytes());
         let pattern = if wildcards {
             format!("{}{to}*", if full_path { "*/" } else { "*" })
         } else {

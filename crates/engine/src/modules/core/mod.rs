@@ -67,9 +67,11 @@ impl FilesMatcher {
     pub fn matches(&self, basename: &[u8]) -> bool {
         match self {
             FilesMatcher::Exact(s) => s.as_bytes() == basename,
-            FilesMatcher::Glob(p) => {
-                crate::modules::core::sections::fnmatch(p.as_bytes(), basename)
-            }
+            FilesMatcher::Glob(p) => htaccel_conf::fnmatch::fnmatch(
+                p.as_bytes(),
+                basename,
+                htaccel_conf::fnmatch::Flags::PATHNAME,
+            ),
             FilesMatcher::Regex(r) => r.is_match(basename),
         }
     }
