@@ -39,6 +39,9 @@ ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 # snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
+# HAProxy: the load balancer in front of two htaccel instances speaking the
+# PROXY protocol (crates/htaccel/tests/proxy_protocol_fleet.rs).
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 # testssl.sh: htaccel's TLS against Apache's on the same configuration
 # (tests/security/testssl.py).
 command -v testssl >/dev/null 2>&1 || missing+=(testssl.sh)

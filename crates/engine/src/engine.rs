@@ -30,6 +30,8 @@ pub struct Engine {
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
+    /// mod_remoteip's PROXY protocol settings.
+    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -164,6 +166,9 @@ impl Engine {
         let types = TypesTable::load(&types_path)?;
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
+        for line in b.global.proxy_protocol.notices() {
+            log.error("notice", "remoteip", None, &line);
+        }
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts
@@ -197,6 +202,7 @@ impl Engine {
                 loaded.env.is_loaded("status_module"),
             ),
             https_listeners: b.global.https_listeners.clone(),
+            proxy_protocol: b.global.proxy_protocol.clone(),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -340,6 +346,10 @@ pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 }
 
 impl Handler for Engine {
+    fn proxy_protocol(&self, local: std::net::SocketAddr, peer: std::net::SocketAddr) -> bool {
+        self.proxy_protocol.required(local, peer)
+    }
+
     fn read_timeouts(
         &self,
         local: std::net::SocketAddr,

@@ -158,6 +158,7 @@ mod tests {
             headers,
             framing: Default::default(),
             peer: "127.0.0.1:4000".parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,

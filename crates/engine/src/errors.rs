@@ -89,7 +89,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.env = ctx.env.for_redirect();
     redirected.env.set("REDIRECT_STATUS", status.to_string());
     redirected.headers_in = ctx.headers_in.clone();
-    redirected.set_useragent_ip(ctx.useragent_ip_unrecorded());
+    redirected.set_useragent(ctx.useragent_unrecorded());
     redirected.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     redirected.set_request_time(ctx.request_time_unrecorded());
@@ -327,6 +327,7 @@ mod tests {
             headers,
             framing: Default::default(),
             peer: "127.0.0.1:4000".parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,

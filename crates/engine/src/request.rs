@@ -97,6 +97,9 @@ pub struct Ctx<'a> {
     /// Read through [`Ctx::useragent_ip`], which records it as an input
     /// of the answer.
     client_ip: std::net::IpAddr,
+    /// `r->useragent_addr->port` (`REMOTE_PORT`): the connection's (or
+    /// its PROXY header's), 0 once `RemoteIPHeader` replaced the address.
+    client_port: u16,
     /// The configuration, user and auth type of the request this one
     /// comes from (`r->main` or `r->prev`): access control is skipped when
     /// the configuration is the same object.
@@ -167,9 +170,29 @@ impl<'a> Ctx<'a> {
         self.request_time = us;
     }
 
-    /// mod_remoteip: the client found behind trusted proxies.
+    /// `r->useragent_addr->port` (`REMOTE_PORT`), recorded as an input
+    /// of the answer.
+    pub fn useragent_port(&self) -> u16 {
+        crate::answer_memo::note_remote();
+        self.client_port
+    }
+
+    /// `r->useragent_addr` for passing on to a request made from this one.
+    pub(crate) fn useragent_unrecorded(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::new(self.client_ip, self.client_port)
+    }
+
+    /// A request made from another keeps its client.
+    pub(crate) fn set_useragent(&mut self, addr: std::net::SocketAddr) {
+        self.client_ip = addr.ip();
+        self.client_port = addr.port();
+    }
+
+    /// mod_remoteip: the client found behind trusted proxies, whose port
+    /// is not known (Apache sets it to 0).
     pub fn set_useragent_ip(&mut self, ip: std::net::IpAddr) {
         self.client_ip = ip;
+        self.client_port = 0;
     }
 
     pub fn new(
@@ -219,6 +242,7 @@ impl<'a> Ctx<'a> {
             user: None,
             auth_type: None,
             client_ip: req.peer.ip(),
+            client_port: req.peer.port(),
             auth_prev: None,
             error_backend: None,
             variant_list: None,
@@ -270,6 +294,7 @@ impl<'a> Ctx<'a> {
         sub.env = self.env.clone();
         sub.headers_in = self.headers_in.clone();
         sub.client_ip = self.client_ip;
+        sub.client_port = self.client_port;
         sub.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote()), &format!(

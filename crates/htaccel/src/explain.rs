@@ -112,6 +112,7 @@ fn run(q: &Query, out: &mut dyn Write) -> Result<(), String> {
         headers,
         framing: Default::default(),
         peer: SocketAddr::from(([127, 0, 0, 1], 50_000)),
+        proxied_by: None,
         local: SocketAddr::from(([127, 0, 0, 1], 80)),
         secure: q.url.starts_with("https://"),
         tls: None,

@@ -77,6 +77,7 @@ mod h2;
 mod head;
 mod listener;
 mod proxy_http;
+mod proxy_protocol;
 mod scoreboard;
 mod shutdown;
 mod spool;

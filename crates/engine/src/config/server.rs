@@ -128,6 +128,8 @@ pub struct Global {
     pub mod_php: Option<(Origin, String)>,
     /// `ExtendedStatus` (the core's; `None`: on when mod_status is loaded).
     pub extended_status: Option<bool>,
+    /// mod_remoteip's PROXY protocol addresses and exceptions.
+    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
 }

@@ -47,7 +47,8 @@ static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 
 /// What the streams of one session share.
 struct Session {
-    remote: SocketAddr,
+    /// The client (the PROXY header's when the connection began with one).
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     tls: Option<Arc<TlsInfo>>,
     shared: Arc<Shared>,
@@ -67,7 +68,7 @@ struct Session {
 pub(crate) async fn serve<IO>(
     io: IO,
     tls: Option<Arc<TlsInfo>>,
-    remote: SocketAddr,
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     settings: H2Settings,
     shared: Arc<Shared>,
@@ -169,7 +170,7 @@ pub(crate) async fn serve<IO>(
 /// bytes is the first request's: the header stage, at most `Timeout`.
 pub(crate) async fn serve_cleartext(
     tcp: tokio::net::TcpStream,
-    remote: SocketAddr,
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     settings: H2Settings,
     shared: Arc<Shared>,

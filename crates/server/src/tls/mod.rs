@@ -25,7 +25,7 @@ mod der;
 mod sessions;
 mod stream;
 
-pub(crate) use accept::serve;
+pub(crate) use accept::{handshake_limit, serve};
 
 use htaccel_engine::http::tls::TlsPortSpec;
 use std::net::SocketAddr;

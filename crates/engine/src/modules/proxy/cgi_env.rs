@@ -170,7 +170,7 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
             .unwrap_or("[no address given]"),
     );
     e.set_path("SCRIPT_FILENAME", script_filename);
-    e.set("REMOTE_PORT", req.remote().port().to_string());
+    e.set("REMOTE_PORT", ctx.useragent_port().to_string());
     if let Some(prev) = prev {
         e.set_path("REDIRECT_URL", &prev.uri);
         if let Some(q) = &prev.args {

@@ -697,7 +697,7 @@ pub fn redirect_next<'a>(
     new.env.set("REDIRECT_STATUS", status.to_string());
     new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
-    new.set_useragent_ip(ctx.useragent_ip_unrecorded());
+    new.set_useragent(ctx.useragent_unrecorded());
     new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
