@@ -182,7 +182,7 @@ impl Engine {
             "prod" | "productonly" => "htaccel".to_string(),
             _ => format!("htaccel/{version}"),
         };
-        Ok(Engine {
+        let engine = Engine {
             vhosts,
             main,
             types: Arc::new(types),
@@ -204,7 +204,9 @@ impl Engine {
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
             log_env_names: log_env_names(b),
-        })
+        };
+        crate::modules::http3::check(&engine)?;
+        Ok(engine)
     }
 
     /// Name-based virtual hosting: the vhosts listening on the connection's

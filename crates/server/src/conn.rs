@@ -1068,6 +1068,12 @@ impl<T: Transport> Conn<T> {
         if self.keepalives == 0 && !ex.http09 {
             framing.upgrade.clone_from(&resp.upgrade_offer);
         }
+        if let Some(alt) = resp.alt_svc {
+            if resp.header("Alt-Svc").is_none() {
+                let port = alt.port.unwrap_or(self.local_addr.port());
+                framing.alt_svc = Some(format!("h3=\":{port}\"; ma={}", alt.max_age));
+            }
+        }
         if keep {
             self.keepalives += 1;
             if ex.client_keep_alive {

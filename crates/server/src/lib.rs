@@ -73,12 +73,15 @@ mod fastcgi;
 pub mod fuzzing;
 mod generation;
 mod h2;
+mod h3;
+
 mod head;
 mod listener;
 mod proxy_http;
 mod scoreboard;
 mod shutdown;
 mod spool;
+mod stream_exchange;
 mod target;
 pub mod tls;
 mod transport;

@@ -19,6 +19,7 @@ pub mod expires;
 pub mod filter;
 pub mod headers;
 pub mod http2;
+pub mod http3;
 pub mod log_config;
 pub mod mime;
 pub mod php;
@@ -77,6 +78,7 @@ pub static ALL: &[&Module] = &[
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
     &http2::MODULE,
+    &http3::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 /// (Apache's handshake happens within the first request's read, under the
 /// header stage), each by its first limit; without either, `Timeout` alone,
 /// as Apache without mod_reqtimeout. At most `Timeout`.
-fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
+pub(crate) fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
     let stages = conn::read_timeouts(shared, local_addr);
     let limit = if stages.enabled && !stages.handshake.is_off() {
         stages.handshake.timeout

@@ -19,9 +19,10 @@ mod accept;
 mod async_io;
 mod config;
 mod der;
+pub(crate) mod quic;
 mod stream;
 
-pub(crate) use accept::serve;
+pub(crate) use accept::{handshake_limit, serve};
 
 use htaccel_engine::http::tls::TlsPortSpec;
 use std::net::SocketAddr;
@@ -29,7 +30,10 @@ use std::sync::Arc;
 
 /// Every TLS address of the server with its servers, ready for handshakes.
 pub struct TlsSetup {
-    ports: Vec<Port>,
+    ports: Vec<Arc<Port>>,
+    /// Each address's QUIC handshake configuration, when one of its
+    /// servers has HTTP/3 on (`htaccel_http3`).
+    quic: Vec<Option<Arc<quinn::ServerConfig>>>,
 }
 
 impl std::fmt::Debug for TlsSetup {
@@ -55,6 +59,12 @@ pub(crate) struct Site {
     protocols: htaccel_engine::modules::http2::ProtocolsConf,
     /// The HTTP/2 settings when ALPN may select `h2`.
     h2: Option<htaccel_engine::http::http2::H2Settings>,
+    /// The HTTP/3 settings (`H3Engine on`).
+    h3: Option<htaccel_engine::http::http3::H3Settings>,
+    /// `SSLHonorCipherOrder` (after the default server's, as applied).
+    honor_cipher_order: bool,
+    /// The TLS 1.3 suites by OpenSSL name (`SSLCipherSuite TLSv1.3`).
+    suites13: Vec<&'static str>,
 }
 
 impl TlsSetup {
@@ -86,16 +96,23 @@ impl TlsSetup {
                     keys,
                     protocols: s.protocols.clone(),
                     h2: s.h2,
+                    h3: s.h3,
+                    honor_cipher_order: s.honor_cipher_order,
+                    suites13: s.suites13.clone(),
                 });
             }
             if !sites.is_empty() {
-                ports.push(Port {
+                ports.push(Arc::new(Port {
                     addr: p.addr.clone(),
                     sites,
-                });
+                }));
             }
         }
-        Ok(TlsSetup { ports })
+        let quic = ports
+            .iter()
+            .map(|p| quic::server_config(p))
+            .collect::<Result<_, _>>()?;
+        Ok(TlsSetup { ports, quic })
     }
 
     /// Whether no address speaks TLS.
