@@ -119,6 +119,7 @@ fn echo_backend() -> u16 {
 fn site(dir: &TempDir, port: u16, echo: u16, h3: &str) -> std::path::PathBuf {
     let d = dir.path().display();
     dir.write("www/index.html", "<h1>hello over QUIC</h1>\n");
+    dir.write("www/own.html", "its own Alt-Svc\n");
     let big: Vec<u8> = (0..3_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
@@ -127,6 +128,7 @@ fn site(dir: &TempDir, port: u16, echo: u16, h3: &str) -> std::path::PathBuf {
     let touched = Command::new("touch")
         .args(["-d", "2020-01-01 00:00:00"])
         .arg(dir.path().join("www/index.html"))
+        .arg(dir.path().join("www/own.html"))
         .arg(dir.path().join("www/big.bin"))
         .status()
         .unwrap();
@@ -140,6 +142,7 @@ LoadModule ssl_module modules/mod_ssl.so
 LoadModule http2_module modules/mod_http2.so
 LoadModule proxy_module modules/mod_proxy.so
 LoadModule proxy_http_module modules/mod_proxy_http.so
+LoadModule headers_module modules/mod_headers.so
 TypesConfig /etc/mime.types
 ServerName localhost
 PidFile {d}/httpd.pid
@@ -148,6 +151,9 @@ Listen 127.0.0.1:{port}
 DocumentRoot {d}/www
 <Directory {d}/www>
     Require all granted
+    <Files own.html>
+        Header set Alt-Svc clear
+    </Files>
 </Directory>
 <VirtualHost 127.0.0.1:{port}>
     ServerName localhost
@@ -191,14 +197,11 @@ fn has_udp(pid: u32, port: u16) -> bool {
         })
 }
 
+/// A request body, and whether its length is declared (`content-length`).
+type Upload<'a> = (&'a [u8], bool);
+
 /// The same request over HTTP/2, by curl.
-fn h2_answer(
-    dir: &TempDir,
-    port: u16,
-    method: &str,
-    path: &str,
-    body: Option<(&[u8], bool)>,
-) -> Answer {
+fn h2_answer(dir: &TempDir, port: u16, method: &str, path: &str, body: Option<Upload>) -> Answer {
     let head = dir.path().join("h2.head");
     let out = dir.path().join("h2.body");
     let mut cmd = Command::new("curl");
@@ -342,12 +345,7 @@ fn request(port: u16, method: &str, path: &str, declared: Option<usize>) -> http
     b.body(()).unwrap()
 }
 
-async fn h3_answer(
-    c: &mut H3Client,
-    method: &str,
-    path: &str,
-    body: Option<(&[u8], bool)>,
-) -> Answer {
+async fn h3_answer(c: &mut H3Client, method: &str, path: &str, body: Option<Upload<'_>>) -> Answer {
     let declared = body.and_then(|(b, d)| d.then_some(b.len()));
     let mut stream = c
         .send
@@ -426,7 +424,7 @@ fn http3_answers_equal_http2_answers() {
         "no UDP socket for HTTP/3 on {port}"
     );
     let upload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-    let cases: Vec<(&str, &str, Option<(&[u8], bool)>)> = vec![
+    let cases: Vec<(&str, &str, Option<Upload>)> = vec![
         ("GET", "/index.html", None),
         ("HEAD", "/index.html", None),
         ("GET", "/missing", None),
@@ -450,6 +448,11 @@ fn http3_answers_equal_http2_answers() {
                 h3.headers
             );
         }
+        // An answer with its own Alt-Svc keeps it, alone, on both.
+        let own = h3_answer(&mut c, "GET", "/own.html", None).await;
+        assert_eq!(own, h2_answer(&dir, port, "GET", "/own.html", None));
+        let alt: Vec<_> = own.headers.iter().filter(|(n, _)| n == "alt-svc").collect();
+        assert_eq!(alt, [&("alt-svc".to_string(), "clear".to_string())]);
         let big = h3_answer(&mut c, "GET", "/big.bin", None).await;
         assert_eq!(big.body.len(), 3_000_000);
         let echo = h3_answer(&mut c, "POST", "/echo", Some((&upload, false))).await;
@@ -459,6 +462,17 @@ fn http3_answers_equal_http2_answers() {
             String::from_utf8_lossy(&echo.body)
         );
     });
+    // HTTP/1.1 answers advertise HTTP/3 too.
+    let h1 = Command::new("curl")
+        .args(["-sk", "--http1.1", "-o", "/dev/null", "-D", "-"])
+        .arg(format!("https://127.0.0.1:{port}/index.html"))
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&h1.stdout).into_owned();
+    assert!(
+        head.contains(&format!("Alt-Svc: h3=\":{port}\"; ma=86400\r\n")),
+        "{head}"
+    );
     drop(child);
 }
 

@@ -519,3 +519,39 @@ impl<B: RequestBody, S: ResponseSink> Transport for StreamTransport<B, S> {
         self.tls.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: &str, uri: &str, headers: &[(&str, &str)]) -> http::request::Parts {
+        let mut b = http::Request::builder().method(method).uri(uri);
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn the_request_reads_as_http11() {
+        let p = parts(
+            "POST",
+            "https://example.com:8443/a?b=c",
+            &[("cookie", "a=1"), ("cookie", "b=2"), ("x-one", "1")],
+        );
+        let (head, chunked) = request_head(&p, true, "HTTP/3.0");
+        assert!(chunked);
+        assert_eq!(
+            &head[..],
+            &b"POST /a?b=c HTTP/3.0\r\nhost: example.com:8443\r\nx-one: 1\r\ncookie: a=1; b=2\r\ntransfer-encoding: chunked\r\n\r\n"[..]
+        );
+        let p = parts("PUT", "https://h/x", &[("content-length", "3")]);
+        let (head, chunked) = request_head(&p, true, "HTTP/2.0");
+        assert!(!chunked);
+        assert!(head.ends_with(b"content-length: 3\r\n\r\n"));
+        let p = parts("GET", "https://h/", &[]);
+        let (head, chunked) = request_head(&p, false, "HTTP/2.0");
+        assert!(!chunked);
+        assert_eq!(&head[..], &b"GET / HTTP/2.0\r\nhost: h\r\n\r\n"[..]);
+    }
+}

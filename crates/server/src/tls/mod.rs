@@ -110,7 +110,7 @@ impl TlsSetup {
         }
         let quic = ports
             .iter()
-            .map(|p| quic::server_config(p))
+            .map(quic::server_config)
             .collect::<Result<_, _>>()?;
         Ok(TlsSetup { ports, quic })
     }
