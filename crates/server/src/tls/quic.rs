@@ -21,6 +21,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The receive window of each request stream (its body in flight).
+const STREAM_WINDOW: u32 = 256 * 1024;
+/// The receive window of a whole connection.
+const CONNECTION_WINDOW: u32 = 4 * 1024 * 1024;
+
 /// The ALPN name of HTTP/3.
 pub(crate) const ALPN_H3: &[u8] = b"h3";
 
@@ -87,7 +92,8 @@ impl TlsSetup {
 
     /// The QUIC configuration for a connection to the TLS address `port`,
     /// with the transport's limits: the first HTTP/3 server's
-    /// `H3MaxStreams`, and `idle` (`Timeout`) as QUIC's idle timeout.
+    /// `H3MaxStreams`, `idle` (`Timeout`) as QUIC's idle timeout, and
+    /// receive windows of 256 KiB per stream and 4 MiB per connection.
     /// Connection migration is quinn's default: allowed (a client whose
     /// address changes keeps its connection once the new path is
     /// validated).
@@ -97,6 +103,11 @@ impl TlsSetup {
         let mut transport = quinn::TransportConfig::default();
         transport.max_concurrent_bidi_streams(quinn::VarInt::from_u32(h3.max_streams));
         transport.max_idle_timeout(quinn::IdleTimeout::try_from(idle).ok());
+        // What a client can make the server hold of its request bodies:
+        // quinn's defaults would let one connection fill 1.25 MB per
+        // stream with no bound on their sum.
+        transport.stream_receive_window(quinn::VarInt::from_u32(STREAM_WINDOW));
+        transport.receive_window(quinn::VarInt::from_u32(CONNECTION_WINDOW));
         let mut config = (**base).clone();
         config.transport_config(Arc::new(transport));
         Some(config)
