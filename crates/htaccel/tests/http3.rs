@@ -4,7 +4,9 @@
 //! over TLS with ALPN h2), whose equality with Apache's is what the
 //! differential cases check. The HTTP/3 client is quinn with h3.
 //!
-//! Also checked: the stream limit (`H3MaxStreams`), connection migration
+//! Also checked: `Alt-Svc` on HTTP/1.1, HTTP/2 and HTTP/3 answers (kept
+//! when the answer has its own), a handshake whose SNI names a server
+//! without HTTP/3 refused, the stream limit (`H3MaxStreams`), connection migration
 //! (quinn's default, allowed: a client whose address changes keeps its
 //! connection), GOAWAY and a clean close when the server stops, no UDP
 //! socket for a TLS server without `H3Engine on`, the refusal of
@@ -164,6 +166,12 @@ DocumentRoot {d}/www
     ProxyPass /echo http://127.0.0.1:{echo}/echo
     {h3}
 </VirtualHost>
+<VirtualHost 127.0.0.1:{port}>
+    ServerName other.test
+    SSLEngine on
+    SSLCertificateFile {d}/c.crt
+    SSLCertificateKeyFile {d}/c.key
+</VirtualHost>
 "
     );
     dir.write("httpd.conf", &conf);
@@ -306,6 +314,10 @@ struct H3Client {
 }
 
 async fn h3_connect(port: u16) -> H3Client {
+    h3_connect_to(port, "localhost").await.unwrap()
+}
+
+async fn h3_connect_to(port: u16, name: &str) -> Result<H3Client, quinn::ConnectionError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut tls = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
@@ -318,17 +330,17 @@ async fn h3_connect(port: u16) -> H3Client {
     let mut endpoint = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
     endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(quic)));
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let conn = endpoint.connect(addr, "localhost").unwrap().await.unwrap();
+    let conn = endpoint.connect(addr, name).unwrap().await?;
     let (mut driver, send) = h3::client::new(h3_quinn::Connection::new(conn))
         .await
         .unwrap();
     let closed = tokio::spawn(async move { driver.wait_idle().await });
-    H3Client {
+    Ok(H3Client {
         endpoint,
         send,
         closed,
         port,
-    }
+    })
 }
 
 fn request(port: u16, method: &str, path: &str, declared: Option<usize>) -> http::Request<()> {
@@ -453,6 +465,9 @@ fn http3_answers_equal_http2_answers() {
         assert_eq!(own, h2_answer(&dir, port, "GET", "/own.html", None));
         let alt: Vec<_> = own.headers.iter().filter(|(n, _)| n == "alt-svc").collect();
         assert_eq!(alt, [&("alt-svc".to_string(), "clear".to_string())]);
+        // SNI naming the address's other server, which has no HTTP/3:
+        // the handshake fails.
+        assert!(h3_connect_to(port, "other.test").await.is_err());
         let big = h3_answer(&mut c, "GET", "/big.bin", None).await;
         assert_eq!(big.body.len(), 3_000_000);
         let echo = h3_answer(&mut c, "POST", "/echo", Some((&upload, false))).await;
