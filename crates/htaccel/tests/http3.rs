@@ -492,7 +492,7 @@ fn http3_answers_equal_http2_answers() {
 }
 
 #[test]
-fn streams_beyond_the_limit_wait_and_migration_keeps_the_connection() {
+fn streams_beyond_the_limit_wait_migration_keeps_the_connection_reload_and_stop_close_it() {
     let dir = TempDir::new("http3-streams");
     make_cert(dir.path());
     let port = common::free_port();
@@ -586,8 +586,31 @@ fn streams_beyond_the_limit_wait_and_migration_keeps_the_connection() {
         let after = h3_answer(&mut c, "GET", "/index.html", None).await;
         assert_eq!(after.status, 200);
         assert_eq!(after.body, b"<h1>hello over QUIC</h1>\n");
-        // A stop: GOAWAY, then the connection closed without error.
+        // A graceful reload (SIGUSR1): a new connection is served by the
+        // new configuration; the old one answers its next request whole,
+        // then sends GOAWAY and is closed without error.
         let pid = child.pid();
+        // SAFETY: signalling the server this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGUSR1) };
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut c = {
+            let mut fresh = h3_connect(port).await;
+            assert_eq!(
+                h3_answer(&mut fresh, "GET", "/index.html", None)
+                    .await
+                    .status,
+                200
+            );
+            let old = h3_answer(&mut c, "GET", "/big.bin", None).await;
+            assert_eq!((old.status, old.body.len()), (200, 3_000_000));
+            let end = tokio::time::timeout(Duration::from_secs(10), &mut c.closed)
+                .await
+                .expect("the old connection was not closed after the reload")
+                .unwrap();
+            assert!(end.is_h3_no_error(), "closed with an error: {end:?}");
+            fresh
+        };
+        // A stop: GOAWAY, then the connection closed without error.
         // SAFETY: signalling the server this test started.
         unsafe { libc::kill(pid as i32, libc::SIGTERM) };
         let end = tokio::time::timeout(Duration::from_secs(10), &mut c.closed)

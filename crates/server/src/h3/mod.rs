@@ -38,6 +38,10 @@ use tokio::time::Instant;
 const H3_NO_ERROR: quinn::VarInt = quinn::VarInt::from_u32(0x100);
 const H3_INTERNAL_ERROR: quinn::VarInt = quinn::VarInt::from_u32(0x102);
 
+/// How long a connection that sent GOAWAY and answered its requests
+/// waits for the client to close it before closing it itself.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A UDP socket for HTTP/3, bound by the listeners, with the TCP port of
 /// the TLS address it stands beside (the requests' local port).
 pub(crate) struct H3Socket {
@@ -220,10 +224,13 @@ async fn serve(
             }
         }
     }
-    // Let the streams still running finish (bounded by the drain), then
-    // close the connection cleanly.
+    // Let the streams still running finish (bounded by the drain).
     while session.open.get() > 0 {
         session.ended.notified().await;
     }
+    // Their last bytes may still be in flight, and closing the connection
+    // would drop them: the client, told by GOAWAY, closes it once it has
+    // its answers; it gets a moment for that before the close here.
+    let _ = tokio::time::timeout(CLOSE_GRACE, quic.closed()).await;
     quic.close(H3_NO_ERROR, b"");
 }
