@@ -23,7 +23,10 @@
 //!   silently);
 //! * HTTPS as mod_ssl configures it ([`tls`]): TLS on rustls under the same
 //!   HTTP/1.1 loop, the virtual host chosen by SNI, plain HTTP on a TLS
-//!   port answered with mod_ssl's 400.
+//!   port answered with mod_ssl's 400;
+//! * HTTP/2 (`h2`, mod_http2's settings) and HTTP/3 (`h3`, htaccel's own
+//!   `H3Engine on`: QUIC on UDP beside the TLS port, quinn and h3), each
+//!   stream answered by the same HTTP/1.1 exchange (`stream_exchange`).
 //!
 //! It is built for speed: one single-threaded tokio runtime per core, each
 //! accepting on its own `SO_REUSEPORT` socket; per connection one read buffer
