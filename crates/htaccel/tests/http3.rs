@@ -692,3 +692,35 @@ fn the_configuration_stays_apaches_and_h3_without_tls_is_refused() {
         "{said}"
     );
 }
+
+#[test]
+fn h3port_moves_the_udp_socket_and_the_advertisement() {
+    let dir = TempDir::new("http3-port");
+    make_cert(dir.path());
+    let port = common::free_port();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let h3 = format!("<IfModule htaccel_http3_module>\n        H3Engine on\n        H3Port {udp}\n    </IfModule>");
+    let conf = site(&dir, port, echo_backend(), &h3);
+    let child = Running::start(&conf, port);
+    assert!(has_udp(child.pid(), udp), "no UDP socket on H3Port {udp}");
+    assert!(!has_udp(child.pid(), port), "a UDP socket on the TLS port");
+    runtime().block_on(async {
+        let mut c = h3_connect(udp).await;
+        // The origin is the TLS address; QUIC runs on H3Port.
+        c.port = port;
+        let answer = h3_answer(&mut c, "GET", "/index.html", None).await;
+        assert_eq!(answer.status, 200);
+        assert!(
+            answer
+                .headers
+                .contains(&("alt-svc".into(), format!("h3=\":{udp}\"; ma=86400"))),
+            "{:?}",
+            answer.headers
+        );
+    });
+    drop(child);
+}
