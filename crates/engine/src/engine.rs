@@ -190,7 +190,7 @@ impl Engine {
             "prod" | "productonly" => "htaccel".to_string(),
             _ => format!("htaccel/{version}"),
         };
-        Ok(Engine {
+        let engine = Engine {
             vhosts,
             main,
             types: Arc::new(types),
@@ -222,7 +222,9 @@ impl Engine {
                         Some(crate::log_condition::LogCondition::Expr(_))
                     )
                 }),
-        })
+        };
+        crate::modules::http3::check(&engine)?;
+        Ok(engine)
     }
 
     /// Name-based virtual hosting: the vhosts listening on the connection's

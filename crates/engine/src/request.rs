@@ -680,7 +680,15 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
         Err(status) => (crate::errors::error_response(ctx, status), true),
     };
     crate::filters::output(ctx, &mut resp, error);
+    resp.alt_svc = alt_svc(ctx);
     resp
+}
+
+/// The `Alt-Svc` advertisement of an HTTPS answer whose server has
+/// HTTP/3 on.
+pub fn alt_svc(ctx: &Ctx<'_>) -> Option<crate::http::http3::AltSvc> {
+    ctx.req.tls.as_ref()?;
+    ctx.site.http3?.alt_svc()
 }
 
 /// An `ErrorDocument` configured for `status`, if any.

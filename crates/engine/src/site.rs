@@ -50,6 +50,8 @@ pub struct Site {
     pub http2: Option<crate::modules::http2::Http2Server>,
     /// What the handlers' answers announce in `Upgrade` (from `protocols`).
     pub upgrade_offer: Option<Arc<str>>,
+    /// htaccel_http3's settings; `None` unless `H3Engine on`.
+    pub http3: Option<crate::http::http3::H3Settings>,
 }
 
 impl Site {
@@ -171,6 +173,11 @@ impl Site {
             },
             upgrade_offer: protocols.upgrade_offer(),
             protocols,
+            http3: match main {
+                Some(m) => crate::modules::http3::Http3Server::merge(&m.http3, &conf.http3),
+                None => conf.http3.clone(),
+            }
+            .settings(),
             http2: env.is_loaded("http2_module").then(|| match main {
                 Some(m) => crate::modules::http2::Http2Server::merge(&m.http2, &conf.http2),
                 None => conf.http2.clone(),

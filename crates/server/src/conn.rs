@@ -772,10 +772,10 @@ impl<T: Transport> Conn<T> {
             head: req.method == "HEAD",
             proto_num,
             http09,
-            // An HTTP/2 stream carries one request: as mod_http2's
+            // A stream (HTTP/2, HTTP/3) carries one request: as mod_http2's
             // secondary connections, the exchange is its connection's last,
             // so a body the answer does not need is not waited for.
-            close: close || req.h2_stream.is_some(),
+            close: close || self.stream.carries_one_request(),
             expecting: expect_100,
             client_close,
             client_keep_alive,
@@ -1084,6 +1084,12 @@ impl<T: Transport> Conn<T> {
         // answer only (`c->keepalives` still 0).
         if self.keepalives == 0 && !ex.http09 {
             framing.upgrade.clone_from(&resp.upgrade_offer);
+        }
+        if let Some(alt) = resp.alt_svc {
+            if resp.header("Alt-Svc").is_none() {
+                let port = alt.port.unwrap_or(self.local_addr.port());
+                framing.alt_svc = Some(format!("h3=\":{port}\"; ma={}", alt.max_age));
+            }
         }
         if keep {
             self.keepalives += 1;

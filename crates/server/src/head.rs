@@ -980,6 +980,7 @@ fn tokenize(l: &[u8]) -> Tokens {
 /// version number of its request line.
 fn version_of(proto_num: u32) -> Version {
     match proto_num {
+        3000.. => Version::Http3,
         2000.. => Version::Http2,
         1001.. => Version::Http11,
         _ => Version::Http10,

@@ -23,7 +23,10 @@
 //!   silently);
 //! * HTTPS as mod_ssl configures it ([`tls`]): TLS on rustls under the same
 //!   HTTP/1.1 loop, the virtual host chosen by SNI, plain HTTP on a TLS
-//!   port answered with mod_ssl's 400.
+//!   port answered with mod_ssl's 400;
+//! * HTTP/2 (`h2`, mod_http2's settings) and HTTP/3 (`h3`, htaccel's own
+//!   `H3Engine on`: QUIC on UDP beside the TLS port, quinn and h3), each
+//!   stream answered by the same HTTP/1.1 exchange (`stream_exchange`).
 //!
 //! It is built for speed: one single-threaded tokio runtime per core, each
 //! accepting on its own `SO_REUSEPORT` socket; per connection one read buffer
@@ -74,6 +77,8 @@ mod fastcgi;
 pub mod fuzzing;
 mod generation;
 mod h2;
+mod h3;
+
 mod head;
 mod listener;
 mod proxy_http;
@@ -81,6 +86,7 @@ mod proxy_protocol;
 mod scoreboard;
 mod shutdown;
 mod spool;
+mod stream_exchange;
 mod target;
 pub mod tls;
 mod transport;

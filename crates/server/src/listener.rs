@@ -37,6 +37,8 @@ pub struct Listeners {
     /// `per_thread[t]` holds thread `t`'s socket for every address.
     per_thread: Vec<Vec<std::net::TcpListener>>,
     addrs: Vec<SocketAddr>,
+    /// HTTP/3's UDP sockets (`crate::h3`), served by the first thread.
+    udp: Vec<crate::h3::H3Socket>,
 }
 
 impl Listeners {
@@ -63,7 +65,30 @@ impl Listeners {
             }
             addrs.push(bound);
         }
-        Ok(Listeners { per_thread, addrs })
+        let mut udp = Vec::new();
+        for &tcp in &addrs {
+            let Some(port) = opts.tls.as_ref().and_then(|t| t.h3_port(tcp)) else {
+                continue;
+            };
+            let addr = SocketAddr::new(tcp.ip(), port);
+            udp.push(crate::h3::H3Socket {
+                socket: udp_socket(addr)?,
+                tcp_port: tcp.port(),
+            });
+        }
+        Ok(Listeners {
+            per_thread,
+            addrs,
+            udp,
+        })
+    }
+
+    /// The UDP addresses bound for HTTP/3.
+    pub fn udp_addrs(&self) -> Vec<SocketAddr> {
+        self.udp
+            .iter()
+            .filter_map(|u| u.socket.local_addr().ok())
+            .collect()
     }
 
     /// The addresses actually bound (ports filled in).
@@ -76,13 +101,15 @@ impl Listeners {
         let stop = Stop::new();
         let generations = Generations::new(shared_for(handler, opts, &stop));
         let mut threads = Vec::new();
+        let mut udp = Some(self.udp);
         for (i, sockets) in self.per_thread.into_iter().enumerate() {
             let current = generations.current();
             let stop = stop.clone();
             let drain = opts.shutdown_timeout;
+            let udp = udp.take().unwrap_or_default();
             let t = std::thread::Builder::new()
                 .name(format!("htaccel-{i}"))
-                .spawn(move || worker(sockets, current, stop, drain))?;
+                .spawn(move || worker(sockets, udp, current, stop, drain))?;
             threads.push(t);
         }
         Ok(Server {
@@ -301,9 +328,23 @@ fn set_defer_accept(s: &Socket) -> io::Result<()> {
     }
 }
 
+/// HTTP/3's UDP socket on `addr`, bound once (no `SO_REUSEPORT`: one
+/// endpoint knows all of the address's QUIC connections), refused like a
+/// TCP address when another process holds it.
+fn udp_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        s.set_only_v6(false)?;
+    }
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into()).map_err(|e| not_bound(addr, e))?;
+    Ok(s.into())
+}
+
 /// One worker thread: its runtime, its accept loops, then the drain.
 fn worker(
     sockets: Vec<std::net::TcpListener>,
+    udp: Vec<crate::h3::H3Socket>,
     current: Current,
     stop: Stop,
     drain: Duration,
@@ -330,12 +371,35 @@ fn worker(
                 stop.clone(),
             )));
         }
+        let quic: Vec<_> = udp
+            .into_iter()
+            .map(|u| {
+                tokio::task::spawn_local(crate::h3::accept_loop(
+                    u,
+                    current.clone(),
+                    local.clone(),
+                    stop.clone(),
+                ))
+            })
+            .collect();
         stop.wait().await;
         local.stop();
         for a in accepts {
             let _ = a.await;
         }
+        let mut endpoints = Vec::new();
+        for q in quic {
+            if let Ok(Some(e)) = q.await {
+                endpoints.push(e);
+            }
+        }
         shutdown::drain(&local, stop.drain_limit(drain)).await;
+        for e in endpoints {
+            // Whatever did not drain is closed; the CONNECTION_CLOSE
+            // packets get a moment to leave.
+            e.close(quinn::VarInt::from_u32(0x100), b"");
+            let _ = tokio::time::timeout(Duration::from_millis(200), e.wait_idle()).await;
+        }
         htaccel_engine::stats::drop_one(htaccel_engine::stats::Counter::EventLoops);
         Ok(())
     })
@@ -428,7 +492,7 @@ async fn accept_loop(
 
 /// An IPv4 peer of a dual-stack socket shows as `::ffff:a.b.c.d`; Apache
 /// reports it as the IPv4 address it is.
-fn unmap(a: SocketAddr) -> SocketAddr {
+pub(crate) fn unmap(a: SocketAddr) -> SocketAddr {
     match a {
         SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
             Some(v4) => SocketAddr::new(v4.into(), v6.port()),

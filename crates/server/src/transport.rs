@@ -3,8 +3,9 @@
 //! over [`Transport`], so that each transport is compiled into its own copy
 //! of the loop: plain TCP keeps its direct `read(2)`, `writev(2)` and
 //! `sendfile(2)` with no dispatch per call, and TLS reads and writes through
-//! rustls. HTTP/2 over TLS (ALPN) is meant to join here later, beside the
-//! HTTP/1.1 loop, on the same transports.
+//! rustls. A stream of HTTP/2 or HTTP/3 is one more transport
+//! (`crate::stream_exchange`), so that each request is answered by the
+//! same HTTP/1.1 exchange.
 
 use crate::write::Output;
 use bytes::BytesMut;
@@ -38,6 +39,12 @@ pub(crate) trait Transport {
 
     /// What the request sees of the TLS session (`None`: plain HTTP).
     fn tls(&self) -> Option<&Arc<TlsInfo>>;
+
+    /// Whether this is a stream of a multiplexed protocol, which carries
+    /// one request (its exchange is the last, as on a closing connection).
+    fn carries_one_request(&self) -> bool {
+        false
+    }
 
     /// The HTTP/2 stream this transport carries (`None`: a connection).
     fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {

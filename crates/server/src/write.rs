@@ -125,6 +125,9 @@ pub(crate) struct Framing {
     /// `Upgrade: …` with `Connection: Upgrade`, right after `Server` (the
     /// first answer of a connection whose server offers other protocols).
     pub upgrade: Option<Arc<str>>,
+    /// `Alt-Svc: …`, HTTP/3's advertisement (htaccel_http3), when the
+    /// answer has no `Alt-Svc` of its own.
+    pub alt_svc: Option<String>,
 }
 
 /// Append one piece of a streamed body, as a chunk when `chunked`.
@@ -405,6 +408,7 @@ impl Framing {
             status_line: None,
             folded: facts.folded,
             upgrade: None,
+            alt_svc: None,
         }
     }
 }
@@ -429,6 +433,9 @@ fn own_headers(out: &mut Vec<u8>, f: &Framing, merged_connection: bool) {
     }
     if f.chunked {
         out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    }
+    if let Some(alt) = &f.alt_svc {
+        header(out, "Alt-Svc", alt.as_bytes(), false);
     }
 }
 
@@ -786,6 +793,7 @@ mod tests {
             status_line: None,
             folded: true,
             upgrade: None,
+            alt_svc: None,
         }
     }
 

@@ -116,6 +116,7 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         client_auth: None,
         protocols: Default::default(),
         h2: None,
+        h3: None,
     }
 }
 

@@ -99,6 +99,8 @@ pub struct ServerConf {
     pub protocols: crate::modules::http2::ProtocolsConf,
     /// mod_http2's server settings.
     pub http2: crate::modules::http2::Http2Server,
+    /// htaccel_http3's server settings.
+    pub http3: crate::modules::http3::Http3Server,
 }
 
 /// Settings that exist once per process.

@@ -17,6 +17,7 @@ pub mod digest;
 pub mod error_page;
 pub mod etag;
 pub mod http2;
+pub mod http3;
 pub mod method;
 pub mod range;
 pub mod read_timeout;
@@ -40,6 +41,8 @@ pub enum Version {
     /// A request on an HTTP/2 stream (or an HTTP/1.x request line naming
     /// `HTTP/2.0`), which Apache shows as `HTTP/2.0`.
     Http2,
+    /// A request on an HTTP/3 stream (or a request line naming `HTTP/3.0`).
+    Http3,
 }
 
 impl Version {
@@ -48,6 +51,7 @@ impl Version {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
             Version::Http2 => "HTTP/2.0",
+            Version::Http3 => "HTTP/3.0",
         }
     }
 }
@@ -385,6 +389,10 @@ pub struct Response {
     /// drop). The server sends them on the first answer of an HTTP/1.x
     /// connection only, as Apache does.
     pub upgrade_offer: Option<Arc<str>>,
+    /// The HTTP/3 the request's server advertises in `Alt-Svc` on HTTPS
+    /// answers (`H3Engine on`; the server adds the field unless the
+    /// answer has its own).
+    pub alt_svc: Option<http3::AltSvc>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -421,6 +429,7 @@ impl Response {
             head_cache: None,
             log_env: Vec::new(),
             upgrade_offer: None,
+            alt_svc: None,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

@@ -143,6 +143,8 @@ pub struct TlsSiteSpec {
     /// The HTTP/2 session settings, when ALPN may choose `h2` (mod_http2
     /// loaded and `h2` listed).
     pub h2: Option<crate::http::http2::H2Settings>,
+    /// The HTTP/3 settings (`H3Engine on`).
+    pub h3: Option<crate::http::http3::H3Settings>,
 }
 
 /// Client certificates asked for in the handshake.

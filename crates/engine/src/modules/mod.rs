@@ -20,6 +20,7 @@ pub mod expires;
 pub mod filter;
 pub mod headers;
 pub mod http2;
+pub mod http3;
 pub mod log_config;
 pub mod mime;
 pub mod negotiation;
@@ -81,6 +82,7 @@ pub static ALL: &[&Module] = &[
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
     &http2::MODULE,
+    &http3::MODULE,
     &xsendfile::MODULE,
     &cgi::CGI_MODULE,
     &cgi::CGID_MODULE,

@@ -37,6 +37,9 @@ pub(crate) struct KeyConfig {
     pub cert: der::CertFacts,
     /// `SSL_SERVER_CERT`.
     pub pem: Arc<str>,
+    /// The certificate chain and key, for the QUIC handshake's resolver
+    /// (`super::quic`).
+    pub certified: Arc<CertifiedKey>,
 }
 
 /// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
@@ -63,7 +66,7 @@ pub(crate) fn openssl_name(suite: CipherSuite) -> Option<&'static str> {
 }
 
 /// The suites of `names` (OpenSSL names) among those ring offers, in that order.
-fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
+pub(super) fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
     names
         .iter()
         .filter_map(|n| {
@@ -141,7 +144,7 @@ pub(crate) fn build(
             Some(v) => builder.with_client_cert_verifier(v.clone()),
             None => builder.with_no_client_auth(),
         };
-        let mut config = builder.with_cert_resolver(Arc::new(Fixed(certified)));
+        let mut config = builder.with_cert_resolver(Arc::new(Fixed(certified.clone())));
         config.ignore_client_order = spec.honor_cipher_order;
         config.session_storage = storage.clone();
         match &ticketer {
@@ -167,6 +170,7 @@ pub(crate) fn build(
             schemes,
             cert,
             pem,
+            certified,
         });
     }
     Ok(out)

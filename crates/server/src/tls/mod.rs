@@ -22,6 +22,7 @@ mod async_io;
 mod client_verify;
 mod config;
 mod der;
+pub(crate) mod quic;
 mod sessions;
 mod stream;
 
@@ -37,7 +38,10 @@ pub type ReadFile<'a> = dyn Fn(&Path) -> std::io::Result<Vec<u8>> + 'a;
 
 /// Every TLS address of the server with its servers, ready for handshakes.
 pub struct TlsSetup {
-    ports: Vec<Port>,
+    ports: Vec<Arc<Port>>,
+    /// Each address's QUIC handshake configuration, when one of its
+    /// servers has HTTP/3 on (`htaccel_http3`).
+    quic: Vec<Option<Arc<quinn::ServerConfig>>>,
 }
 
 impl std::fmt::Debug for TlsSetup {
@@ -63,6 +67,12 @@ pub(crate) struct Site {
     protocols: htaccel_engine::modules::http2::ProtocolsConf,
     /// The HTTP/2 settings when ALPN may select `h2`.
     h2: Option<htaccel_engine::http::http2::H2Settings>,
+    /// The HTTP/3 settings (`H3Engine on`).
+    h3: Option<htaccel_engine::http::http3::H3Settings>,
+    /// `SSLHonorCipherOrder` (after the default server's, as applied).
+    honor_cipher_order: bool,
+    /// The TLS 1.3 suites by OpenSSL name (`SSLCipherSuite TLSv1.3`).
+    suites13: Vec<&'static str>,
 }
 
 impl TlsSetup {
@@ -105,16 +115,23 @@ impl TlsSetup {
                     keys,
                     protocols: s.protocols.clone(),
                     h2: s.h2,
+                    h3: s.h3,
+                    honor_cipher_order: s.honor_cipher_order,
+                    suites13: s.suites13.clone(),
                 });
             }
             if !sites.is_empty() {
-                ports.push(Port {
+                ports.push(Arc::new(Port {
                     addr: p.addr.clone(),
                     sites,
-                });
+                }));
             }
         }
-        Ok(TlsSetup { ports })
+        let quic = ports
+            .iter()
+            .map(quic::server_config)
+            .collect::<Result<_, _>>()?;
+        Ok(TlsSetup { ports, quic })
     }
 
     /// Every file [`TlsSetup::build`] reads for `specs`: certificates,

@@ -400,11 +400,13 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         finish: Box::new(move |result| match result {
             Ok(head) => {
                 let offer = ctx.site.upgrade_offer.clone();
+                let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
                 if answer.response.body_follows {
                     answer.response.upgrade_offer = offer;
                 }
+                answer.response.alt_svc = alt_svc;
                 answer
             }
             Err(e) => super::reply::failed(ctx, e),

@@ -339,11 +339,13 @@ pub(crate) fn call<'a>(
         finish: Box::new(move |result| match result {
             Ok(head) => {
                 let offer = ctx.site.upgrade_offer.clone();
+                let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = reply::finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
                 if answer.response.body_follows {
                     answer.response.upgrade_offer = offer;
                 }
+                answer.response.alt_svc = alt_svc;
                 answer
             }
             Err(e) => reply::failed(ctx, e),

@@ -105,6 +105,7 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             .as_ref()
             .filter(|_| site.protocols.lists("h2"))
             .map(|h| h.settings()),
+        h3: site.http3,
     }
 }
 

@@ -1,0 +1,622 @@
+//! One request stream of a multiplexed protocol (HTTP/2, HTTP/3) as the
+//! HTTP/1.1 exchange (`crate::conn`) sees it: a [`Transport`] whose input
+//! is the stream's request written as an HTTP/1.1 message (request line
+//! naming the stream's protocol, `Host` from `:authority`, cookies
+//! joined, a body without a declared length sent chunked, as mod_http2
+//! hands such a body to Apache's HTTP/1.1 input), and whose output, the
+//! HTTP/1.1 answer the exchange writes, is read back into the protocol's
+//! response head and body: interim responses sent as such, hop-by-hop
+//! fields dropped, `Date` and `Server` last, the body's chunking, length
+//! or close turned into data and the stream's end, nothing after the head
+//! of a HEAD, 204 or 304 answer.
+//!
+//! The translation is the same for both protocols; what differs is how a
+//! stream's body is received and its answer sent, which each protocol
+//! gives through [`RequestBody`] and [`ResponseSink`] (`crate::h2::stream`,
+//! `crate::h3::stream`).
+
+use crate::transport::Transport;
+use crate::write::{Output, Piece};
+use bytes::{Bytes, BytesMut};
+use htaccel_engine::http::TlsInfo;
+use std::cell::RefCell;
+use std::future::Future;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Bytes of a file read at a time for the body.
+const FILE_CHUNK: usize = 64 * 1024;
+
+/// What a stream's request body has next.
+pub(crate) enum BodyEvent {
+    Data(Bytes),
+    /// The body's end, with the trailers if any.
+    End(Option<http::HeaderMap>),
+    Failed(io::Error),
+}
+
+/// The receiving side of a stream: its request body.
+pub(crate) trait RequestBody {
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<BodyEvent>;
+}
+
+/// The sending side of a stream: its response.
+pub(crate) trait ResponseSink {
+    /// Send an interim (1xx) response head.
+    fn informational(&mut self, head: http::Response<()>) -> impl Future<Output = io::Result<()>>;
+
+    /// Send the final response head; `end`: there is no body.
+    fn response(
+        &mut self,
+        head: http::Response<()>,
+        end: bool,
+    ) -> impl Future<Output = io::Result<()>>;
+
+    /// Send body bytes (`end`: the last), each wait for the peer's flow
+    /// control at most `timeout`.
+    fn data(
+        &mut self,
+        data: &[u8],
+        end: bool,
+        timeout: Duration,
+    ) -> impl Future<Output = io::Result<()>>;
+
+    /// End the body now (a body delimited by the connection's close).
+    fn end(&mut self);
+}
+
+/// The request's head as HTTP/1.1 text (`version`: `HTTP/2.0`,
+/// `HTTP/3.0`), and whether its body (`has_body`) is sent chunked.
+pub(crate) fn request_head(
+    parts: &http::request::Parts,
+    has_body: bool,
+    version: &str,
+) -> (BytesMut, bool) {
+    let mut head = BytesMut::with_capacity(512);
+    head.extend_from_slice(parts.method.as_str().as_bytes());
+    head.extend_from_slice(b" ");
+    let target = if parts.method == http::Method::CONNECT {
+        parts.uri.authority().map_or("", |a| a.as_str())
+    } else {
+        parts.uri.path_and_query().map_or("/", |p| p.as_str())
+    };
+    head.extend_from_slice(target.as_bytes());
+    head.extend_from_slice(b" ");
+    head.extend_from_slice(version.as_bytes());
+    head.extend_from_slice(b"\r\n");
+    let authority = parts.uri.authority().map(|a| a.as_str());
+    if let Some(a) = authority {
+        head.extend_from_slice(b"host: ");
+        head.extend_from_slice(a.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    let mut cookies: Vec<&[u8]> = Vec::new();
+    let mut has_length = false;
+    for (name, value) in &parts.headers {
+        if name == http::header::COOKIE {
+            cookies.push(value.as_bytes());
+            continue;
+        }
+        if name == http::header::HOST && authority.is_some() {
+            continue;
+        }
+        has_length |= name == http::header::CONTENT_LENGTH;
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    if !cookies.is_empty() {
+        head.extend_from_slice(b"cookie: ");
+        head.extend_from_slice(&cookies.join(&b"; "[..]));
+        head.extend_from_slice(b"\r\n");
+    }
+    let chunked = has_body && !has_length;
+    if chunked {
+        head.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    (head, chunked)
+}
+
+/// The request side: the HTTP/1.1 bytes not yet read by the exchange,
+/// and the stream's body still to come.
+struct Inbound<B> {
+    ready: BytesMut,
+    body: Option<B>,
+    /// The body is sent chunked (no `content-length` was given).
+    chunked: bool,
+    error: Option<io::Error>,
+    /// The exchange ended: reads see the end of input.
+    abandoned: bool,
+}
+
+impl<B: RequestBody> Inbound<B> {
+    fn push_data(&mut self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        if self.chunked {
+            self.ready
+                .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+            self.ready.extend_from_slice(data);
+            self.ready.extend_from_slice(b"\r\n");
+        } else {
+            self.ready.extend_from_slice(data);
+        }
+    }
+
+    fn finish(&mut self, trailers: Option<http::HeaderMap>) {
+        if self.chunked {
+            self.ready.extend_from_slice(b"0\r\n");
+            for (name, value) in trailers.iter().flatten() {
+                self.ready.extend_from_slice(name.as_str().as_bytes());
+                self.ready.extend_from_slice(b": ");
+                self.ready.extend_from_slice(value.as_bytes());
+                self.ready.extend_from_slice(b"\r\n");
+            }
+            self.ready.extend_from_slice(b"\r\n");
+        }
+        self.body = None;
+    }
+
+    /// Take what the stream has now into `ready`.
+    fn poll_body(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(body) = self.body.as_mut() else {
+            return Poll::Ready(());
+        };
+        match body.poll_event(cx) {
+            Poll::Ready(BodyEvent::Data(data)) => self.push_data(&data),
+            Poll::Ready(BodyEvent::End(trailers)) => self.finish(trailers),
+            Poll::Ready(BodyEvent::Failed(e)) => {
+                self.error = Some(e);
+                self.body = None;
+            }
+            Poll::Pending => return Poll::Pending,
+        }
+        Poll::Ready(())
+    }
+}
+
+/// Where the answer's HTTP/1.1 text is in its reading.
+enum Outbound {
+    /// Collecting a response head.
+    Head(Vec<u8>),
+    /// The body, and its framing.
+    Body(BodyFraming),
+    /// The stream's end was sent (or the stream is gone).
+    Done,
+}
+
+/// How the HTTP/1.1 answer delimits its body.
+enum BodyFraming {
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+}
+
+/// Where a chunked body's reading is.
+enum Chunk {
+    /// The chunk-size line (its bytes so far).
+    Size(Vec<u8>),
+    /// Chunk data left.
+    Data(u64),
+    /// The CRLF after chunk data (bytes of it left).
+    DataEnd(u8),
+    /// Trailer lines after the last chunk, up to the empty line (the
+    /// current line's bytes so far).
+    Trailer(Vec<u8>),
+}
+
+/// A stream, as the exchange's [`Transport`].
+pub(crate) struct StreamTransport<B: RequestBody + 'static, S> {
+    inbound: RefCell<Inbound<B>>,
+    /// How long a request body the answer did not need is drained after
+    /// the exchange (zero: not at all).
+    drain_limit: Duration,
+    /// The HTTP/2 stream, for what mod_http2 shows of it.
+    h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
+    sink: S,
+    /// The final response head was sent.
+    responded: bool,
+    outbound: Outbound,
+    head_request: bool,
+    tls: Option<Arc<TlsInfo>>,
+    chunk: Vec<u8>,
+}
+
+/// Response fields HTTP/2 and HTTP/3 forbid (connection-specific).
+fn hop_by_hop(name: &[u8]) -> bool {
+    [
+        &b"connection"[..],
+        b"keep-alive",
+        b"proxy-connection",
+        b"transfer-encoding",
+        b"upgrade",
+    ]
+    .iter()
+    .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
+    /// A stream whose request `head` was made by [`request_head`]
+    /// (`chunked` as it said), its body still to come from `body`
+    /// (`None`: none).
+    pub(crate) fn new(
+        head: BytesMut,
+        chunked: bool,
+        body: Option<B>,
+        head_request: bool,
+        sink: S,
+        tls: Option<Arc<TlsInfo>>,
+    ) -> Self {
+        StreamTransport {
+            inbound: RefCell::new(Inbound {
+                ready: head,
+                body,
+                chunked,
+                error: None,
+                abandoned: false,
+            }),
+            drain_limit: Duration::ZERO,
+            h2_stream: None,
+            sink,
+            responded: false,
+            outbound: Outbound::Head(Vec::new()),
+            head_request,
+            tls,
+            chunk: Vec::new(),
+        }
+    }
+
+    /// Drain, for at most `limit` after the exchange, a request body it
+    /// did not read, so that the answer already queued reaches the client
+    /// instead of being cut by a reset of the stream.
+    pub(crate) fn draining_for(mut self, limit: Duration) -> Self {
+        self.drain_limit = limit;
+        self
+    }
+
+    /// The HTTP/2 stream this is (mod_http2's variables for its request).
+    pub(crate) fn on_h2_stream(mut self, stream: htaccel_engine::http::http2::H2Stream) -> Self {
+        self.h2_stream = Some(stream);
+        self
+    }
+
+    /// Body bytes already received (read before the transport was made).
+    pub(crate) fn push_body(&mut self, data: &[u8]) {
+        self.inbound.get_mut().push_data(data);
+    }
+
+    /// The body ended before the transport was made.
+    pub(crate) fn end_body(&mut self, trailers: Option<http::HeaderMap>) {
+        self.inbound.get_mut().finish(trailers);
+    }
+
+    /// Read one answer's head (complete in `head`) and start the response.
+    async fn start_response(&mut self, head: &[u8]) -> io::Result<()> {
+        let text = head.strip_suffix(b"\r\n\r\n").unwrap_or(head);
+        let mut lines = text
+            .split(|b| *b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+        let status_line = lines.next().unwrap_or_default();
+        let code = status_line
+            .split(|b| *b == b' ')
+            .nth(1)
+            .and_then(|c| std::str::from_utf8(c).ok())
+            .and_then(|c| c.parse::<u16>().ok())
+            .ok_or_else(|| io::Error::other("unreadable status line"))?;
+        let status = http::StatusCode::from_u16(code).map_err(io::Error::other)?;
+        let mut response = http::Response::new(());
+        *response.status_mut() = status;
+        let mut length = None;
+        let mut chunked = false;
+        let mut last = Vec::with_capacity(2);
+        for line in lines {
+            let Some(colon) = line.iter().position(|b| *b == b':') else {
+                continue;
+            };
+            let name = &line[..colon];
+            let value = line[colon + 1..].trim_ascii();
+            if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                chunked = true;
+            }
+            if name.eq_ignore_ascii_case(b"content-length") {
+                length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            }
+            if hop_by_hop(name) {
+                continue;
+            }
+            let name = http::HeaderName::from_bytes(name).map_err(io::Error::other)?;
+            let value = http::HeaderValue::from_bytes(value).map_err(io::Error::other)?;
+            if name == http::header::DATE || name == http::header::SERVER {
+                last.push((name, value));
+            } else {
+                response.headers_mut().append(name, value);
+            }
+        }
+        // mod_http2 sends the fields the server adds itself after the
+        // response's own, where HTTP/1.1 has them first.
+        for (name, value) in last {
+            response.headers_mut().append(name, value);
+        }
+        if self.responded {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+        if status.is_informational() {
+            self.sink.informational(response).await?;
+            self.outbound = Outbound::Head(Vec::new());
+            return Ok(());
+        }
+        let no_body =
+            self.head_request || code == 204 || code == 304 || (!chunked && length == Some(0));
+        self.responded = true;
+        self.sink.response(response, no_body).await?;
+        self.outbound = if no_body {
+            Outbound::Done
+        } else if chunked {
+            Outbound::Body(BodyFraming::Chunked(Chunk::Size(Vec::new())))
+        } else if let Some(n) = length {
+            Outbound::Body(BodyFraming::Length(n))
+        } else {
+            Outbound::Body(BodyFraming::UntilClose)
+        };
+        Ok(())
+    }
+
+    /// Take answer bytes: head, framing and body data, in any pieces.
+    async fn take_bytes(&mut self, mut data: &[u8], timeout: Duration) -> io::Result<()> {
+        while !data.is_empty() {
+            match &mut self.outbound {
+                Outbound::Head(buf) => {
+                    buf.extend_from_slice(data);
+                    let Some(end) = memchr::memmem::find(buf, b"\r\n\r\n") else {
+                        return Ok(());
+                    };
+                    let mut head = std::mem::take(buf);
+                    let rest = head.split_off(end + 4);
+                    self.start_response(&head).await?;
+                    if rest.is_empty() {
+                        return Ok(());
+                    }
+                    // What followed the head (a body queued with it).
+                    return Box::pin(self.take_bytes(&rest, timeout)).await;
+                }
+                // Bytes after the end (a HEAD answer's nothing, a reset stream).
+                Outbound::Done => return Ok(()),
+                Outbound::Body(BodyFraming::Length(left)) => {
+                    let n = (*left).min(data.len() as u64) as usize;
+                    *left -= n as u64;
+                    let end = *left == 0;
+                    self.sink.data(&data[..n], end, timeout).await?;
+                    data = &data[n..];
+                    if end {
+                        self.outbound = Outbound::Done;
+                    }
+                }
+                Outbound::Body(BodyFraming::UntilClose) => {
+                    self.sink.data(data, false, timeout).await?;
+                    return Ok(());
+                }
+                Outbound::Body(BodyFraming::Chunked(chunk)) => match chunk {
+                    Chunk::Size(line) => {
+                        let Some(nl) = data.iter().position(|b| *b == b'\n') else {
+                            line.extend_from_slice(data);
+                            return Ok(());
+                        };
+                        line.extend_from_slice(&data[..nl]);
+                        data = &data[nl + 1..];
+                        let text = std::str::from_utf8(line).unwrap_or("").trim();
+                        let hex = text.split(';').next().unwrap_or("");
+                        let size = u64::from_str_radix(hex, 16)
+                            .map_err(|_| io::Error::other("unreadable chunk size"))?;
+                        *chunk = if size == 0 {
+                            Chunk::Trailer(Vec::new())
+                        } else {
+                            Chunk::Data(size)
+                        };
+                    }
+                    Chunk::Data(left) => {
+                        let n = (*left).min(data.len() as u64) as usize;
+                        *left -= n as u64;
+                        if *left == 0 {
+                            *chunk = Chunk::DataEnd(2);
+                        }
+                        self.sink.data(&data[..n], false, timeout).await?;
+                        data = &data[n..];
+                    }
+                    Chunk::DataEnd(left) => {
+                        let n = (*left as usize).min(data.len());
+                        *left -= n as u8;
+                        data = &data[n..];
+                        if *left == 0 {
+                            *chunk = Chunk::Size(Vec::new());
+                        }
+                    }
+                    Chunk::Trailer(line) => {
+                        let Some(nl) = data.iter().position(|b| *b == b'\n') else {
+                            line.extend_from_slice(data);
+                            return Ok(());
+                        };
+                        let empty = line.is_empty() && nl <= 1;
+                        line.clear();
+                        data = &data[nl + 1..];
+                        if empty {
+                            self.sink.data(&[], true, timeout).await?;
+                            self.outbound = Outbound::Done;
+                        }
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// A file range of the body (the exchange queues files whole).
+    async fn take_file(
+        &mut self,
+        file: &std::fs::File,
+        mut offset: u64,
+        mut len: u64,
+        timeout: Duration,
+    ) -> io::Result<()> {
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.resize(FILE_CHUNK, 0);
+        let result = async {
+            while len > 0 {
+                let want = len.min(FILE_CHUNK as u64) as usize;
+                let n = file.read_at(&mut chunk[..want], offset)?;
+                if n == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "file truncated while sending",
+                    ));
+                }
+                self.take_bytes(&chunk[..n], timeout).await?;
+                offset += n as u64;
+                len -= n as u64;
+            }
+            Ok(())
+        }
+        .await;
+        self.chunk = chunk;
+        result
+    }
+}
+
+impl<B: RequestBody + 'static, S> Drop for StreamTransport<B, S> {
+    /// A request body the exchange did not read is read and dropped in
+    /// the background (see [`StreamTransport::draining_for`]); a client
+    /// that sends nothing more has its stream reset at the limit.
+    fn drop(&mut self) {
+        if self.drain_limit.is_zero() {
+            return;
+        }
+        let Some(mut body) = self.inbound.get_mut().body.take() else {
+            return;
+        };
+        let limit = self.drain_limit;
+        tokio::task::spawn_local(async move {
+            let drain = std::future::poll_fn(|cx| loop {
+                match body.poll_event(cx) {
+                    Poll::Ready(BodyEvent::Data(_)) => continue,
+                    Poll::Ready(_) => return Poll::Ready(()),
+                    Poll::Pending => return Poll::Pending,
+                }
+            });
+            let _ = tokio::time::timeout(limit, drain).await;
+        });
+    }
+}
+
+impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B, S> {
+    fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        let inbound = self.inbound.get_mut();
+        if !inbound.ready.is_empty() {
+            let room = buf.capacity() - buf.len();
+            let n = room.min(inbound.ready.len());
+            buf.extend_from_slice(&inbound.ready.split_to(n));
+            return Ok(n);
+        }
+        if let Some(e) = inbound.error.take() {
+            return Err(e);
+        }
+        if inbound.body.is_none() || inbound.abandoned {
+            return Ok(0);
+        }
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut inbound = self.inbound.borrow_mut();
+        if !inbound.ready.is_empty()
+            || inbound.error.is_some()
+            || inbound.body.is_none()
+            || inbound.abandoned
+        {
+            return Poll::Ready(Ok(()));
+        }
+        inbound.poll_body(cx).map(Ok)
+    }
+
+    async fn flush(&mut self, out: &mut Output, timeout: Duration) -> io::Result<()> {
+        out.seal();
+        let mut result = Ok(());
+        for piece in out.pieces() {
+            result = match piece {
+                Piece::Bytes(b) => self.take_bytes(b, timeout).await,
+                Piece::File { file, offset, len } => {
+                    self.take_file(file, offset, len, timeout).await
+                }
+            };
+            if result.is_err() {
+                break;
+            }
+        }
+        out.clear();
+        result
+    }
+
+    fn shutdown_write(&mut self) {
+        if let Outbound::Body(_) = &self.outbound {
+            // A body delimited by the close ends with the stream.
+            self.sink.end();
+        }
+        self.outbound = Outbound::Done;
+        // The exchange is over: it reads no more.
+        let inbound = self.inbound.get_mut();
+        inbound.abandoned = true;
+        inbound.ready.clear();
+    }
+
+    fn tls(&self) -> Option<&Arc<TlsInfo>> {
+        self.tls.as_ref()
+    }
+
+    fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
+        self.h2_stream
+    }
+
+    fn carries_one_request(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: &str, uri: &str, headers: &[(&str, &str)]) -> http::request::Parts {
+        let mut b = http::Request::builder().method(method).uri(uri);
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn the_request_reads_as_http11() {
+        let p = parts(
+            "POST",
+            "https://example.com:8443/a?b=c",
+            &[("cookie", "a=1"), ("cookie", "b=2"), ("x-one", "1")],
+        );
+        let (head, chunked) = request_head(&p, true, "HTTP/3.0");
+        assert!(chunked);
+        assert_eq!(
+            &head[..],
+            &b"POST /a?b=c HTTP/3.0\r\nhost: example.com:8443\r\nx-one: 1\r\ncookie: a=1; b=2\r\ntransfer-encoding: chunked\r\n\r\n"[..]
+        );
+        let p = parts("PUT", "https://h/x", &[("content-length", "3")]);
+        let (head, chunked) = request_head(&p, true, "HTTP/2.0");
+        assert!(!chunked);
+        assert!(head.ends_with(b"content-length: 3\r\n\r\n"));
+        let p = parts("GET", "https://h/", &[]);
+        let (head, chunked) = request_head(&p, false, "HTTP/2.0");
+        assert!(!chunked);
+        assert_eq!(&head[..], &b"GET / HTTP/2.0\r\nhost: h\r\n\r\n"[..]);
+    }
+}
