@@ -800,6 +800,7 @@ mod tests {
             secure: false,
             tls: None,
             h2_stream: None,
+            proxied_by: None,
         }
     }
 
