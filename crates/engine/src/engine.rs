@@ -30,6 +30,8 @@ pub struct Engine {
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
+    /// mod_md's managed domains.
+    pub md: Vec<Arc<crate::http::md::ManagedDomain>>,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -194,6 +196,10 @@ impl Engine {
                 loaded.env.is_loaded("status_module"),
             ),
             https_listeners: b.global.https_listeners.clone(),
+            md: crate::modules::md::managed_domains(b, &loaded.env.server_root)
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
             trace_enable: !b
                 .global
                 .trace_enable

@@ -57,6 +57,17 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         }
     };
     let uri = crate::path_text::from_bytes(parsed.path);
+    // mod_md answers ACME's challenges before any other phase.
+    if let Some(answer) =
+        crate::modules::md::post_read_request(engine, req, &uri, parsed.target.query.as_deref())
+    {
+        let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
+        let resp = match answer {
+            Ok(resp) => crate::errors::finish(&mut ctx, resp),
+            Err(status) => crate::errors::error_response(&mut ctx, status),
+        };
+        return Decision::Respond(resp);
+    }
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     if req.method == "TRACE" {
         if let Err(status) = ctx.before_trace() {

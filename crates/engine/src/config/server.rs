@@ -145,6 +145,8 @@ pub struct Global {
     pub extended_status: Option<bool>,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
+    /// mod_md's managed domains and settings.
+    pub md: crate::modules::md::MdGlobal,
 }
 
 /// The configuration being read.

@@ -17,6 +17,7 @@ pub mod digest;
 pub mod error_page;
 pub mod etag;
 pub mod http2;
+pub mod md;
 pub mod method;
 pub mod range;
 pub mod read_timeout;

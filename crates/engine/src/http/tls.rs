@@ -105,6 +105,9 @@ pub struct TlsSiteSpec {
     /// The HTTP/2 session settings, when ALPN may choose `h2` (mod_http2
     /// loaded and `h2` listed).
     pub h2: Option<crate::http::http2::H2Settings>,
+    /// The managed domain (mod_md) whose certificates this server uses:
+    /// they take the place of `keys`, which may then be empty.
+    pub managed: Option<Arc<crate::http::md::ManagedDomain>>,
 }
 
 /// Client certificates asked for in the handshake.

@@ -20,6 +20,7 @@ pub mod filter;
 pub mod headers;
 pub mod http2;
 pub mod log_config;
+pub mod md;
 pub mod mime;
 pub mod php;
 pub mod proxy;
@@ -76,6 +77,7 @@ pub static ALL: &[&Module] = &[
     &proxy::HTTP_MODULE,
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
+    &md::MODULE,
     &http2::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,

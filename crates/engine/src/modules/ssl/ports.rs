@@ -52,7 +52,7 @@ fn enabled(
     }
 }
 
-fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
+fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec {
     let ssl = &site.ssl;
     let protocols = ssl.protocols.unwrap_or(Protocols::DEFAULT);
     let mut names = vec![site.server_name.clone()];
@@ -101,6 +101,8 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             .as_ref()
             .filter(|_| site.protocols.lists("h2"))
             .map(|h| h.settings()),
+        managed: crate::modules::md::domain_of(&engine.md, &site.server_name, &site.aliases)
+            .cloned(),
     }
 }
 
@@ -137,7 +139,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
             sites: candidates
                 .into_iter()
                 .filter(|(_, s)| enabled(&s.ssl, &s.addrs, https))
-                .map(|(i, s)| site_spec(s, Some(i)))
+                .map(|(i, s)| site_spec(engine, s, Some(i)))
                 .collect(),
         });
     }
@@ -147,7 +149,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
     if main.ssl.enabled() {
         out.push(TlsPortSpec {
             addr: "*".into(),
-            sites: vec![site_spec(main, None)],
+            sites: vec![site_spec(engine, main, None)],
         });
     }
     out
