@@ -76,6 +76,11 @@ impl Generation {
                     .map_err(|e| format!("htaccel: {e}"))?,
             ))
         };
+        // mod_md's certificate manager, for the domains no earlier
+        // generation already manages.
+        if !engine.md.is_empty() {
+            htaccel_server::md::start(&engine.md, log.clone());
+        }
         let opts = ServerOptions {
             limits: htaccel_server::Limits {
                 request_line: main.limit_request_line.unwrap_or(8190),

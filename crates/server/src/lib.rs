@@ -75,6 +75,7 @@ mod generation;
 mod h2;
 mod head;
 mod listener;
+pub mod md;
 mod proxy_http;
 mod scoreboard;
 mod shutdown;

@@ -115,6 +115,7 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         client_auth: None,
         protocols: Default::default(),
         h2: None,
+        managed: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// A private key type a managed domain's certificates are made for
 /// (`MDPrivateKeys`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeySpec {
     /// `secp256r1` / `P-256`.
     P256,

@@ -102,7 +102,10 @@ fn ca_url(name: &str) -> Result<String, String> {
             "https://acme-staging-v02.api.letsencrypt.org/directory",
         ),
         ("buypass", "https://api.buypass.com/acme/directory"),
-        ("buypass-test", "https://api.test4.buypass.no/acme/directory"),
+        (
+            "buypass-test",
+            "https://api.test4.buypass.no/acme/directory",
+        ),
     ];
     if let Some((_, url)) = known.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
         return Ok((*url).to_string());
@@ -217,7 +220,9 @@ fn settings<'w>(w: &'w mut Walker<'_>, name: &str) -> Result<&'w mut MdSettings,
 fn process_wide<'w>(w: &'w mut Walker<'_>, name: &str) -> Result<&'w mut MdGlobal, String> {
     let g = global(w)?;
     if g.current.is_some() {
-        return Err(format!("{name} is not allowed inside an '<MDomainSet' context"));
+        return Err(format!(
+            "{name} is not allowed inside an '<MDomainSet' context"
+        ));
     }
     Ok(g)
 }
@@ -253,9 +258,8 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                     }
                 }
                 None if words.len() == 1 => {
-                    g.transitive = Some(
-                        transitive(first).ok_or("unknown value, use \"auto|manual\"")?,
-                    );
+                    g.transitive =
+                        Some(transitive(first).ok_or("unknown value, use \"auto|manual\"")?);
                 }
                 None => {
                     return Err(format!(
@@ -361,11 +365,9 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                 "off" => RequireHttps::Off,
                 "temporary" => RequireHttps::Temporary,
                 "permanent" => RequireHttps::Permanent,
-                _ => {
-                    return Err(format!(
-                        "unknown '{first}', supported parameter values are 'temporary' and 'permanent'"
-                    ))
-                }
+                _ => return Err(format!(
+                    "unknown '{first}', supported parameter values are 'temporary' and 'permanent'"
+                )),
             };
             if w.ctx.path.is_some() {
                 return Err(format!(
@@ -495,11 +497,15 @@ fn run_section(w: &mut Walker<'_>, inv: &Invocation<'_>, conf: &mut DirConf) -> 
     {
         let g = global(w)?;
         if g.current.is_some() {
-            return Err(format!("{section} is not allowed inside an '<MDomainSet' context"));
+            return Err(format!(
+                "{section} is not allowed inside an '<MDomainSet' context"
+            ));
         }
     }
     if inv.words.is_empty() {
-        return Err(format!("{section} > section must specify a unique domain name"));
+        return Err(format!(
+            "{section} > section must specify a unique domain name"
+        ));
     }
     let mut def = MdDef::default();
     for word in &inv.words {
@@ -552,7 +558,10 @@ pub fn managed_domains(
                         .iter()
                         .chain(server.server_aliases.iter())
                         .collect();
-                    if names.iter().any(|n| def.names.contains(&n.to_ascii_lowercase())) {
+                    if names
+                        .iter()
+                        .any(|n| def.names.contains(&n.to_ascii_lowercase()))
+                    {
                         for n in names {
                             add_name(&mut domains, n);
                         }
@@ -621,7 +630,10 @@ pub fn post_read_request(
     if let Some(token) = path.strip_prefix(ACME_CHALLENGE_PREFIX) {
         return challenge(engine, md, req, &host, token);
     }
-    if req.tls.is_some() || md.require_https == RequireHttps::Off || path.starts_with("/.well-known/") {
+    if req.tls.is_some()
+        || md.require_https == RequireHttps::Off
+        || path.starts_with("/.well-known/")
+    {
         return None;
     }
     let permanent = md.require_https == RequireHttps::Permanent;
@@ -667,9 +679,7 @@ fn challenge(
             Some(Ok(resp))
         }
         Err(_) if !md.renew_auto => None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Some(Err(404))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Err(404)),
         Err(e) => {
             engine.main.log.error(
                 "error",
@@ -746,10 +756,16 @@ mod tests {
 
     #[test]
     fn durations_and_windows_read_as_mod_md() {
-        assert_eq!(parse_duration("30", "d"), Some(Duration::from_secs(30 * 86400)));
+        assert_eq!(
+            parse_duration("30", "d"),
+            Some(Duration::from_secs(30 * 86400))
+        );
         assert_eq!(parse_duration("5s", "d"), Some(Duration::from_secs(5)));
         assert_eq!(parse_duration("2mi", "s"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("250ms", "s"), Some(Duration::from_millis(250)));
+        assert_eq!(
+            parse_duration("250ms", "s"),
+            Some(Duration::from_millis(250))
+        );
         assert_eq!(parse_duration("x", "s"), None);
         assert_eq!(parse_window("W", "33%"), Ok(Window::Percent(33)));
         assert!(parse_window("W", "100%").is_err());

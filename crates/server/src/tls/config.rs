@@ -12,6 +12,7 @@ use htaccel_engine::http::tls::{ClientAuthSpec, KeyPairSpec, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::ResolvesServerCert;
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{CipherSuite, ServerConfig, SignatureScheme, SupportedCipherSuite};
@@ -31,10 +32,29 @@ pub(crate) struct KeyConfig {
     pub ecdsa: bool,
     /// The signature schemes the key can make.
     pub schemes: Vec<SignatureScheme>,
-    /// What `SSL_SERVER_*` shows of the certificate.
-    pub cert: der::CertFacts,
-    /// `SSL_SERVER_CERT`.
-    pub pem: Arc<str>,
+    /// The certificate, for what `SSL_SERVER_*` shows of it.
+    pub source: CertSource,
+}
+
+/// Where a configuration's certificate comes from.
+pub(crate) enum CertSource {
+    /// A file read at start: its facts and `SSL_SERVER_CERT`.
+    Fixed(Arc<(der::CertFacts, Arc<str>)>),
+    /// A managed domain's (mod_md), replaced while the server runs.
+    Managed(Arc<crate::md::CertCell>),
+}
+
+impl KeyConfig {
+    /// The facts and PEM of the certificate handshakes send now.
+    pub(crate) fn shown(&self) -> Arc<(der::CertFacts, Arc<str>)> {
+        match &self.source {
+            CertSource::Fixed(f) => f.clone(),
+            CertSource::Managed(cell) => {
+                let live = cell.get();
+                Arc::new((live.facts.clone(), live.pem.clone()))
+            }
+        }
+    }
 }
 
 /// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
@@ -75,7 +95,7 @@ fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
 
 /// Build the configurations of one server: one per certificate.
 pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
-    if spec.keys.is_empty() {
+    if spec.keys.is_empty() && spec.managed.is_none() {
         return Err("SSLEngine on but no SSLCertificateFile".into());
     }
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
@@ -116,15 +136,43 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         Some(auth) => Some(client_verifier(auth, &provider)?),
         None => None,
     };
+    // A managed domain's certificates take the place of the files, as
+    // mod_md hands mod_ssl its own.
+    let mut entries: Vec<(
+        Arc<dyn ResolvesServerCert>,
+        bool,
+        Vec<SignatureScheme>,
+        CertSource,
+    )> = Vec::new();
+    if let Some(md) = &spec.managed {
+        for &key in &md.keys {
+            let cell = crate::md::cell(md, key)?;
+            entries.push((
+                Arc::new(crate::md::CellResolver(cell.clone())),
+                true,
+                crate::md::schemes(key),
+                CertSource::Managed(cell),
+            ));
+        }
+    } else {
+        for pair in &spec.keys {
+            let (key, mut certs) = load_pair(pair, &provider)?;
+            certs.extend(chain.iter().cloned());
+            let cert = der::CertFacts::of(&certs[0]);
+            let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
+            let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
+            let schemes = signable(&key);
+            let certified = Arc::new(CertifiedKey::new(certs, key));
+            entries.push((
+                Arc::new(Fixed(certified)),
+                ecdsa,
+                schemes,
+                CertSource::Fixed(Arc::new((cert, pem))),
+            ));
+        }
+    }
     let mut out = Vec::new();
-    for pair in &spec.keys {
-        let (key, mut certs) = load_pair(pair, &provider)?;
-        certs.extend(chain.iter().cloned());
-        let cert = der::CertFacts::of(&certs[0]);
-        let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
-        let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
-        let schemes = signable(&key);
-        let certified = Arc::new(CertifiedKey::new(certs, key));
+    for (resolver, ecdsa, schemes, source) in entries {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&versions)
             .map_err(|e| format!("SSLProtocol/SSLCipherSuite: {e}"))?;
@@ -132,7 +180,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
             Some(v) => builder.with_client_cert_verifier(v.clone()),
             None => builder.with_no_client_auth(),
         };
-        let mut config = builder.with_cert_resolver(Arc::new(Fixed(certified)));
+        let mut config = builder.with_cert_resolver(resolver);
         config.ignore_client_order = spec.honor_cipher_order;
         config.session_storage = storage.clone();
         match &ticketer {
@@ -156,8 +204,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
             config_h2,
             ecdsa,
             schemes,
-            cert,
-            pem,
+            source,
         });
     }
     Ok(out)
@@ -168,7 +215,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
 #[derive(Debug)]
 struct Fixed(Arc<CertifiedKey>);
 
-impl rustls::server::ResolvesServerCert for Fixed {
+impl ResolvesServerCert for Fixed {
     fn resolve(&self, _hello: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.0.clone())
     }
@@ -309,4 +356,16 @@ fn load_pair(
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The configuration of a `tls-alpn-01` answer: the challenge's
+/// certificate, `acme-tls/1` selected, TLS 1.2 and 1.3.
+pub(crate) fn acme_tls_alpn(cert: Arc<CertifiedKey>) -> Arc<ServerConfig> {
+    let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("ring's defaults")
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(Fixed(cert)));
+    config.alpn_protocols = vec![crate::md::alpn::ACME_TLS_ALPN.to_vec()];
+    Arc::new(config)
 }

@@ -17,8 +17,8 @@
 
 mod accept;
 mod async_io;
-mod config;
-mod der;
+pub(crate) mod config;
+pub(crate) mod der;
 mod stream;
 
 pub(crate) use accept::serve;
