@@ -15,11 +15,11 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin=${1:-$root/target/debug/htaccel}
-PATH=$PATH:$HOME/go/bin
+PATH=$PATH:${GOPATH:-$HOME/go}/bin
 for tool in pebble pebble-challtestsrv curl openssl; do
     command -v $tool >/dev/null || { echo "md: $tool not found" >&2; exit 2; }
 done
-pebble_dir=$(ls -d "$HOME"/go/pkg/mod/github.com/letsencrypt/pebble/v2@*/test 2>/dev/null | tail -1)
+pebble_dir=$(ls -d "${GOPATH:-$HOME/go}"/pkg/mod/github.com/letsencrypt/pebble/v2@*/test 2>/dev/null | tail -1)
 [ -n "$pebble_dir" ] || { echo "md: pebble's test directory (its certificates) not found" >&2; exit 2; }
 
 work=$(mktemp -d /var/tmp/htaccel-md.XXXXXX)
@@ -119,6 +119,10 @@ MDomain fail.test
 </VirtualHost>
 <VirtualHost 127.0.0.1:$http>
     ServerName example.test
+    <Location /md-status>
+        SetHandler md-status
+        Require all granted
+    </Location>
 </VirtualHost>
 <VirtualHost 127.0.0.1:$http>
     ServerName fail.test
@@ -128,8 +132,9 @@ CONF
 pids+=($!)
 
 fails=0
+passes=0
 check() { # name condition
-    if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
+    if eval "$2"; then echo "ok   $1"; passes=$((passes + 1)); else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
 # The certificate a TLS client is sent for NAME: subject, issuer, serial.
 served() {
@@ -191,6 +196,10 @@ check "fail.test's failures are in the error log" \
     '[ "$(grep -c "AH10056: processing fail.test" "$work/logs/error.log")" -ge 2 ]'
 check "the retries back off (1s, 2s, 4s...)" \
     'grep -q "attempt 1 failed, next attempt in 1.000s" "$work/logs/error.log" && grep -q "attempt 2 failed, next attempt in 2.000s" "$work/logs/error.log"'
+status=$(curl -s --resolve example.test:$http:127.0.0.1 http://example.test:$http/md-status)
+check "md-status shows example.test's certificate and fail.test's error" \
+    '[[ "$status" == *"\"name\": \"example.test\""*"certificate(secp256r1) is valid"* && "$status" == *"\"name\": \"fail.test\""*"\"state\": 4"*"connection refused"* ]]'
+[[ "$status" == *managed-domains* ]] || echo "md-status answered: $status"
 last=$(served fail.test)
 check "fail.test still gets the temporary certificate" '[[ "$last" == *"Temporary Certificate"* ]]'
 
@@ -199,5 +208,5 @@ if [ $fails -ne 0 ]; then
     echo "--- htaccel"; cat "$work/htaccel.out"
     echo "--- pebble"; tail -30 "$work/pebble.log"
 fi
-echo "md: $fails failed"
+echo "md: $passes passed, $fails failed"
 [ $fails -eq 0 ]

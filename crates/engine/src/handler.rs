@@ -226,6 +226,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     if let Some(resp) = crate::modules::status::handler(ctx) {
         return Ok(resp);
     }
+    if let Some(resp) = crate::modules::md::status::handler(ctx) {
+        return Ok(resp);
+    }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it
         // away from mod_autoindex; the default handler then answers 404.

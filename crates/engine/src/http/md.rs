@@ -133,3 +133,46 @@ impl ManagedDomain {
             .join("acme-http-01.txt")
     }
 }
+
+/// What the certificate manager reports of one certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CertState {
+    /// Seconds since the epoch.
+    pub valid_from: i64,
+    pub valid_until: i64,
+    /// Upper-case hex.
+    pub serial: String,
+    /// The temporary self-signed certificate.
+    pub fallback: bool,
+}
+
+/// What the certificate manager reports of one managed domain, for
+/// `md-status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DomainState {
+    /// By key type name (`secp256r1`).
+    pub certs: Vec<(&'static str, CertState)>,
+    /// Failed attempts since the last success.
+    pub errors: u32,
+    /// The last failure's description.
+    pub last_error: Option<String>,
+    /// When the next attempt or check is due, seconds since the epoch.
+    pub next_run: Option<i64>,
+    /// A renewal is under way or waiting to be retried.
+    pub renewing: bool,
+}
+
+/// The managed domains' states, by name: written by the certificate
+/// manager, read by the `md-status` handler.
+pub fn states() -> &'static std::sync::RwLock<std::collections::HashMap<String, DomainState>> {
+    static STATES: std::sync::OnceLock<
+        std::sync::RwLock<std::collections::HashMap<String, DomainState>>,
+    > = std::sync::OnceLock::new();
+    STATES.get_or_init(Default::default)
+}
+
+/// Change the state of `name`.
+pub fn update_state(name: &str, change: impl FnOnce(&mut DomainState)) {
+    let mut all = states().write().unwrap_or_else(|e| e.into_inner());
+    change(all.entry(name.to_string()).or_default());
+}

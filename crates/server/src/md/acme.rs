@@ -103,19 +103,34 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                 next = next.min(at);
             }
         }
+        report(&md, |s| {
+            s.next_run = Some(if due.is_empty() { next } else { super::now() });
+            s.renewing = !due.is_empty();
+        });
         if due.is_empty() {
             let wait = (next - super::now()).max(1) as u64;
             tokio::time::sleep(Duration::from_secs(wait)).await;
             continue;
         }
         match renew(&md, &due, &log).await {
-            Ok(()) => failures = 0,
+            Ok(()) => {
+                failures = 0;
+                report(&md, |s| {
+                    s.errors = 0;
+                    s.last_error = None;
+                });
+            }
             Err(e) => {
                 failures += 1;
                 let delay = md
                     .retry_delay
                     .saturating_mul(1u32 << (failures - 1).min(20))
                     .min(MAX_RETRY_DELAY);
+                report(&md, |s| {
+                    s.errors = failures;
+                    s.last_error = Some(e.clone());
+                    s.next_run = Some(super::now() + delay.as_secs() as i64);
+                });
                 log.error(
                     "error",
                     "md",
@@ -130,6 +145,30 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
             }
         }
     }
+}
+
+/// Tell `md-status` the domain's certificates and `change`.
+fn report(md: &ManagedDomain, change: impl FnOnce(&mut htaccel_engine::http::md::DomainState)) {
+    let certs: Vec<_> = md
+        .keys
+        .iter()
+        .filter_map(|&key| {
+            let live = super::cell(md, key).ok()?.get();
+            Some((
+                key.name(),
+                htaccel_engine::http::md::CertState {
+                    valid_from: live.facts.not_before,
+                    valid_until: live.facts.not_after,
+                    serial: live.facts.serial.clone(),
+                    fallback: live.fallback,
+                },
+            ))
+        })
+        .collect();
+    htaccel_engine::http::md::update_state(&md.name, |s| {
+        s.certs = certs;
+        change(s);
+    });
 }
 
 fn describe(d: Duration) -> String {

@@ -20,6 +20,8 @@
 //! applies them to no managed domain; htaccel refuses them there, saying
 //! where they take effect.
 
+pub mod status;
+
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::md::{Challenge, KeySpec, ManagedDomain, RequireHttps, Window};
@@ -365,9 +367,11 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                 "off" => RequireHttps::Off,
                 "temporary" => RequireHttps::Temporary,
                 "permanent" => RequireHttps::Permanent,
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "unknown '{first}', supported parameter values are 'temporary' and 'permanent'"
-                )),
+                ))
+                }
             };
             if w.ctx.path.is_some() {
                 return Err(format!(
