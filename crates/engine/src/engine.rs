@@ -196,7 +196,7 @@ impl Engine {
                 loaded.env.is_loaded("status_module"),
             ),
             https_listeners: b.global.https_listeners.clone(),
-            md: crate::modules::md::managed_domains(b, &loaded.env.server_root)
+            md: crate::modules::md::managed_domains(b, &loaded.env.server_root)?
                 .into_iter()
                 .map(Arc::new)
                 .collect(),

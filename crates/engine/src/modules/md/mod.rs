@@ -540,7 +540,7 @@ fn run_section(w: &mut Walker<'_>, inv: &Invocation<'_>, conf: &mut DirConf) -> 
 pub fn managed_domains(
     b: &crate::config::server::ServerBuild,
     server_root: &std::path::Path,
-) -> Vec<ManagedDomain> {
+) -> Result<Vec<ManagedDomain>, String> {
     let g = &b.global.md;
     let mut servers: Vec<&crate::config::server::ServerConf> = b.vhosts.iter().collect();
     if g.base_server == Some(true) {
@@ -550,7 +550,8 @@ pub fn managed_domains(
         .store_dir
         .clone()
         .unwrap_or_else(|| server_root.join("md"));
-    g.domains
+    let out = g
+        .domains
         .iter()
         .map(|def| {
             let s = def.settings.over(&g.settings);
@@ -596,7 +597,19 @@ pub fn managed_domains(
                 check_interval: g.check_interval.unwrap_or(DEFAULT_CHECK_INTERVAL),
             }
         })
-        .collect()
+        .collect::<Vec<_>>();
+    // A name belongs to one managed domain (mod_md stops at start, AH10038).
+    for (i, a) in out.iter().enumerate() {
+        for b in &out[..i] {
+            if let Some(name) = a.domains.iter().find(|n| b.domains.contains(n)) {
+                return Err(format!(
+                    "AH10038: two Managed Domains have an overlap in domain '{name}': {} and {}",
+                    b.name, a.name
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The managed domain a server's names put it under (its `ServerName`,
@@ -757,6 +770,75 @@ pub static MODULE: Module = Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{load, Engine};
+
+    struct Quiet;
+    impl crate::http::Log for Quiet {
+        fn access(&self, _: &crate::http::AccessEntry<'_>) {}
+        fn error(&self, _: &str, _: &str, _: Option<std::net::SocketAddr>, _: &str) {}
+    }
+
+    fn engine(text: &str) -> Result<Engine, String> {
+        let text = format!(
+            "LoadModule mime_module m.so\nTypesConfig /dev/null\nLoadModule ssl_module m.so\nLoadModule md_module m.so\n{text}"
+        );
+        let nodes =
+            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
+                .unwrap();
+        let loaded = load(&nodes, "/srv".into(), Vec::new()).map_err(|e| e.to_string())?;
+        Engine::new(&loaded, std::sync::Arc::new(Quiet))
+    }
+
+    #[test]
+    fn members_auto_adds_the_virtual_hosts_names() {
+        let e = engine(
+            "ServerAdmin root@example.org\nMDomain Example.org\nMDomain other.org manual\n\
+             <VirtualHost *:443>\nServerName example.org\nServerAlias www.example.org\n</VirtualHost>\n\
+             <VirtualHost *:443>\nServerName other.org\nServerAlias www.other.org\n</VirtualHost>\n",
+        )
+        .unwrap();
+        assert_eq!(e.md[0].domains, ["example.org", "www.example.org"]);
+        assert_eq!(e.md[1].domains, ["other.org"]);
+        assert_eq!(e.md[0].contact.as_deref(), Some("root@example.org"));
+        assert_eq!(e.md[0].store_dir, std::path::Path::new("/srv/md"));
+        assert_eq!(e.md[0].ca_url, DEFAULT_CA);
+    }
+
+    #[test]
+    fn a_section_has_settings_of_its_own() {
+        let e = engine(
+            "MDRenewWindow 10d\nMDCertificateAuthority https://ca.test/dir\n\
+             <MDomain a.test>\nMDRenewWindow 50%\nMDCAChallenges tls-alpn-01\nMDMember b.test\n</MDomain>\n\
+             MDomain c.test\n",
+        )
+        .unwrap();
+        assert_eq!(e.md[0].domains, ["a.test", "b.test"]);
+        assert_eq!(e.md[0].renew_window, Window::Percent(50));
+        assert_eq!(e.md[0].challenges, [Challenge::TlsAlpn01]);
+        assert_eq!(
+            e.md[1].renew_window,
+            Window::Fixed(Duration::from_secs(864_000))
+        );
+        assert_eq!(e.md[1].ca_url, "https://ca.test/dir");
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let err = |t: &str| engine(t).err().unwrap_or_default();
+        assert!(
+            err("MDomain a.test\nMDomain b.test a.test\n").contains("overlap in domain 'a.test'")
+        );
+        assert!(
+            err("<VirtualHost *:443>\nMDRenewWindow 10d\n</VirtualHost>\n").contains("main server")
+        );
+        assert!(err("MDPrivateKeys RSA 2048\n").contains("elliptic-curve"));
+        assert!(err("MDNotifyCmd /bin/true\n").contains("not supported"));
+        assert!(err("MDMembers a.test\n").contains("auto|manual"));
+        assert!(err("MDMember a.test b.test\n").contains("only valid inside"));
+        assert!(err("<Directory />\nMDomain a.test\n</Directory>\n").contains("not allowed"));
+        assert!(err("MDRenewWindow 100%\n").contains("100%"));
+        assert!(err("MDomain auto\n").contains("at least one domain"));
+    }
 
     #[test]
     fn durations_and_windows_read_as_mod_md() {
