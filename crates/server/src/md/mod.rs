@@ -66,8 +66,10 @@ impl rustls::server::ResolvesServerCert for CellResolver {
 }
 
 /// The process's cells, by domain name and key type.
-fn cells() -> &'static Mutex<HashMap<(String, KeySpec), Arc<CertCell>>> {
-    static CELLS: OnceLock<Mutex<HashMap<(String, KeySpec), Arc<CertCell>>>> = OnceLock::new();
+type Cells = Mutex<HashMap<(String, KeySpec), Arc<CertCell>>>;
+
+fn cells() -> &'static Cells {
+    static CELLS: OnceLock<Cells> = OnceLock::new();
     CELLS.get_or_init(Default::default)
 }
 

@@ -93,6 +93,16 @@ fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
         .collect()
 }
 
+/// One certificate of a server before its configuration is built: its
+/// resolver, whether its key is ECDSA, the schemes it signs with, and
+/// where it comes from.
+type Entry = (
+    Arc<dyn ResolvesServerCert>,
+    bool,
+    Vec<SignatureScheme>,
+    CertSource,
+);
+
 /// Build the configurations of one server: one per certificate.
 pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
     if spec.keys.is_empty() && spec.managed.is_none() {
@@ -138,12 +148,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
     };
     // A managed domain's certificates take the place of the files, as
     // mod_md hands mod_ssl its own.
-    let mut entries: Vec<(
-        Arc<dyn ResolvesServerCert>,
-        bool,
-        Vec<SignatureScheme>,
-        CertSource,
-    )> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     if let Some(md) = &spec.managed {
         for &key in &md.keys {
             let cell = crate::md::cell(md, key)?;

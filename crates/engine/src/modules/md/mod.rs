@@ -513,7 +513,7 @@ fn run_section(w: &mut Walker<'_>, inv: &Invocation<'_>, conf: &mut DirConf) -> 
     }
     let mut def = MdDef::default();
     for word in &inv.words {
-        match transitive(&word) {
+        match transitive(word) {
             Some(t) => def.transitive = Some(t),
             None => add_name(&mut def.names, word),
         }
