@@ -69,6 +69,10 @@ fi
 # fail.test: an address where nothing answers pebble's validation.
 curl -s -d '{"host":"fail.test.","addresses":["127.0.0.2"]}' http://127.0.0.1:$chall/add-a >/dev/null
 
+# htaccel runs as www-data, as a Debian server does: the certificate
+# manager writes the store after privileges are dropped.
+chmod 755 "$work"
+cp "$minica" "$work/pebble-minica.pem"
 mkdir -p "$work/docroot" "$work/logs"
 echo "managed" > "$work/docroot/index.html"
 printf 'Require all denied\n' > "$work/docroot/.htaccess"
@@ -82,6 +86,8 @@ LoadModule md_module /usr/lib/apache2/modules/mod_md.so
 Listen 127.0.0.1:$http
 Listen 127.0.0.1:$https https
 ServerName localhost
+User www-data
+Group www-data
 LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
 LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
 TypesConfig /etc/mime.types
@@ -90,7 +96,7 @@ DocumentRoot $work/docroot
     AllowOverride All
 </Directory>
 MDCertificateAuthority https://127.0.0.1:$acme/dir
-MDCACertificateFile $pebble_dir/certs/pebble.minica.pem
+MDCACertificateFile $work/pebble-minica.pem
 MDCertificateAgreement accepted
 MDContactEmail admin@example.test
 MDStoreDir md
@@ -168,8 +174,8 @@ check "a client trusting pebble's root verifies it (and the site answers)" \
     '[ "$(curl -s -o /dev/null -w "%{ssl_verify_result} %{http_code}" --cacert "$work/root.pem" --resolve example.test:$https:127.0.0.1 https://example.test:$https/)" = "0 403" ]'
 check "the .htaccess denying everything did not hide the challenge (a 403 page now)" \
     '[[ "$body" == *Forbidden* ]]'
-check "the store holds pubcert.pem and privkey.pem (mode 0600)" \
-    '[ -s "$work/md/domains/example.test/pubcert.pem" ] && [ "$(stat -c %a "$work/md/domains/example.test/privkey.pem")" = 600 ]'
+check "the store holds pubcert.pem and privkey.pem (mode 0600, written as www-data)" \
+    '[ -s "$work/md/domains/example.test/pubcert.pem" ] && [ "$(stat -c "%a %U" "$work/md/domains/example.test/privkey.pem")" = "600 www-data" ]'
 
 # tls-alpn-01 for alpn.test.
 alpn=""

@@ -257,6 +257,22 @@ fn announce_ready(after_bind: AfterBind) -> AfterBind {
 /// the user never chose.
 type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 
+/// Make `dir` and everything under it belong to `uid`:`gid` (symbolic
+/// links are not followed).
+fn give_tree(dir: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            give_tree(&entry.path(), uid, gid)?;
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(gid))?;
+        }
+    }
+    Ok(())
+}
+
 fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
@@ -267,6 +283,16 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
+    // mod_md's store is written by the certificate manager, which runs as
+    // `User` once privileges are dropped (Apache makes it the child's too).
+    if !g.md.domains.is_empty() {
+        let store =
+            g.md.store_dir
+                .clone()
+                .unwrap_or_else(|| loaded.env.server_root.join("md"));
+        give_tree(&store, uid, gid)
+            .map_err(|e| format!("htaccel: MDStoreDir {}: {e}", store.display()))?;
+    }
     if let Some(root) = serve_root {
         if !privileges::can_read_dir(root, uid, gid) {
             eprintln!(
