@@ -110,6 +110,7 @@ MDomain example.test
 MDomain fail.test
 <MDomain alpn.test>
     MDCAChallenges tls-alpn-01
+    MDRequireHttps permanent
 </MDomain>
 <VirtualHost 127.0.0.1:$https>
     ServerName example.test
@@ -202,6 +203,9 @@ check "fail.test's failures are in the error log" \
     '[ "$(grep -c "AH10056: processing fail.test" "$work/logs/error.log")" -ge 2 ]'
 check "the retries back off (1s, 2s, 4s...)" \
     'grep -q "attempt 1 failed, next attempt in 1.000s" "$work/logs/error.log" && grep -q "attempt 2 failed, next attempt in 2.000s" "$work/logs/error.log"'
+redirect=$(curl -s -o /dev/null -w "%{http_code} %{redirect_url}" --resolve alpn.test:$http:127.0.0.1 "http://alpn.test:$http/a?b=1")
+check "MDRequireHttps permanent redirects plain HTTP (301 to https://alpn.test/a?b=1)" \
+    '[ "$redirect" = "301 https://alpn.test/a?b=1" ]'
 status=$(curl -s --resolve example.test:$http:127.0.0.1 http://example.test:$http/md-status)
 check "md-status shows example.test's certificate and fail.test's error" \
     '[[ "$status" == *"\"name\": \"example.test\""*"certificate(secp256r1) is valid"* && "$status" == *"\"name\": \"fail.test\""*"\"state\": 4"*"connection refused"* ]]'

@@ -81,10 +81,42 @@ fn renew_at(md: &ManagedDomain, cell: &CertCell) -> i64 {
     live.facts.not_after - window.as_secs() as i64
 }
 
+/// `MDWarnWindow`: once per certificate, a warning when it enters its
+/// last stretch (renewal has been failing, or is not automatic).
+fn warn_if_due(
+    md: &ManagedDomain,
+    key: KeySpec,
+    cell: &CertCell,
+    warned: &mut HashSet<String>,
+    log: &Arc<dyn Log>,
+) {
+    let live = cell.get();
+    if live.fallback {
+        return;
+    }
+    let lifetime = (live.facts.not_after - live.facts.not_before).max(0) as u64;
+    let window = md.warn_window.length(Duration::from_secs(lifetime));
+    let left = live.facts.not_after - super::now();
+    if left <= window.as_secs() as i64 && warned.insert(live.facts.serial.clone()) {
+        log.error(
+            "warn",
+            "md",
+            None,
+            &format!(
+                "AH10052: The certificate ({}) for the Managed Domain {} expires in {}s (MDWarnWindow)",
+                key.name(),
+                md.name,
+                left.max(0)
+            ),
+        );
+    }
+}
+
 /// One domain's life: wait until a certificate needs renewing, renew,
 /// and on failure wait and try again.
 async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
     let mut failures: u32 = 0;
+    let mut warned: HashSet<String> = HashSet::new();
     loop {
         let mut due = Vec::new();
         let mut next = super::now() + md.check_interval.as_secs() as i64;
@@ -96,6 +128,7 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                     return;
                 }
             };
+            warn_if_due(&md, key, &cell, &mut warned, &log);
             let at = renew_at(&md, &cell);
             if at <= super::now() {
                 due.push((key, cell));
