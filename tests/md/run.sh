@@ -134,6 +134,9 @@ MDomain fail.test
 <VirtualHost 127.0.0.1:$http>
     ServerName fail.test
 </VirtualHost>
+<VirtualHost 127.0.0.1:$http>
+    ServerName alpn.test
+</VirtualHost>
 CONF
 "$bin" -f "$work/httpd.conf" -DFOREGROUND > "$work/htaccel.out" 2>&1 &
 pids+=($!)

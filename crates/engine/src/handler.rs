@@ -58,13 +58,22 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     };
     let uri = crate::path_text::from_bytes(parsed.path);
     // mod_md answers ACME's challenges before any other phase.
-    if let Some(answer) =
-        crate::modules::md::post_read_request(engine, req, &uri, parsed.target.query.as_deref())
-    {
+    if let Some(answer) = crate::modules::md::post_read_request(
+        engine,
+        site,
+        req,
+        &uri,
+        parsed.target.query.as_deref(),
+    ) {
         let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
         let resp = match answer {
             Ok(resp) => crate::errors::finish(&mut ctx, resp),
-            Err(status) => crate::errors::error_response(&mut ctx, status),
+            Err((status, location)) => {
+                if let Some(location) = location {
+                    ctx.headers_out.push(("Location".into(), location));
+                }
+                crate::errors::error_response(&mut ctx, status)
+            }
         };
         return Decision::Respond(resp);
     }

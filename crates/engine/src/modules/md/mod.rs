@@ -632,13 +632,15 @@ const ACME_CHALLENGE_PREFIX: &str = "/.well-known/acme-challenge/";
 /// to an `http-01` challenge for a managed name (read from the store, where
 /// the certificate manager writes it), and the redirection to `https:`
 /// that `MDRequireHttps` asks for. `None`: the request goes on; an error
-/// status is answered with the server's error document.
+/// status (with its `Location`, for a redirection) is answered with the
+/// server's error document.
 pub fn post_read_request(
     engine: &crate::engine::Engine,
+    site: &crate::site::Site,
     req: &crate::http::Request,
     path: &str,
     query: Option<&str>,
-) -> Option<Result<crate::http::Response, u16>> {
+) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
     if engine.md.is_empty() {
         return None;
     }
@@ -647,8 +649,13 @@ pub fn post_read_request(
     if let Some(token) = path.strip_prefix(ACME_CHALLENGE_PREFIX) {
         return challenge(engine, md, req, &host, token);
     }
+    // The redirection needs the request's server to be one the domain
+    // covers (mod_md's assignment of virtual hosts).
+    let assigned = domain_of(&engine.md, &site.server_name, &site.aliases)
+        .is_some_and(|m| std::sync::Arc::ptr_eq(m, md));
     if req.tls.is_some()
         || md.require_https == RequireHttps::Off
+        || !assigned
         || path.starts_with("/.well-known/")
     {
         return None;
@@ -665,10 +672,7 @@ pub fn post_read_request(
         location.push('?');
         location.push_str(q);
     }
-    let mut resp = crate::http::Response::new(status);
-    resp.add_header("Location", location);
-    resp.add_header("Content-Length", "0");
-    Some(Ok(resp))
+    Some(Err((status, Some(location))))
 }
 
 /// `md_http_challenge_pr`: the store's answer for this host, whatever the
@@ -679,7 +683,7 @@ fn challenge(
     req: &crate::http::Request,
     host: &str,
     token: &str,
-) -> Option<Result<crate::http::Response, u16>> {
+) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
     if !md.challenges.contains(&Challenge::Http01) || token.is_empty() || token.contains('/') {
         return None;
     }
@@ -688,7 +692,7 @@ fn challenge(
     match std::fs::read(md.http01_file(host)) {
         Ok(data) => {
             if req.method != "GET" {
-                return Some(Err(501));
+                return Some(Err((501, None)));
             }
             let mut resp = crate::http::Response::new(200);
             resp.add_header("Content-Length", data.len().to_string());
@@ -696,7 +700,7 @@ fn challenge(
             Some(Ok(resp))
         }
         Err(_) if !md.renew_auto => None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Err(404)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Err((404, None))),
         Err(e) => {
             engine.main.log.error(
                 "error",
@@ -704,7 +708,7 @@ fn challenge(
                 Some(req.remote()),
                 &format!("AH10081: loading challenge {token} from store: {e}"),
             );
-            Some(Err(500))
+            Some(Err((500, None)))
         }
     }
 }
