@@ -100,6 +100,7 @@ MDCACertificateFile $work/pebble-minica.pem
 MDCertificateAgreement accepted
 MDContactEmail admin@example.test
 MDStoreDir md
+MDPortMap http:$http https:$https
 MDRetryDelay 1s
 MDRenewWindow 75%
 MDCheckInterval 1s

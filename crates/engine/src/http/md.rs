@@ -92,8 +92,12 @@ pub struct ManagedDomain {
     pub agreement: bool,
     /// `MDPrivateKeys`: one certificate per key type.
     pub keys: Vec<KeySpec>,
-    /// `MDCAChallenges`, in order of preference.
+    /// `MDCAChallenges`, in order of preference, among those the server
+    /// can answer (a listener on the port public 80 or 443 reaches).
     pub challenges: Vec<Challenge>,
+    /// Whether `/.well-known/acme-challenge/` is this domain's to answer:
+    /// no `MDCAChallenges`, or one that names `http-01`.
+    pub answers_http01: bool,
     pub renew_window: Window,
     pub warn_window: Window,
     /// `MDRenewMode auto` (else `manual`: certificates in the store are

@@ -283,6 +283,9 @@ async fn renew(
     due: &[(KeySpec, Arc<CertCell>)],
     log: &Arc<dyn Log>,
 ) -> Result<(), String> {
+    if md.challenges.is_empty() {
+        return Err("AH10173: None of the ACME challenge methods configured for this domain are suitable: http-01 needs a Listen on port 80 (or the port MDPortMap http:PORT names), tls-alpn-01 one on 443 (or MDPortMap https:PORT)".into());
+    }
     let account = account(md).await?;
     for (key, cell) in due {
         let chain_and_key = order(md, &account, *key).await;

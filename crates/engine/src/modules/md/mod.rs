@@ -86,6 +86,8 @@ pub struct MdGlobal {
     pub check_interval: Option<Duration>,
     pub ca_cert_file: Option<PathBuf>,
     pub base_server: Option<bool>,
+    /// `MDPortMap`: public port (80, 443) → local port (`None`: `-`).
+    pub port_map: Vec<(u16, Option<u16>)>,
 }
 
 /// Apache's defaults (mod_md_config.c, md.h).
@@ -435,10 +437,14 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
             }
         }
         "mdportmap" => {
+            let mut maps = Vec::new();
             for word in words {
-                check_port_map(word)?;
+                maps.push(check_port_map(word)?);
             }
-            process_wide(w, name)?;
+            let g = process_wide(w, name)?;
+            for (net, local) in maps {
+                g.port_map.push((net, local));
+            }
         }
         _ => {
             return Err(format!(
@@ -450,10 +456,9 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
     Ok(())
 }
 
-/// `MDPortMap http:PORT https:PORT`: checked as Apache checks it. Which
-/// challenges can be answered is not derived from it: htaccel offers the
-/// challenge types `MDCAChallenges` names (by default both).
-fn check_port_map(value: &str) -> Result<(), String> {
+/// `MDPortMap http:PORT https:PORT`: the public port (80 or 443) and the
+/// local one it reaches (`None`: `-`, unreachable).
+fn check_port_map(value: &str) -> Result<(u16, Option<u16>), String> {
     let (net, local) = value
         .split_once(':')
         .ok_or("no ':' after first port number")?;
@@ -467,15 +472,51 @@ fn check_port_map(value: &str) -> Result<(), String> {
     if net != 80 && net != 443 {
         return Err("mapped port number must be 80 or 443".into());
     }
-    if local != "-" {
-        let p = local
-            .parse::<u32>()
-            .map_err(|_| "unable to parse second port number")?;
-        if p == 0 || p > 65535 {
-            return Err("invalid number for port map, must be in ]0,65535]".into());
-        }
+    if local == "-" {
+        return Ok((net as u16, None));
     }
-    Ok(())
+    let p = local
+        .parse::<u32>()
+        .map_err(|_| "unable to parse second port number")?;
+    if p == 0 || p > 65535 {
+        return Err("invalid number for port map, must be in ]0,65535]".into());
+    }
+    Ok((net as u16, Some(p as u16)))
+}
+
+/// The local port the public `port` (80 or 443) reaches: `MDPortMap`'s,
+/// else the same.
+fn local_port(g: &MdGlobal, port: u16) -> Option<u16> {
+    g.port_map
+        .iter()
+        .rev()
+        .find(|(net, _)| *net == port)
+        .map_or(Some(port), |(_, local)| *local)
+}
+
+/// The challenge types the server can answer, as mod_md decides it:
+/// `http-01` when it listens on the local port public port 80 reaches,
+/// `tls-alpn-01` on the one 443 reaches.
+fn reachable(b: &crate::config::server::ServerBuild, wanted: Vec<Challenge>) -> Vec<Challenge> {
+    let g = &b.global.md;
+    let listens = |port: Option<u16>| {
+        port.is_some_and(|p| {
+            b.global.listen.iter().any(|(spec, _)| {
+                let text = spec.split_whitespace().next().unwrap_or_default();
+                let last = text.rsplit(':').next().unwrap_or(text);
+                last.parse::<u16>().ok() == Some(p)
+            })
+        })
+    };
+    let http = listens(local_port(g, 80));
+    let https = listens(local_port(g, 443));
+    wanted
+        .into_iter()
+        .filter(|c| match c {
+            Challenge::Http01 => http,
+            Challenge::TlsAlpn01 => https,
+        })
+        .collect()
 }
 
 fn unsupported_reason(name: &str) -> &'static str {
@@ -584,9 +625,15 @@ pub fn managed_domains(
                 contact: s.contact.or_else(|| b.main.server_admin.clone()),
                 agreement: s.agreement.is_some(),
                 keys: s.keys.unwrap_or_else(|| vec![KeySpec::P256]),
-                challenges: s
+                answers_http01: s
                     .challenges
-                    .unwrap_or_else(|| vec![Challenge::Http01, Challenge::TlsAlpn01]),
+                    .as_ref()
+                    .is_none_or(|c| c.contains(&Challenge::Http01)),
+                challenges: reachable(
+                    b,
+                    s.challenges
+                        .unwrap_or_else(|| vec![Challenge::Http01, Challenge::TlsAlpn01]),
+                ),
                 renew_window: s.renew_window.unwrap_or(DEFAULT_RENEW_WINDOW),
                 warn_window: s.warn_window.unwrap_or(DEFAULT_WARN_WINDOW),
                 renew_auto: s.renew_auto.unwrap_or(true),
@@ -684,7 +731,7 @@ fn challenge(
     host: &str,
     token: &str,
 ) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
-    if !md.challenges.contains(&Challenge::Http01) || token.is_empty() || token.contains('/') {
+    if !md.answers_http01 || token.is_empty() || token.contains('/') {
         return None;
     }
     // The store changes outside the engine's view: never kept.
@@ -811,7 +858,7 @@ mod tests {
     #[test]
     fn a_section_has_settings_of_its_own() {
         let e = engine(
-            "MDRenewWindow 10d\nMDCertificateAuthority https://ca.test/dir\n\
+            "Listen 443\nMDRenewWindow 10d\nMDCertificateAuthority https://ca.test/dir\n\
              <MDomain a.test>\nMDRenewWindow 50%\nMDCAChallenges tls-alpn-01\nMDMember b.test\n</MDomain>\n\
              MDomain c.test\n",
         )
@@ -824,6 +871,10 @@ mod tests {
             Window::Fixed(Duration::from_secs(864_000))
         );
         assert_eq!(e.md[1].ca_url, "https://ca.test/dir");
+        // Listening on 443 only: no http-01 (mod_md's reachability).
+        assert_eq!(e.md[1].challenges, [Challenge::TlsAlpn01]);
+        let mapped = engine("Listen 8080\nMDPortMap http:8080 https:-\nMDomain a.test\n").unwrap();
+        assert_eq!(mapped.md[0].challenges, [Challenge::Http01]);
     }
 
     #[test]
@@ -883,6 +934,7 @@ mod tests {
             agreement: true,
             keys: vec![KeySpec::P256],
             challenges: vec![Challenge::Http01],
+            answers_http01: true,
             renew_window: DEFAULT_RENEW_WINDOW,
             warn_window: DEFAULT_WARN_WINDOW,
             renew_auto: true,
