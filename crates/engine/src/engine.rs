@@ -32,6 +32,8 @@ pub struct Engine {
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     /// mod_md's managed domains.
     pub md: Vec<Arc<crate::http::md::ManagedDomain>>,
+    /// `MDBaseServer on`: the main server may be one of them.
+    pub md_base_server: bool,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -200,6 +202,7 @@ impl Engine {
                 .into_iter()
                 .map(Arc::new)
                 .collect(),
+            md_base_server: b.global.md.base_server == Some(true),
             trace_enable: !b
                 .global
                 .trace_enable

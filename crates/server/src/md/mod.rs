@@ -135,3 +135,75 @@ fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use htaccel_engine::http::md::{Challenge, RequireHttps, Window};
+    use std::time::Duration;
+
+    fn domain(store: &std::path::Path) -> ManagedDomain {
+        ManagedDomain {
+            name: "cell.test".into(),
+            domains: vec!["cell.test".into(), "www.cell.test".into()],
+            ca_url: "https://127.0.0.1:9/dir".into(),
+            ca_cert_file: None,
+            contact: None,
+            agreement: true,
+            keys: vec![KeySpec::P256, KeySpec::P384],
+            challenges: vec![Challenge::Http01],
+            answers_http01: true,
+            renew_window: Window::Percent(33),
+            warn_window: Window::Percent(10),
+            renew_auto: true,
+            require_https: RequireHttps::Off,
+            eab: None,
+            store_dir: store.to_path_buf(),
+            retry_delay: Duration::from_secs(5),
+            check_interval: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn a_domain_without_a_certificate_starts_with_a_temporary_one_per_key_type() {
+        let store = std::env::temp_dir().join(format!("htaccel-md-cell-{}", std::process::id()));
+        let md = domain(&store);
+        let p256 = cell(&md, KeySpec::P256).unwrap();
+        let again = cell(&md, KeySpec::P256).unwrap();
+        assert!(
+            Arc::ptr_eq(&p256, &again),
+            "one cell per domain and key type"
+        );
+        let live = p256.get();
+        assert!(live.fallback);
+        assert!(live.facts.subject.contains("Temporary Certificate"));
+        assert_eq!(live.facts.key_alg, "id-ecPublicKey");
+        let p384 = cell(&md, KeySpec::P384).unwrap().get();
+        assert!(p384
+            .key
+            .key
+            .choose_scheme(&schemes(KeySpec::P384))
+            .is_some());
+        // The temporary key is kept with mode 0600.
+        use std::os::unix::fs::PermissionsExt;
+        let key = store::domain_dir(&md).join("fallback-privkey.pem");
+        let mode = std::fs::metadata(key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // Nothing in the store yet; once a certificate is saved there, it is
+        // what the next start loads.
+        assert!(store::load(&md, KeySpec::P256).is_none());
+        let pair = store::new_key(KeySpec::P256).unwrap();
+        let cert = rcgen::CertificateParams::new(md.domains.clone())
+            .unwrap()
+            .self_signed(&pair)
+            .unwrap();
+        store::save(&md, KeySpec::P256, &cert.pem(), &pair.serialize_pem()).unwrap();
+        let loaded = store::load(&md, KeySpec::P256).expect("the saved certificate");
+        assert!(!loaded.fallback);
+        assert_eq!(
+            loaded.pem.as_ref(),
+            htaccel_engine::http::tls::pem(cert.der())
+        );
+        let _ = std::fs::remove_dir_all(&store);
+    }
+}

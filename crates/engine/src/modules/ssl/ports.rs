@@ -101,7 +101,10 @@ fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec 
             .as_ref()
             .filter(|_| site.protocols.lists("h2"))
             .map(|h| h.settings()),
-        managed: crate::modules::md::domain_of(&engine.md, &site.server_name, &site.aliases)
+        // The main server is managed only with `MDBaseServer on`.
+        managed: (index.is_some() || engine.md_base_server)
+            .then(|| crate::modules::md::domain_of(&engine.md, &site.server_name, &site.aliases))
+            .flatten()
             .cloned(),
     }
 }
