@@ -124,7 +124,9 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 Vec::new(),
             ));
             let engine = Engine::new(&loaded, sink)?;
-            // mod_ssl's certificates and keys are read as at start.
+            // mod_ssl's certificates and keys are read as at start
+            // (mod_md's store is read, never written).
+            htaccel_server::md::config_test_only();
             htaccel_server::tls::TlsSetup::build(&engine.tls_ports())
                 .map_err(|e| format!("htaccel: {e}"))?;
             crate::dump::config_test(&start, &loaded)

@@ -65,6 +65,20 @@ impl rustls::server::ResolvesServerCert for CellResolver {
     }
 }
 
+/// Whether the store may be written (not under `htaccel -t`, which, as
+/// `apache2 -t`, checks the configuration and changes nothing).
+static WRITE_STORE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Check configurations only: temporary certificates are made in memory
+/// and not kept in the store.
+pub fn config_test_only() {
+    WRITE_STORE.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn store_writable() -> bool {
+    WRITE_STORE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The process's cells, by domain name and key type.
 type Cells = Mutex<HashMap<(String, KeySpec), Arc<CertCell>>>;
 

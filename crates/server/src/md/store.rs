@@ -72,7 +72,7 @@ pub(super) fn fallback(md: &ManagedDomain, key: KeySpec) -> Result<Live, String>
     let chain = cert.pem();
     let key_pem = pair.serialize_pem();
     let dir = domain_dir(md);
-    if private_dir(&dir).is_ok() {
+    if super::store_writable() && private_dir(&dir).is_ok() {
         let suffix = if md.keys.first() == Some(&key) {
             String::new()
         } else {
