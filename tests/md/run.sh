@@ -73,7 +73,11 @@ curl -s -d '{"host":"fail.test.","addresses":["127.0.0.2"]}' http://127.0.0.1:$c
 # manager writes the store after privileges are dropped.
 chmod 755 "$work"
 cp "$minica" "$work/pebble-minica.pem"
-mkdir -p "$work/docroot" "$work/logs"
+mkdir -p "$work/docroot" "$work/logs" "$work/events"
+chmod 777 "$work/events"
+printf '#!/bin/sh\necho "$*" >> %s/events/%s\n' "$work" notify > "$work/notify.sh"
+printf '#!/bin/sh\necho "$*" >> %s/events/%s\n' "$work" message > "$work/message.sh"
+chmod 755 "$work/notify.sh" "$work/message.sh"
 echo "managed" > "$work/docroot/index.html"
 printf 'Require all denied\n' > "$work/docroot/.htaccess"
 cat > "$work/httpd.conf" <<CONF
@@ -102,6 +106,8 @@ MDContactEmail admin@example.test
 MDStoreDir md
 MDPortMap http:$http https:$https
 MDRetryDelay 1s
+MDNotifyCmd $work/notify.sh
+MDMessageCmd $work/message.sh
 MDRenewWindow 75%
 MDCheckInterval 1s
 MDCertificateStatus off
@@ -214,6 +220,8 @@ status=$(curl -s --resolve example.test:$http:127.0.0.1 http://example.test:$htt
 check "md-status shows example.test's certificate and fail.test's error" \
     '[[ "$status" == *"\"name\": \"example.test\""*"certificate(secp256r1) is valid"* && "$status" == *"\"name\": \"fail.test\""*"\"state\": 4"*"connection refused"* ]]'
 [[ "$status" == *managed-domains* ]] || echo "md-status answered: $status"
+check "MDNotifyCmd ran after example.test's renewals; MDMessageCmd said renewed and errored" \
+    'grep -qx "example.test" "$work/events/notify" && grep -qx "renewed example.test" "$work/events/message" && grep -qx "errored fail.test" "$work/events/message"'
 last=$(served fail.test)
 check "fail.test still gets the temporary certificate" '[[ "$last" == *"Temporary Certificate"* ]]'
 

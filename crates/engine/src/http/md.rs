@@ -112,6 +112,11 @@ pub struct ManagedDomain {
     pub retry_delay: Duration,
     /// `MDCheckInterval`: how often certificates are checked for renewal.
     pub check_interval: Duration,
+    /// `MDNotifyCmd`: run with the domain's name after a renewal.
+    pub notify_cmd: Option<Vec<String>>,
+    /// `MDMessageCmd`: run with a reason (`renewed`, `errored`,
+    /// `expiring`) and the domain's name.
+    pub message_cmd: Option<Vec<String>>,
 }
 
 impl ManagedDomain {

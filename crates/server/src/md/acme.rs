@@ -20,6 +20,9 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+/// The shortest time between two `errored` messages (mod_md's rate).
+const ERRORED_INTERVAL: Duration = Duration::from_secs(3600);
+
 /// The longest wait between two attempts after failures.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(86_400);
 
@@ -98,6 +101,7 @@ fn warn_if_due(
     let window = md.warn_window.length(Duration::from_secs(lifetime));
     let left = live.facts.not_after - super::now();
     if left <= window.as_secs() as i64 && warned.insert(live.facts.serial.clone()) {
+        message(md, "expiring", log);
         log.error(
             "warn",
             "md",
@@ -117,6 +121,7 @@ fn warn_if_due(
 async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
     let mut failures: u32 = 0;
     let mut warned: HashSet<String> = HashSet::new();
+    let mut last_errored = None;
     loop {
         let mut due = Vec::new();
         let mut next = super::now() + md.check_interval.as_secs() as i64;
@@ -148,6 +153,10 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
         match renew(&md, &due, &log).await {
             Ok(()) => {
                 failures = 0;
+                if let Some(cmd) = &md.notify_cmd {
+                    run_command("MDNotifyCmd", cmd, &[&md.name], &log);
+                }
+                message(&md, "renewed", &log);
                 report(&md, |s| {
                     s.errors = 0;
                     s.last_error = None;
@@ -159,6 +168,12 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                     .retry_delay
                     .saturating_mul(1u32 << (failures - 1).min(20))
                     .min(MAX_RETRY_DELAY);
+                // As mod_md, at most one `errored` message an hour.
+                if last_errored.is_none_or(|t: std::time::Instant| t.elapsed() >= ERRORED_INTERVAL)
+                {
+                    last_errored = Some(std::time::Instant::now());
+                    message(&md, "errored", &log);
+                }
                 report(&md, |s| {
                     s.errors = failures;
                     s.last_error = Some(e.clone());
@@ -202,6 +217,39 @@ fn report(md: &ManagedDomain, change: impl FnOnce(&mut htaccel_engine::http::md:
         s.certs = certs;
         change(s);
     });
+}
+
+/// `MDMessageCmd CMD… REASON DOMAIN`.
+fn message(md: &ManagedDomain, reason: &str, log: &Arc<dyn Log>) {
+    if let Some(cmd) = &md.message_cmd {
+        run_command("MDMessageCmd", cmd, &[reason, &md.name], log);
+    }
+}
+
+/// Run a configured command with `extra` arguments and wait for it; a
+/// failure is logged as mod_md logs it (AH10108, AH10109).
+fn run_command(directive: &str, argv: &[String], extra: &[&str], log: &Arc<dyn Log>) {
+    let code = if directive == "MDNotifyCmd" {
+        "AH10108"
+    } else {
+        "AH10109"
+    };
+    let status = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .status();
+    let failure = match status {
+        Ok(s) if s.success() => return,
+        Ok(s) => format!("failed with exit code {}", s.code().unwrap_or(-1)),
+        Err(e) => format!("could not be run: {e}"),
+    };
+    log.error(
+        "error",
+        "md",
+        None,
+        &format!("{code}: {directive} {} {failure}.", argv.join(" ")),
+    );
 }
 
 fn describe(d: Duration) -> String {

@@ -175,6 +175,8 @@ mod tests {
             store_dir: store.to_path_buf(),
             retry_delay: Duration::from_secs(5),
             check_interval: Duration::from_secs(60),
+            notify_cmd: None,
+            message_cmd: None,
         }
     }
 

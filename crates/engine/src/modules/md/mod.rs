@@ -88,6 +88,8 @@ pub struct MdGlobal {
     pub base_server: Option<bool>,
     /// `MDPortMap`: public port (80, 443) → local port (`None`: `-`).
     pub port_map: Vec<(u16, Option<u16>)>,
+    pub notify_cmd: Option<Vec<String>>,
+    pub message_cmd: Option<Vec<String>>,
 }
 
 /// Apache's defaults (mod_md_config.c, md.h).
@@ -436,6 +438,26 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                 ));
             }
         }
+        "mdnotifycmd" | "mdmessagecmd" => {
+            let mut rest = inv.raw.as_str();
+            let mut argv = Vec::new();
+            loop {
+                let word = htaccel_conf::getword_conf(&mut rest);
+                if word.is_empty() {
+                    break;
+                }
+                argv.push(word);
+            }
+            if argv.is_empty() {
+                return Err(format!("{name} needs a command"));
+            }
+            let g = process_wide(w, name)?;
+            if name.eq_ignore_ascii_case("mdnotifycmd") {
+                g.notify_cmd = Some(argv);
+            } else {
+                g.message_cmd = Some(argv);
+            }
+        }
         "mdportmap" => {
             let mut maps = Vec::new();
             for word in words {
@@ -521,10 +543,11 @@ fn reachable(b: &crate::config::server::ServerBuild, wanted: Vec<Challenge>) -> 
 
 fn unsupported_reason(name: &str) -> &'static str {
     match name.to_ascii_lowercase().as_str() {
-        "mdmessagecmd" | "mdnotifycmd" => "htaccel runs no commands on certificate events; renewals and failures are in the error log and on md-status",
         "mdchallengedns01" | "mdchallengedns01version" => "dns-01 challenges are not answered",
         "mdhttpproxy" => "the ACME client connects directly",
-        "mdcertificatefile" | "mdcertificatekeyfile" => "static certificates go in SSLCertificateFile",
+        "mdcertificatefile" | "mdcertificatekeyfile" => {
+            "static certificates go in SSLCertificateFile"
+        }
         "mdstaplingkeepresponse" | "mdstaplingrenewwindow" => "OCSP responses are not stapled",
         "mdcertificatecheck" => "no certificate transparency links on md-status",
         "mdactivationdelay" => "a new certificate is used as soon as it is obtained",
@@ -642,6 +665,8 @@ pub fn managed_domains(
                 store_dir: store_dir.clone(),
                 retry_delay: g.retry_delay.unwrap_or(DEFAULT_RETRY_DELAY),
                 check_interval: g.check_interval.unwrap_or(DEFAULT_CHECK_INTERVAL),
+                notify_cmd: g.notify_cmd.clone(),
+                message_cmd: g.message_cmd.clone(),
             }
         })
         .collect::<Vec<_>>();
@@ -887,7 +912,7 @@ mod tests {
             err("<VirtualHost *:443>\nMDRenewWindow 10d\n</VirtualHost>\n").contains("main server")
         );
         assert!(err("MDPrivateKeys RSA 2048\n").contains("elliptic-curve"));
-        assert!(err("MDNotifyCmd /bin/true\n").contains("not supported"));
+        assert!(err("MDChallengeDns01 /bin/true\n").contains("not supported"));
         assert!(err("MDMembers a.test\n").contains("auto|manual"));
         assert!(err("MDMember a.test b.test\n").contains("only valid inside"));
         assert!(err("<Directory />\nMDomain a.test\n</Directory>\n").contains("not allowed"));
@@ -943,6 +968,8 @@ mod tests {
             store_dir: "/tmp/x".into(),
             retry_delay: DEFAULT_RETRY_DELAY,
             check_interval: DEFAULT_CHECK_INTERVAL,
+            notify_cmd: None,
+            message_cmd: None,
         };
         assert!(m.covers("example.test"));
         assert!(m.covers("www.example.test"));
