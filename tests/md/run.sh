@@ -68,11 +68,15 @@ if ! kill -0 "${pids[1]}" 2>/dev/null || ! kill -0 "${pids[0]}" 2>/dev/null; the
 fi
 # fail.test: an address where nothing answers pebble's validation.
 curl -s -d '{"host":"fail.test.","addresses":["127.0.0.2"]}' http://127.0.0.1:$chall/add-a >/dev/null
+curl -s -d '{"host":"files.test.","addresses":["127.0.0.2"]}' http://127.0.0.1:$chall/add-a >/dev/null
 
 # htaccel runs as www-data, as a Debian server does: the certificate
 # manager writes the store after privileges are dropped.
 chmod 755 "$work"
 cp "$minica" "$work/pebble-minica.pem"
+# files.test has a certificate file of its own, served while mod_md has none.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -subj /CN=files.test -keyout "$work/files.key" -out "$work/files.crt" 2>/dev/null
 mkdir -p "$work/docroot" "$work/logs" "$work/events"
 chmod 777 "$work/events"
 printf '#!/bin/sh\necho "$*" >> %s/events/%s\n' "$work" notify > "$work/notify.sh"
@@ -115,6 +119,7 @@ MDServerStatus off
 MDPrivateKeys secp256r1
 MDomain example.test
 MDomain fail.test
+MDomain files.test
 <MDomain alpn.test>
     MDCAChallenges tls-alpn-01
     MDRequireHttps permanent
@@ -130,6 +135,12 @@ MDomain fail.test
 <VirtualHost 127.0.0.1:$https>
     ServerName fail.test
     SSLEngine on
+</VirtualHost>
+<VirtualHost 127.0.0.1:$https>
+    ServerName files.test
+    SSLEngine on
+    SSLCertificateFile $work/files.crt
+    SSLCertificateKeyFile $work/files.key
 </VirtualHost>
 <VirtualHost 127.0.0.1:$http>
     ServerName example.test
@@ -222,6 +233,9 @@ check "md-status shows example.test's certificate and fail.test's error" \
 [[ "$status" == *managed-domains* ]] || echo "md-status answered: $status"
 check "MDNotifyCmd ran after example.test's renewals; MDMessageCmd said renewed and errored" \
     'grep -qx "example.test" "$work/events/notify" && grep -qx "renewed example.test" "$work/events/message" && grep -qx "errored fail.test" "$work/events/message"'
+files=$(served files.test)
+check "files.test, managed but with a certificate file, serves the file's while mod_md has none" \
+    '[[ "$files" == *"subject=CN = files.test"* ]]'
 last=$(served fail.test)
 check "fail.test still gets the temporary certificate" '[[ "$last" == *"Temporary Certificate"* ]]'
 

@@ -45,6 +45,16 @@ pub(crate) enum CertSource {
 }
 
 impl KeyConfig {
+    /// A managed domain's certificate (else a file's).
+    pub(crate) fn is_managed(&self) -> bool {
+        matches!(&self.source, CertSource::Managed(_))
+    }
+
+    /// A managed domain's temporary certificate, used now.
+    pub(crate) fn is_temporary(&self) -> bool {
+        matches!(&self.source, CertSource::Managed(cell) if cell.get().fallback)
+    }
+
     /// The facts and PEM of the certificate handshakes send now.
     pub(crate) fn shown(&self) -> Arc<(der::CertFacts, Arc<str>)> {
         match &self.source {
@@ -146,8 +156,10 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         Some(auth) => Some(client_verifier(auth, &provider)?),
         None => None,
     };
-    // A managed domain's certificates take the place of the files, as
-    // mod_md hands mod_ssl its own.
+    // A managed domain's certificates come first, then the files: mod_md
+    // adds its certificates to the server's (they win over a file's of the
+    // same key type), and while it has none the files are used, its
+    // temporary certificate only when there are none (`Site::pick_key`).
     let mut entries: Vec<Entry> = Vec::new();
     if let Some(md) = &spec.managed {
         for &key in &md.keys {
@@ -159,22 +171,21 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
                 CertSource::Managed(cell),
             ));
         }
-    } else {
-        for pair in &spec.keys {
-            let (key, mut certs) = load_pair(pair, &provider)?;
-            certs.extend(chain.iter().cloned());
-            let cert = der::CertFacts::of(&certs[0]);
-            let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
-            let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
-            let schemes = signable(&key);
-            let certified = Arc::new(CertifiedKey::new(certs, key));
-            entries.push((
-                Arc::new(Fixed(certified)),
-                ecdsa,
-                schemes,
-                CertSource::Fixed(Arc::new((cert, pem))),
-            ));
-        }
+    }
+    for pair in &spec.keys {
+        let (key, mut certs) = load_pair(pair, &provider)?;
+        certs.extend(chain.iter().cloned());
+        let cert = der::CertFacts::of(&certs[0]);
+        let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
+        let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
+        let schemes = signable(&key);
+        let certified = Arc::new(CertifiedKey::new(certs, key));
+        entries.push((
+            Arc::new(Fixed(certified)),
+            ecdsa,
+            schemes,
+            CertSource::Fixed(Arc::new((cert, pem))),
+        ));
     }
     let mut out = Vec::new();
     for (resolver, ecdsa, schemes, source) in entries {
