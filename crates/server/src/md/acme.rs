@@ -161,6 +161,24 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                     s.errors = 0;
                     s.last_error = None;
                 });
+                // A window longer than the certificates live would renew
+                // them at once, again and again: once per check instead.
+                if due
+                    .iter()
+                    .all(|(_, cell)| renew_at(&md, cell) <= super::now())
+                {
+                    log.error(
+                        "warn",
+                        "md",
+                        None,
+                        &format!(
+                            "{}: MDRenewWindow is longer than the new certificate's lifetime; renewing again after MDCheckInterval ({})",
+                            md.name,
+                            describe(md.check_interval)
+                        ),
+                    );
+                    tokio::time::sleep(md.check_interval).await;
+                }
             }
             Err(e) => {
                 failures += 1;
