@@ -199,6 +199,9 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
+    /// The request came on an HTTP/2 stream (mod_http2's `HTTP2` and the
+    /// push variables are set for it).
+    h2: bool,
     /// The TLS facts mod_ssl reads without marking the answer volatile
     /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
     /// the server of the handshake and the SNI name.
@@ -259,6 +262,7 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             || e.stamp != stamp
             || e.local != req.local
             || e.secure != req.secure
+            || e.h2 != req.h2_stream.is_some()
             || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
@@ -381,6 +385,7 @@ impl Recording {
                 stamp,
                 local: req.local,
                 secure: req.secure,
+                h2: req.h2_stream.is_some(),
                 tls: tls_key(req),
                 kept,
             },
@@ -481,6 +486,7 @@ mod tests {
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 

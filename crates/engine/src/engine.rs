@@ -40,6 +40,9 @@ pub struct Engine {
     /// The environment variables the access logs' `env=` conditions name
     /// (copied into each answer's `log_env`).
     pub log_env_names: Vec<String>,
+    /// Some access log has an `expr=` condition, which may read any
+    /// variable: the answer keeps them all for the logs.
+    pub log_env_all: bool,
 }
 
 /// The error log as the engine writes it: a decision that writes a line is
@@ -76,8 +79,8 @@ fn log_env_names(b: &crate::config::server::ServerBuild) -> Vec<String> {
     let mut names = Vec::new();
     for server in std::iter::once(&b.main).chain(&b.vhosts) {
         for log in &server.custom_logs {
-            if let Some(c) = &log.condition {
-                names.push(c.name.clone());
+            if let Some(name) = log.condition.as_ref().and_then(|c| c.env_name()) {
+                names.push(name.to_string());
             }
             let text = server
                 .log_formats
@@ -213,6 +216,15 @@ impl Engine {
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
             log_env_names: log_env_names(b),
+            log_env_all: std::iter::once(&b.main)
+                .chain(&b.vhosts)
+                .flat_map(|s| &s.custom_logs)
+                .any(|l| {
+                    matches!(
+                        l.condition,
+                        Some(crate::log_condition::LogCondition::Expr(_))
+                    )
+                }),
         })
     }
 

@@ -1191,6 +1191,7 @@ mod tests {
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 

@@ -73,6 +73,17 @@ pub struct Ctx<'a> {
     pub notes: Vec<(String, String)>,
     /// The output filters already ran on this request's response.
     pub output_done: bool,
+    /// The handler passed the first part of its answer down the filters
+    /// while it had taken `Accept-Encoding` out of the request headers
+    /// (mod_autoindex running an HTML header file's sub-request): mod_deflate
+    /// made its decision then, and saw no `Accept-Encoding`.
+    pub accept_encoding_hidden_at_first_pass: bool,
+    /// The handler passed part of its answer down the filters before its
+    /// end, without a flush (mod_autoindex past Apache's write buffer, or
+    /// through a header or readme sub-request), so it set
+    /// `Transfer-Encoding: chunked`; a filter that holds all of its output
+    /// until the end (mod_deflate) makes the length known again.
+    pub body_passed_unflushed: bool,
     /// mod_rewrite: the scheduled internal redirect, `[END]`, `[T=]`/`[H=]`.
     pub rewrite: crate::modules::rewrite::RequestState,
     /// `r->user` and `r->ap_auth_type` once authentication accepted a user.
@@ -192,6 +203,8 @@ impl<'a> Ctx<'a> {
             request_time: crate::engine::clock_us(),
             notes: Vec::new(),
             output_done: false,
+            accept_encoding_hidden_at_first_pass: false,
+            body_passed_unflushed: false,
             rewrite: Default::default(),
             user: None,
             auth_type: None,
@@ -437,6 +450,7 @@ impl<'a> Ctx<'a> {
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
         crate::modules::ssl::fixup(self);
+        crate::modules::http2::fixup(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),

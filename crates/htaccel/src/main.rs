@@ -21,6 +21,7 @@ mod cli;
 mod dump;
 mod explain;
 mod logs;
+mod migration;
 mod php_scan;
 mod pidfile;
 mod piped_log;

@@ -17,13 +17,8 @@ const SERVE_CONF: &str = include_str!("serve.conf");
 
 /// Run a command; the process exit code.
 pub fn execute(cmd: Cmd) -> i32 {
-    if let Cmd::Check {
-        docroot,
-        file,
-        defines,
-    } = cmd
-    {
-        return crate::check::execute(&docroot, file.as_deref(), defines);
+    if let Cmd::Check(opts) = cmd {
+        return crate::check::execute(opts);
     }
     if let Cmd::Explain {
         docroot,
@@ -114,7 +109,7 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             let threads = if start.single { 1 } else { 0 };
             serve(Box::new(move || start.load()), None, threads)
         }
-        Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
+        Cmd::Check(_) | Cmd::Explain { .. } => unreachable!("handled by execute"),
         Cmd::ConfigTest(start) => {
             start.redirect_startup_log()?;
             let loaded = start.load()?;

@@ -372,6 +372,7 @@ fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request 
         local,
         secure: false,
         tls: None,
+        h2_stream: None,
     }
 }
 
@@ -685,58 +686,60 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let checked =
-            match self
-                .parser
-                .finish(&head, self.remote, self.local_addr, self.stream.tls())
-            {
-                Ok(c) => c,
-                Err(refused) => {
-                    let (e, req) = *refused;
-                    let conn = req.headers.get_joined("Connection");
-                    let conn = conn.as_deref().unwrap_or_default();
-                    if e.status == 417 {
-                        if let Some(answer) = self
-                            .discard_before_417(shared, &req, received, started)
-                            .await
-                        {
-                            return answer;
-                        }
+        let checked = match self.parser.finish(
+            &head,
+            self.remote,
+            self.local_addr,
+            self.stream.tls(),
+            self.stream.h2_stream(),
+        ) {
+            Ok(c) => c,
+            Err(refused) => {
+                let (e, req) = *refused;
+                let conn = req.headers.get_joined("Connection");
+                let conn = conn.as_deref().unwrap_or_default();
+                if e.status == 417 {
+                    if let Some(answer) = self
+                        .discard_before_417(shared, &req, received, started)
+                        .await
+                    {
+                        return answer;
                     }
-                    let ex = Exchange {
-                        request: Some(&req),
-                        head: e.head_only,
-                        proto_num: self.parser.proto_num(),
-                        http09: false,
-                        // Apache computes the headers of these answers as usual
-                        // (a 417 may say Keep-Alive) and closes regardless.
-                        close: false,
-                        expecting: false,
-                        client_close: find_token(conn, b"close"),
-                        client_keep_alive: find_token(conn, b"keep-alive"),
-                        no_length: false,
-                        received,
-                        started,
-                        open_body: false,
-                    };
-                    let expect = e
-                        .expect
-                        .as_ref()
-                        .map(|v| String::from_utf8_lossy(v).into_owned());
-                    let mut resp = shared.handler.protocol_error(&ProtocolError {
-                        status: e.status,
-                        note: e.note,
-                        method: Some(&req.method),
-                        expect: expect.as_deref(),
-                        head: e.head_only,
-                        request: Some(&req),
-                        additional: None,
-                    });
-                    resp.close = false;
-                    self.respond(shared, &ex, &resp).ok()?;
-                    return Some(false);
                 }
-            };
+                let ex = Exchange {
+                    request: Some(&req),
+                    head: e.head_only,
+                    proto_num: self.parser.proto_num(),
+                    http09: false,
+                    // Apache computes the headers of these answers as usual
+                    // (a 417 may say Keep-Alive) and closes regardless.
+                    close: false,
+                    expecting: false,
+                    client_close: find_token(conn, b"close"),
+                    client_keep_alive: find_token(conn, b"keep-alive"),
+                    no_length: false,
+                    received,
+                    started,
+                    open_body: false,
+                };
+                let expect = e
+                    .expect
+                    .as_ref()
+                    .map(|v| String::from_utf8_lossy(v).into_owned());
+                let mut resp = shared.handler.protocol_error(&ProtocolError {
+                    status: e.status,
+                    note: e.note,
+                    method: Some(&req.method),
+                    expect: expect.as_deref(),
+                    head: e.head_only,
+                    request: Some(&req),
+                    additional: None,
+                });
+                resp.close = false;
+                self.respond(shared, &ex, &resp).ok()?;
+                return Some(false);
+            }
+        };
         let Checked {
             req,
             proto_num,

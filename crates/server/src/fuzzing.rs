@@ -25,7 +25,7 @@ pub fn request_head(data: &[u8]) {
     if let Parse::Done(n) = parsed {
         let head = Bytes::copy_from_slice(&data[..n]);
         let addr = SocketAddr::from(([127, 0, 0, 1], 8080));
-        let _ = parser.finish(&head, addr, addr, None);
+        let _ = parser.finish(&head, addr, addr, None, None);
     }
 }
 

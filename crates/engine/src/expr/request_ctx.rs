@@ -153,7 +153,7 @@ impl ExprContext for RequestExpr<'_, '_> {
                 IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => "on",
                 _ => "off",
             }),
-            Var::Http2 => borrowed("off"),
+            Var::Http2 => borrowed(if req.h2_stream.is_some() { "on" } else { "off" }),
             Var::ServerSoftware => borrowed(&c.engine.server_header),
             // Answered by the evaluator.
             _ => None,

@@ -199,6 +199,8 @@ pub struct Request {
     pub secure: bool,
     /// The TLS session, on a TLS connection (shared by its requests).
     pub tls: Option<Arc<TlsInfo>>,
+    /// The HTTP/2 stream the request came on (`None`: HTTP/1.x).
+    pub h2_stream: Option<http2::H2Stream>,
 }
 
 impl Request {

@@ -155,6 +155,7 @@ pub(super) struct StreamTransport {
     outbound: Outbound,
     head_request: bool,
     tls: Option<Arc<TlsInfo>>,
+    stream: htaccel_engine::http::http2::H2Stream,
     max_data_frame: usize,
     chunk: Vec<u8>,
 }
@@ -178,6 +179,7 @@ impl StreamTransport {
         respond: SendResponse<Bytes>,
         session: &Session,
     ) -> StreamTransport {
+        let stream_id = u32::from(respond.stream_id());
         let (parts, body) = request.into_parts();
         let mut head = BytesMut::with_capacity(512);
         head.extend_from_slice(parts.method.as_str().as_bytes());
@@ -233,6 +235,10 @@ impl StreamTransport {
             outbound: Outbound::Head(Vec::new()),
             head_request: parts.method == http::Method::HEAD,
             tls: session.tls.clone(),
+            stream: htaccel_engine::http::http2::H2Stream {
+                session: session.number,
+                id: stream_id,
+            },
             max_data_frame: session.max_data_frame,
             chunk: Vec::new(),
         }
@@ -533,5 +539,9 @@ impl Transport for StreamTransport {
 
     fn tls(&self) -> Option<&Arc<TlsInfo>> {
         self.tls.as_ref()
+    }
+
+    fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
+        Some(self.stream)
     }
 }

@@ -225,8 +225,15 @@ async fn handshake(
         match conn.read_tls(&mut SockIo(&tcp)) {
             Ok(0) => return None,
             Ok(_) => {
-                if conn.process_new_packets().is_err() {
-                    let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+                if let Err(e) = conn.process_new_packets() {
+                    match super::client_verify::plain_alert_for(&e, conn.protocol_version()) {
+                        Some(alert) => {
+                            let _ = tcp.try_write(alert);
+                        }
+                        None => {
+                            let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+                        }
+                    }
                     return None;
                 }
             }
@@ -278,6 +285,7 @@ async fn handshake(
             }),
         server_cert_pem: Some(shown.1.clone()),
         handshake_site: site.site,
+        verify_depth: Default::default(),
     };
     // The client chose HTTP/2 by ALPN.
     let h2 = site

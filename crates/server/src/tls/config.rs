@@ -1,14 +1,16 @@
 //! From a server's TLS settings ([`TlsSiteSpec`]) to rustls configurations:
 //! certificates and keys read and checked (a missing, unreadable or
 //! mismatched file is an error naming it), protocol versions, cipher
-//! suites by their OpenSSL names, session resumption.
+//! suites by their OpenSSL names, session resumption (bounded by
+//! `SSLSessionCacheTimeout`, see `super::sessions`).
 //!
 //! A server with both an RSA and an ECDSA certificate gets one rustls
 //! configuration per certificate; the handshake picks one by what the
 //! client can verify, as OpenSSL picks among a server's keys.
 
 use super::der;
-use htaccel_engine::http::tls::{ClientAuthSpec, KeyPairSpec, TlsSiteSpec};
+use super::sessions::{TimedSessions, TimedTickets};
+use htaccel_engine::http::tls::{KeyPairSpec, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -143,17 +145,21 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
     };
     let storage: Arc<dyn rustls::server::StoresServerSessions + Send + Sync> =
         if spec.session_cache > 0 {
-            ServerSessionMemoryCache::new(spec.session_cache)
+            TimedSessions::new(
+                ServerSessionMemoryCache::new(spec.session_cache),
+                spec.session_timeout,
+            )
         } else {
             Arc::new(NoServerSessionStorage {})
         };
-    let ticketer = if spec.session_tickets {
-        Some(ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?)
+    let ticketer: Option<Arc<dyn rustls::server::ProducesTickets>> = if spec.session_tickets {
+        let keys = ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?;
+        Some(TimedTickets::new(keys, spec.session_timeout))
     } else {
         None
     };
     let client_verifier = match &spec.client_auth {
-        Some(auth) => Some(client_verifier(auth, &provider)?),
+        Some(auth) => Some(super::client_verify::verifier(auth, &provider)?),
         None => None,
     };
     // A managed domain's certificates come first, then the files: mod_md
@@ -235,48 +241,6 @@ impl ResolvesServerCert for Fixed {
     fn resolve(&self, _hello: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.0.clone())
     }
-}
-
-/// `SSLVerifyClient optional|require`: client certificates verified
-/// against the CAs of `SSLCACertificateFile` and `SSLCACertificatePath`
-/// (every certificate file in that directory).
-fn client_verifier(
-    auth: &ClientAuthSpec,
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    let mut files = Vec::new();
-    if let Some(f) = &auth.ca_file {
-        files.push(f.clone());
-    }
-    if let Some(dir) = &auth.ca_path {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| format!("SSLCACertificatePath {}: {e}", dir.display()))?;
-        let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        found.sort();
-        files.extend(found.into_iter().filter(|p| p.is_file()));
-    }
-    for f in &files {
-        let pem = read_file(f, "CA certificate file")?;
-        for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
-            roots
-                .add(cert)
-                .map_err(|e| format!("CA certificate file {}: {e}", f.display()))?;
-        }
-    }
-    if roots.is_empty() {
-        return Err("SSLVerifyClient needs SSLCACertificateFile or SSLCACertificatePath with at least one CA certificate".into());
-    }
-    let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    );
-    let builder = if auth.required {
-        builder
-    } else {
-        builder.allow_unauthenticated()
-    };
-    builder.build().map_err(|e| format!("SSLVerifyClient: {e}"))
 }
 
 /// The schemes a key can sign with.

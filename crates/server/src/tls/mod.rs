@@ -17,8 +17,10 @@
 
 mod accept;
 mod async_io;
+mod client_verify;
 pub(crate) mod config;
 pub(crate) mod der;
+mod sessions;
 mod stream;
 
 pub(crate) use accept::serve;
@@ -71,9 +73,13 @@ impl TlsSetup {
                 // them: the address's default server's server cipher order
                 // and its refusal of tickets stay in force.
                 let mut s = s.clone();
+                // Sessions are made by the address's first context
+                // (OpenSSL's `session_ctx`), so their timeout is the
+                // default server's too.
                 if let Some(d) = default {
                     s.honor_cipher_order |= d.honor_cipher_order;
                     s.session_tickets &= d.session_tickets;
+                    s.session_timeout = d.session_timeout;
                 }
                 let s = &s;
                 let keys = config::build(s).map_err(|e| {
@@ -117,7 +123,7 @@ impl Port {
         sni.and_then(|name| {
             self.sites.iter().find(|s| {
                 s.names.iter().any(|n| {
-                    htaccel_engine::modules::core::sections::fnmatch(n.as_bytes(), name.as_bytes())
+                    htaccel_conf::fnmatch::strcmp_match(name.as_bytes(), n.as_bytes(), true)
                 })
             })
         })
