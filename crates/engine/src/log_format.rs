@@ -1145,6 +1145,21 @@ fn escape_error_item(s: &[u8], room: usize, out: &mut String) {
     }
 }
 
+/// `Sat Nov 21 05:25:47 2026` in local time (`apr_ctime`).
+pub fn ctime(t: SystemTime) -> String {
+    let tm = local_tm(apr_time(t).div_euclid(1_000_000));
+    format!(
+        "{} {} {:02} {:02}:{:02}:{:02} {}",
+        DAYS[tm.tm_wday.clamp(0, 6) as usize],
+        month(&tm),
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        i64::from(tm.tm_year) + 1900
+    )
+}
+
 /// `Sat Nov 21 05:25:47.245137 2026` in local time.
 fn push_ctime(line: &mut String, t: SystemTime) {
     let at = apr_time(t);

@@ -63,6 +63,9 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// `ScriptAlias` mapped the request (Apache's `alias-forced-type`
+    /// note): mod_cgi then runs it without `Options ExecCGI`.
+    pub script_aliased: bool,
     /// The request headers for byte ranges cut after the content filters
     /// (the handler saw no `Range` because `DEFLATE` may change the body).
     pub range_deferred: Option<crate::http::Headers>,
@@ -101,6 +104,12 @@ pub struct Ctx<'a> {
     /// A local `ErrorDocument` the error path left for a backend to serve
     /// (see `error_backend`).
     pub error_backend: Option<Box<crate::error_backend::Parked<'a>>>,
+    /// mod_negotiation's `variant-list` note: the HTML list of variants
+    /// a 406 or 300 page shows.
+    pub variant_list: Option<String>,
+    /// `r->vlist_validator`: the tag of the variant list a MultiViews
+    /// answer was chosen from, part of its `ETag`.
+    pub vlist_validator: Option<String>,
 }
 
 /// A status ending the phases early.
@@ -198,6 +207,7 @@ impl<'a> Ctx<'a> {
             headers_in: joined_request_headers(&req.headers),
             err_headers_out: Vec::new(),
             context_prefix: None,
+            script_aliased: false,
             context_document_root: None,
             range_deferred: None,
             request_time: crate::engine::clock_us(),
@@ -211,6 +221,8 @@ impl<'a> Ctx<'a> {
             client_ip: req.peer.ip(),
             auth_prev: None,
             error_backend: None,
+            variant_list: None,
+            vlist_validator: None,
         }
     }
 
@@ -237,7 +249,13 @@ impl<'a> Ctx<'a> {
         self.sub_request_path(name, None)
     }
 
-    fn sub_request_path(&self, path: &str, query: Option<String>) -> (Ctx<'a>, Result<(), Status>) {
+    /// A sub-request for a URI path taken as it is (absolute, or relative
+    /// to this request's directory) with the given query.
+    pub(crate) fn sub_request_path(
+        &self,
+        path: &str,
+        query: Option<String>,
+    ) -> (Ctx<'a>, Result<(), Status>) {
         let uri = if path.starts_with('/') {
             path.to_string()
         } else {
@@ -287,7 +305,7 @@ impl<'a> Ctx<'a> {
             self.header_parser();
         }
         self.check_access()?;
-        self.type_checker();
+        self.type_checker()?;
         self.fixups()?;
         Ok(())
     }
@@ -409,9 +427,12 @@ impl<'a> Ctx<'a> {
         crate::modules::authn_core::check_access(self)
     }
 
-    /// mod_mime's type checker, then the core's `ForceType`/`SetHandler`.
-    fn type_checker(&mut self) {
-        if let Some(FileInfo {
+    /// mod_negotiation's MultiViews (first, as in Apache), else mod_mime's
+    /// type checker; then the core's `ForceType`/`SetHandler`.
+    fn type_checker(&mut self) -> Result<(), Status> {
+        if crate::modules::negotiation::handle_multi(self)? {
+            // The chosen variant's type, languages and encoding came with it.
+        } else if let Some(FileInfo {
             kind: Kind::Dir, ..
         }) = self.finfo
         {
@@ -440,6 +461,7 @@ impl<'a> Ctx<'a> {
         if let Some(Some(h)) = &self.conf.core.handler {
             self.handler = Some(h.clone());
         }
+        Ok(())
     }
 
     /// The fixups, in Apache's order: mod_alias's per-directory redirects,
@@ -451,6 +473,7 @@ impl<'a> Ctx<'a> {
         crate::modules::env::fixup(self);
         crate::modules::ssl::fixup(self);
         crate::modules::http2::fixup(self);
+        crate::modules::negotiation::fix_encoding(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
@@ -510,6 +533,10 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(()) => {}
                 Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
+                    // mod_negotiation leaves its list on the main request.
+                    if sub.variant_list.is_some() {
+                        self.variant_list = sub.variant_list;
+                    }
                     self.headers_out.extend(sub.headers_out);
                     // mod_dir overlays the sub-request's error headers too
                     // (a 401's challenge).
@@ -554,7 +581,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Apache's `ap_internal_fast_redirect`: become the sub-request.
-    fn fast_redirect(&mut self, sub: Ctx<'a>) {
+    pub(crate) fn fast_redirect(&mut self, sub: Ctx<'a>) {
         self.uri = sub.uri;
         self.args = sub.args;
         self.filename = sub.filename;
@@ -569,6 +596,9 @@ impl<'a> Ctx<'a> {
         self.context_document_root = sub.context_document_root;
         self.rewrite.absorb(sub.rewrite);
         self.headers_out.extend(sub.headers_out);
+        // Both header tables are overlaid: a negotiated index brings its
+        // `Vary`, `TCN` and `Content-Location`.
+        self.err_headers_out.extend(sub.err_headers_out);
         let mut env = sub.env;
         for (n, v) in self.env.iter() {
             if !env.contains(n) {

@@ -26,6 +26,7 @@ mod php_scan;
 mod pidfile;
 mod piped_log;
 mod privileges;
+mod privsep;
 mod reload;
 mod run;
 mod sd_notify;

@@ -4,6 +4,7 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
+use crate::privsep::Files;
 use crate::reload::{Generation, ReadConfig, Reloads};
 use crate::startup;
 use htaccel_conf::ParseOptions;
@@ -185,8 +186,18 @@ pub(crate) fn serve(
     serve_root: Option<&Path>,
     threads: usize,
 ) -> Result<(), String> {
+    // As root with worker threads to come, fork the privileged broker
+    // first, while this is the only thread (see `privsep`). It stays
+    // only if privileges are dropped below.
+    if privileges::is_root() && threads != 1 {
+        crate::privsep::start(&mut read)?;
+    }
     let loaded = read()?;
-    let first = Generation::build(&loaded)?;
+    let (switch, after_bind) = privilege_step(&loaded, serve_root)?;
+    if !switch {
+        crate::privsep::dismiss();
+    }
+    let first = Generation::build(&loaded, &mut Files::for_next_generation()?)?;
 
     let mut listen = Vec::new();
     for (spec, origin) in &loaded.build.global.listen {
@@ -205,7 +216,17 @@ pub(crate) fn serve(
         n => n,
     };
 
-    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
+    // mod_md's certificate manager starts as `User`, once bound.
+    let (md, md_log) = (first.engine.md.clone(), first.log.clone());
+    let after_bind: AfterBind = Box::new(move || {
+        after_bind()?;
+        crate::reload::MD_MANAGER_MAY_RUN.store(true, std::sync::atomic::Ordering::Relaxed);
+        if !md.is_empty() {
+            htaccel_server::md::start(&md, md_log);
+        }
+        Ok(())
+    });
+    let after_bind = announce_ready(after_bind);
     let pid_file = first.write_pid_file(None)?;
     let mut reloads = Reloads {
         read,
@@ -270,41 +291,55 @@ fn give_tree(dir: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
+/// Also says whether the user is switched.
+fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, AfterBind), String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
-        return Ok(Box::new(|| {
-            crate::apachectl::tell_ready();
-            Ok(())
-        }));
+        return Ok((
+            false,
+            Box::new(|| {
+                crate::apachectl::tell_ready();
+                Ok(())
+            }),
+        ));
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
     // mod_md's store is written by the certificate manager, which runs as
-    // `User` once privileges are dropped (Apache makes it the child's too).
-    if !g.md.domains.is_empty() {
-        let store =
-            g.md.store_dir
-                .clone()
-                .unwrap_or_else(|| loaded.env.server_root.join("md"));
-        give_tree(&store, uid, gid)
-            .map_err(|e| format!("htaccel: MDStoreDir {}: {e}", store.display()))?;
-    }
+    // `User` once privileges are dropped (Apache makes it the child's too):
+    // it is given to `User` just before the switch, after the start made
+    // its temporary certificates.
+    let md_store = (!g.md.domains.is_empty()).then(|| {
+        g.md.store_dir
+            .clone()
+            .unwrap_or_else(|| loaded.env.server_root.join("md"))
+    });
     if let Some(root) = serve_root {
         if !privileges::can_read_dir(root, uid, gid) {
             eprintln!(
                 "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
                 root.display()
             );
-            return Ok(Box::new(|| {
-                crate::apachectl::tell_ready();
-                Ok(())
-            }));
+            return Ok((
+                false,
+                Box::new(|| {
+                    crate::apachectl::tell_ready();
+                    Ok(())
+                }),
+            ));
         }
     }
-    Ok(Box::new(move || {
-        privileges::drop_to(uid, gid, &user)?;
-        crate::apachectl::tell_ready();
-        Ok(())
-    }))
+    Ok((
+        true,
+        Box::new(move || {
+            if let Some(store) = &md_store {
+                give_tree(store, uid, gid).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("MDStoreDir {}: {e}", store.display()))
+                })?;
+            }
+            privileges::drop_to(uid, gid, &user)?;
+            crate::apachectl::tell_ready();
+            Ok(())
+        }),
+    ))
 }

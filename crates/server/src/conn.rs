@@ -27,6 +27,8 @@
 
 #[path = "backend_body.rs"]
 mod backend_body;
+#[path = "cgi/exchange.rs"]
+mod cgi_exchange;
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
 #[path = "proxy_http/exchange.rs"]
@@ -761,7 +763,10 @@ impl<T: Transport> Conn<T> {
             head: req.method == "HEAD",
             proto_num,
             http09,
-            close,
+            // An HTTP/2 stream carries one request: as mod_http2's
+            // secondary connections, the exchange is its connection's last,
+            // so a body the answer does not need is not waited for.
+            close: close || req.h2_stream.is_some(),
             expecting: expect_100,
             client_close,
             client_keep_alive,

@@ -66,6 +66,7 @@
 //! [`Handler::protocol_error`]: htaccel_engine::http::Handler::protocol_error
 
 mod body;
+mod cgi;
 mod chars;
 mod conn;
 mod fastcgi;

@@ -10,6 +10,7 @@ pub mod authn_file;
 pub mod authz_core;
 pub mod authz_groupfile;
 pub mod autoindex;
+pub mod cgi;
 pub mod core;
 pub mod deflate;
 pub mod dir;
@@ -22,6 +23,7 @@ pub mod http2;
 pub mod log_config;
 pub mod md;
 pub mod mime;
+pub mod negotiation;
 pub mod php;
 pub mod proxy;
 pub mod remoteip;
@@ -42,6 +44,7 @@ pub static ALL: &[&Module] = &[
     &core::SERVER_MODULE,
     &unsupported::CORE_EXTRA,
     &http2::CORE_MODULE,
+    &cgi::CORE_MODULE,
     &filter::CORE_MODULE,
     &log_config::MODULE,
     &VERSION_MODULE,
@@ -59,6 +62,7 @@ pub static ALL: &[&Module] = &[
     &auth_basic::MODULE,
     &access_compat::MODULE,
     &mime::MODULE,
+    &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,
     &rewrite::MODULE,
@@ -80,6 +84,8 @@ pub static ALL: &[&Module] = &[
     &md::MODULE,
     &http2::MODULE,
     &xsendfile::MODULE,
+    &cgi::CGI_MODULE,
+    &cgi::CGID_MODULE,
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,

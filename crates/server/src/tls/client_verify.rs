@@ -51,8 +51,9 @@ const TLS12_INTERNAL_ERROR_ALERT: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02,
 pub(crate) fn verifier(
     auth: &ClientAuthSpec,
     provider: &Arc<CryptoProvider>,
+    read_file: &super::ReadFile<'_>,
 ) -> Result<Arc<dyn ClientCertVerifier>, String> {
-    let cas = read_cas(auth)?;
+    let cas = read_cas(auth, read_file)?;
     if cas.is_empty() {
         return Err("SSLVerifyClient needs SSLCACertificateFile or SSLCACertificatePath with at least one CA certificate".into());
     }
@@ -85,21 +86,18 @@ pub(crate) fn verifier(
 /// the file it came from.
 fn read_cas(
     auth: &ClientAuthSpec,
+    read_file: &super::ReadFile<'_>,
 ) -> Result<Vec<(std::path::PathBuf, CertificateDer<'static>)>, String> {
     let mut files = Vec::new();
     if let Some(f) = &auth.ca_file {
         files.push(f.clone());
     }
     if let Some(dir) = &auth.ca_path {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| format!("SSLCACertificatePath {}: {e}", dir.display()))?;
-        let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        found.sort();
-        files.extend(found.into_iter().filter(|p| p.is_file()));
+        files.extend(ca_path_files(dir)?);
     }
     let mut cas = Vec::new();
     for f in files {
-        let pem = read(&f)?;
+        let pem = read_file(&f).map_err(|e| format!("CA certificate file {}: {e}", f.display()))?;
         for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
             cas.push((f.clone(), cert));
         }
@@ -107,8 +105,13 @@ fn read_cas(
     Ok(cas)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("CA certificate file {}: {e}", path.display()))
+/// The certificate files of an `SSLCACertificatePath`, in name order.
+pub(crate) fn ca_path_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("SSLCACertificatePath {}: {e}", dir.display()))?;
+    let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    found.sort();
+    Ok(found.into_iter().filter(|p| p.is_file()).collect())
 }
 
 /// The WebPKI verifier, then OpenSSL's chain and mod_ssl's depth.

@@ -116,7 +116,10 @@ type Entry = (
 );
 
 /// Build the configurations of one server: one per certificate.
-pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
+pub(crate) fn build(
+    spec: &TlsSiteSpec,
+    read: &super::ReadFile<'_>,
+) -> Result<Vec<KeyConfig>, String> {
     if spec.keys.is_empty() && spec.managed.is_none() {
         return Err("SSLEngine on but no SSLCertificateFile".into());
     }
@@ -140,7 +143,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         ..ring::default_provider()
     });
     let chain = match &spec.chain {
-        Some(p) => read_certs(p)?,
+        Some(p) => read_certs(p, read)?,
         None => Vec::new(),
     };
     let storage: Arc<dyn rustls::server::StoresServerSessions + Send + Sync> =
@@ -159,7 +162,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         None
     };
     let client_verifier = match &spec.client_auth {
-        Some(auth) => Some(super::client_verify::verifier(auth, &provider)?),
+        Some(auth) => Some(super::client_verify::verifier(auth, &provider, read)?),
         None => None,
     };
     // A managed domain's certificates come first, then the files: mod_md
@@ -179,7 +182,7 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         }
     }
     for pair in &spec.keys {
-        let (key, mut certs) = load_pair(pair, &provider)?;
+        let (key, mut certs) = load_pair(pair, &provider, read)?;
         certs.extend(chain.iter().cloned());
         let cert = der::CertFacts::of(&certs[0]);
         let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
@@ -264,13 +267,16 @@ fn signable(key: &Arc<dyn rustls::sign::SigningKey>) -> Vec<SignatureScheme> {
         .collect()
 }
 
-fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()))
+fn read_file(path: &Path, what: &str, read: &super::ReadFile<'_>) -> Result<Vec<u8>, String> {
+    read(path).map_err(|e| format!("{what} {}: {e}", path.display()))
 }
 
 /// Every certificate of a PEM file, the leaf first.
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = read_file(path, "certificate file")?;
+fn read_certs(
+    path: &Path,
+    read: &super::ReadFile<'_>,
+) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = read_file(path, "certificate file", read)?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("certificate file {}: {e}", path.display()))?;
@@ -292,6 +298,7 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 fn load_pair(
     pair: &KeyPairSpec,
     provider: &CryptoProvider,
+    read: &super::ReadFile<'_>,
 ) -> Result<
     (
         Arc<dyn rustls::sign::SigningKey>,
@@ -299,9 +306,9 @@ fn load_pair(
     ),
     String,
 > {
-    let certs = read_certs(&pair.cert)?;
+    let certs = read_certs(&pair.cert, read)?;
     let key_path = pair.key.as_deref().unwrap_or(&pair.cert);
-    let pem = read_file(key_path, "private key file")?;
+    let pem = read_file(key_path, "private key file", read)?;
     if contains(&pem, b"ENCRYPTED") {
         return Err(format!(
             "private key file {}: the key is encrypted, and htaccel cannot ask for its pass phrase (SSLPassPhraseDialog builtin is not supported): store it decrypted (openssl pkey -in KEY -out KEY.plain), readable by root only",

@@ -709,6 +709,7 @@ pub fn redirect_next<'a>(
     }
     new.rewrite = ctx.rewrite.for_redirect();
     new.set_request_time(ctx.request_time_unrecorded());
+    new.vlist_validator = ctx.vlist_validator.clone();
     if super::trace::enabled() {
         super::trace::line(format!(
             "internal redirect {} -> {}{}",

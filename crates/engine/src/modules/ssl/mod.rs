@@ -20,6 +20,7 @@
 //! that cannot be asked again ([`check_access`]).
 
 pub mod ciphers;
+pub mod opened_elsewhere;
 pub mod ports;
 pub mod protocol;
 pub mod vars;
@@ -195,7 +196,7 @@ fn server_path(w: &Walker<'_>, arg: &str) -> PathBuf {
 /// configuration is read (`ssl_cmd_check_file`).
 fn check_file(w: &Walker<'_>, inv: &Invocation<'_>) -> Result<PathBuf, String> {
     let path = server_path(w, &inv.words[0]);
-    match std::fs::metadata(&path) {
+    match opened_elsewhere::metadata(&path) {
         Ok(m) if m.is_file() && m.len() > 0 => Ok(path),
         _ => Err(format!(
             "{}: file '{}' does not exist or is empty",
@@ -451,7 +452,7 @@ fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
     let path = server_path(w, &inv.words[0]);
     let ssl = &mut w.server()?.ssl;
     if name == "sslcacertificatefile" {
-        if !path.is_file() {
+        if !opened_elsewhere::metadata(&path).is_ok_and(|m| m.is_file()) {
             return Err(format!(
                 "{}: file '{}' does not exist or is empty",
                 inv.name,
