@@ -85,6 +85,16 @@ if [ ! -x "$H2SPEC" ]; then
 fi
 export H2SPEC
 
+# pebble, Let's Encrypt's test CA, and its DNS server: mod_md's
+# certificates are obtained from it (tests/md/run.sh). A Go module.
+export PATH="$PATH:${GOPATH:-$HOME/go}/bin"
+if ! command -v pebble >/dev/null 2>&1 || ! command -v pebble-challtestsrv >/dev/null 2>&1; then
+    echo "== installing pebble and pebble-challtestsrv (go install)"
+    go="$(command -v go || echo /usr/local/go/bin/go)"
+    "$go" install github.com/letsencrypt/pebble/v2/cmd/pebble@v2.10.3
+    "$go" install github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv@v2.10.3
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
@@ -131,6 +141,9 @@ echo "== security: fuzzing"
 bash scripts/fuzz.sh 30 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 python3 scripts/security_report.py
+echo "== mod_md: certificates from pebble (http-01, tls-alpn-01, renewal, back-off)"
+bash tests/md/run.sh 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== the Debian package: build, lintian, systemd-analyze"
 bash scripts/package_check.sh 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

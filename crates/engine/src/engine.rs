@@ -32,6 +32,10 @@ pub struct Engine {
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
     /// mod_remoteip's PROXY protocol settings.
     pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
+    /// mod_md's managed domains.
+    pub md: Vec<Arc<crate::http::md::ManagedDomain>>,
+    /// `MDBaseServer on`: the main server may be one of them.
+    pub md_base_server: bool,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -203,6 +207,11 @@ impl Engine {
             ),
             https_listeners: b.global.https_listeners.clone(),
             proxy_protocol: b.global.proxy_protocol.clone(),
+            md: crate::modules::md::managed_domains(b, &loaded.env.server_root)?
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            md_base_server: b.global.md.base_server == Some(true),
             trace_enable: !b
                 .global
                 .trace_enable

@@ -57,6 +57,26 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         }
     };
     let uri = crate::path_text::from_bytes(parsed.path);
+    // mod_md answers ACME's challenges before any other phase.
+    if let Some(answer) = crate::modules::md::post_read_request(
+        engine,
+        site,
+        req,
+        &uri,
+        parsed.target.query.as_deref(),
+    ) {
+        let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
+        let resp = match answer {
+            Ok(resp) => crate::errors::finish(&mut ctx, resp),
+            Err((status, location)) => {
+                if let Some(location) = location {
+                    ctx.headers_out.push(("Location".into(), location));
+                }
+                crate::errors::error_response(&mut ctx, status)
+            }
+        };
+        return Decision::Respond(resp);
+    }
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     if req.method == "TRACE" {
         if let Err(status) = ctx.before_trace() {
@@ -216,6 +236,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         return Err(500);
     }
     if let Some(resp) = crate::modules::status::handler(ctx) {
+        return Ok(resp);
+    }
+    if let Some(resp) = crate::modules::md::status::handler(ctx) {
         return Ok(resp);
     }
     if let Some(answer) = crate::modules::negotiation::type_map_handler(ctx) {

@@ -47,6 +47,10 @@ pub struct Generation {
     pub pid_path: Option<std::path::PathBuf>,
 }
 
+/// Set once privileges are settled: mod_md's certificate manager may run.
+pub(crate) static MD_MANAGER_MAY_RUN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 impl Generation {
     /// Open the logs `loaded` names (through `files`) and build its engine.
     pub fn build(loaded: &Loaded, files: &mut Files) -> Result<Generation, String> {
@@ -76,6 +80,13 @@ impl Generation {
                     .map_err(|e| format!("htaccel: {e}"))?,
             ))
         };
+        // mod_md's certificate manager, for the domains no earlier
+        // generation already manages; the first generation's starts once
+        // the process runs as `User` (`run::serve`), so that everything it
+        // writes in the store belongs to that user.
+        if !engine.md.is_empty() && MD_MANAGER_MAY_RUN.load(std::sync::atomic::Ordering::Relaxed) {
+            htaccel_server::md::start(&engine.md, log.clone());
+        }
         let opts = ServerOptions {
             limits: htaccel_server::Limits {
                 request_line: main.limit_request_line.unwrap_or(8190),

@@ -120,7 +120,9 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
                 Vec::new(),
             ));
             let engine = Engine::new(&loaded, sink)?;
-            // mod_ssl's certificates and keys are read as at start.
+            // mod_ssl's certificates and keys are read as at start
+            // (mod_md's store is read, never written).
+            htaccel_server::md::config_test_only();
             htaccel_server::tls::TlsSetup::build(&engine.tls_ports())
                 .map_err(|e| format!("htaccel: {e}"))?;
             crate::dump::config_test(&start, &loaded)
@@ -214,6 +216,16 @@ pub(crate) fn serve(
         n => n,
     };
 
+    // mod_md's certificate manager starts as `User`, once bound.
+    let (md, md_log) = (first.engine.md.clone(), first.log.clone());
+    let after_bind: AfterBind = Box::new(move || {
+        after_bind()?;
+        crate::reload::MD_MANAGER_MAY_RUN.store(true, std::sync::atomic::Ordering::Relaxed);
+        if !md.is_empty() {
+            htaccel_server::md::start(&md, md_log);
+        }
+        Ok(())
+    });
     let after_bind = announce_ready(after_bind);
     let pid_file = first.write_pid_file(None)?;
     let mut reloads = Reloads {
@@ -263,6 +275,22 @@ fn announce_ready(after_bind: AfterBind) -> AfterBind {
 /// the user never chose.
 type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 
+/// Make `dir` and everything under it belong to `uid`:`gid` (symbolic
+/// links are not followed).
+fn give_tree(dir: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::os::unix::fs::lchown(dir, Some(uid), Some(gid))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            give_tree(&entry.path(), uid, gid)?;
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(gid))?;
+        }
+    }
+    Ok(())
+}
+
 /// Also says whether the user is switched.
 fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, AfterBind), String> {
     let g = &loaded.build.global;
@@ -277,6 +305,15 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, A
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
+    // mod_md's store is written by the certificate manager, which runs as
+    // `User` once privileges are dropped (Apache makes it the child's too):
+    // it is given to `User` just before the switch, after the start made
+    // its temporary certificates.
+    let md_store = (!g.md.domains.is_empty()).then(|| {
+        g.md.store_dir
+            .clone()
+            .unwrap_or_else(|| loaded.env.server_root.join("md"))
+    });
     if let Some(root) = serve_root {
         if !privileges::can_read_dir(root, uid, gid) {
             eprintln!(
@@ -295,6 +332,11 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, A
     Ok((
         true,
         Box::new(move || {
+            if let Some(store) = &md_store {
+                give_tree(store, uid, gid).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("MDStoreDir {}: {e}", store.display()))
+                })?;
+            }
             privileges::drop_to(uid, gid, &user)?;
             crate::apachectl::tell_ready();
             Ok(())

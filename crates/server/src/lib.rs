@@ -81,6 +81,7 @@ mod h3;
 
 mod head;
 mod listener;
+pub mod md;
 mod proxy_http;
 mod proxy_protocol;
 mod scoreboard;

@@ -117,6 +117,7 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         protocols: Default::default(),
         h2: None,
         h3: None,
+        managed: None,
     }
 }
 

@@ -134,6 +134,8 @@ pub struct Global {
     pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
+    /// mod_md's managed domains and settings.
+    pub md: crate::modules::md::MdGlobal,
 }
 
 /// The configuration being read.

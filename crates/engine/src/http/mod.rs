@@ -18,6 +18,7 @@ pub mod error_page;
 pub mod etag;
 pub mod http2;
 pub mod http3;
+pub mod md;
 pub mod method;
 pub mod range;
 pub mod read_timeout;

@@ -145,6 +145,9 @@ pub struct TlsSiteSpec {
     pub h2: Option<crate::http::http2::H2Settings>,
     /// The HTTP/3 settings (`H3Engine on`).
     pub h3: Option<crate::http::http3::H3Settings>,
+    /// The managed domain (mod_md) whose certificates this server uses:
+    /// they take the place of `keys`, which may then be empty.
+    pub managed: Option<Arc<crate::http::md::ManagedDomain>>,
 }
 
 /// Client certificates asked for in the handshake.

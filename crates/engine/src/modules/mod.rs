@@ -22,6 +22,7 @@ pub mod headers;
 pub mod http2;
 pub mod http3;
 pub mod log_config;
+pub mod md;
 pub mod mime;
 pub mod negotiation;
 pub mod php;
@@ -81,6 +82,7 @@ pub static ALL: &[&Module] = &[
     &proxy::HTTP_MODULE,
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
+    &md::MODULE,
     &http2::MODULE,
     &http3::MODULE,
     &xsendfile::MODULE,

@@ -165,6 +165,38 @@ async fn handshake(
     };
     let hello = accepted.client_hello();
     let sni = hello.server_name().map(str::to_ascii_lowercase);
+    // mod_md's tls-alpn-01: a handshake that offers only `acme-tls/1`
+    // for a name with an open challenge gets the challenge's certificate,
+    // and nothing more.
+    let acme_only = hello.alpn().is_some_and(|mut a| {
+        a.next() == Some(crate::md::alpn::ACME_TLS_ALPN) && a.next().is_none()
+    });
+    if acme_only {
+        if let Some(cert) = sni.as_deref().and_then(crate::md::alpn::get) {
+            let config = super::config::acme_tls_alpn(cert);
+            if let Ok(mut conn) = accepted.into_connection(config) {
+                while conn.is_handshaking() {
+                    if conn.wants_write() {
+                        if write_records(&tcp, &mut conn, timeout).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    if !readable(&tcp, deadline).await {
+                        break;
+                    }
+                    match conn.read_tls(&mut SockIo(&tcp)) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if conn.process_new_packets().is_err() => break,
+                        Ok(_) => {}
+                    }
+                }
+                conn.send_close_notify();
+                let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+            }
+            return None;
+        }
+    }
     let site = setup.ports[port].choose(sni.as_deref());
     let key = site.pick_key(hello.signature_schemes());
     let config = match alpn_choice(site, hello.alpn()) {
@@ -222,6 +254,7 @@ async fn handshake(
         | rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => 128,
         _ => 256,
     };
+    let shown = key.shown();
     let info = TlsInfo {
         protocol: match conn.protocol_version() {
             Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
@@ -230,11 +263,11 @@ async fn handshake(
         cipher: openssl_name(suite.suite()).unwrap_or(""),
         cipher_bits,
         sni,
-        server_subject: key.cert.subject.clone(),
-        server_issuer: key.cert.issuer.clone(),
-        server_serial: key.cert.serial.clone(),
-        server_version: key.cert.version,
-        server_key_alg: key.cert.key_alg,
+        server_subject: shown.0.subject.clone(),
+        server_issuer: shown.0.issuer.clone(),
+        server_serial: shown.0.serial.clone(),
+        server_version: shown.0.version,
+        server_key_alg: shown.0.key_alg,
         resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
         client: conn
             .peer_certificates()
@@ -250,7 +283,7 @@ async fn handshake(
                     pem: htaccel_engine::http::tls::pem(cert),
                 }
             }),
-        server_cert_pem: Some(key.pem.clone()),
+        server_cert_pem: Some(shown.1.clone()),
         handshake_site: site.site,
         verify_depth: Default::default(),
     };

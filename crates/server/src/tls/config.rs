@@ -14,6 +14,7 @@ use htaccel_engine::http::tls::{KeyPairSpec, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::ResolvesServerCert;
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{CipherSuite, ServerConfig, SignatureScheme, SupportedCipherSuite};
@@ -33,13 +34,51 @@ pub(crate) struct KeyConfig {
     pub ecdsa: bool,
     /// The signature schemes the key can make.
     pub schemes: Vec<SignatureScheme>,
-    /// What `SSL_SERVER_*` shows of the certificate.
-    pub cert: der::CertFacts,
-    /// `SSL_SERVER_CERT`.
-    pub pem: Arc<str>,
-    /// The certificate chain and key, for the QUIC handshake's resolver
-    /// (`super::quic`).
-    pub certified: Arc<CertifiedKey>,
+    /// The certificate, for what `SSL_SERVER_*` shows of it.
+    pub source: CertSource,
+    /// A file's chain and key (a managed domain's are in its cell).
+    fixed_key: Option<Arc<CertifiedKey>>,
+}
+
+/// Where a configuration's certificate comes from.
+pub(crate) enum CertSource {
+    /// A file read at start: its facts and `SSL_SERVER_CERT`.
+    Fixed(Arc<(der::CertFacts, Arc<str>)>),
+    /// A managed domain's (mod_md), replaced while the server runs.
+    Managed(Arc<crate::md::CertCell>),
+}
+
+impl KeyConfig {
+    /// A managed domain's certificate (else a file's).
+    pub(crate) fn is_managed(&self) -> bool {
+        matches!(&self.source, CertSource::Managed(_))
+    }
+
+    /// A managed domain's temporary certificate, used now.
+    pub(crate) fn is_temporary(&self) -> bool {
+        matches!(&self.source, CertSource::Managed(cell) if cell.get().fallback)
+    }
+
+    /// The chain and key handshakes use now (for the QUIC handshake's
+    /// resolver, `super::quic`).
+    pub(crate) fn certified(&self) -> Arc<CertifiedKey> {
+        match (&self.source, &self.fixed_key) {
+            (CertSource::Managed(cell), _) => cell.get().key.clone(),
+            (CertSource::Fixed(_), Some(key)) => key.clone(),
+            (CertSource::Fixed(_), None) => unreachable!("a file's configuration keeps its key"),
+        }
+    }
+
+    /// The facts and PEM of the certificate handshakes send now.
+    pub(crate) fn shown(&self) -> Arc<(der::CertFacts, Arc<str>)> {
+        match &self.source {
+            CertSource::Fixed(f) => f.clone(),
+            CertSource::Managed(cell) => {
+                let live = cell.get();
+                Arc::new((live.facts.clone(), live.pem.clone()))
+            }
+        }
+    }
 }
 
 /// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
@@ -78,12 +117,23 @@ pub(super) fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
         .collect()
 }
 
+/// One certificate of a server before its configuration is built: its
+/// resolver, whether its key is ECDSA, the schemes it signs with, and
+/// where it comes from.
+type Entry = (
+    Arc<dyn ResolvesServerCert>,
+    bool,
+    Vec<SignatureScheme>,
+    CertSource,
+    Option<Arc<CertifiedKey>>,
+);
+
 /// Build the configurations of one server: one per certificate.
 pub(crate) fn build(
     spec: &TlsSiteSpec,
     read: &super::ReadFile<'_>,
 ) -> Result<Vec<KeyConfig>, String> {
-    if spec.keys.is_empty() {
+    if spec.keys.is_empty() && spec.managed.is_none() {
         return Err("SSLEngine on but no SSLCertificateFile".into());
     }
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
@@ -128,7 +178,23 @@ pub(crate) fn build(
         Some(auth) => Some(super::client_verify::verifier(auth, &provider, read)?),
         None => None,
     };
-    let mut out = Vec::new();
+    // A managed domain's certificates come first, then the files: mod_md
+    // adds its certificates to the server's (they win over a file's of the
+    // same key type), and while it has none the files are used, its
+    // temporary certificate only when there are none (`Site::pick_key`).
+    let mut entries: Vec<Entry> = Vec::new();
+    if let Some(md) = &spec.managed {
+        for &key in &md.keys {
+            let cell = crate::md::cell(md, key)?;
+            entries.push((
+                Arc::new(crate::md::CellResolver(cell.clone())),
+                true,
+                crate::md::schemes(key),
+                CertSource::Managed(cell),
+                None,
+            ));
+        }
+    }
     for pair in &spec.keys {
         let (key, mut certs) = load_pair(pair, &provider, read)?;
         certs.extend(chain.iter().cloned());
@@ -137,6 +203,16 @@ pub(crate) fn build(
         let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
         let schemes = signable(&key);
         let certified = Arc::new(CertifiedKey::new(certs, key));
+        entries.push((
+            Arc::new(Fixed(certified.clone())),
+            ecdsa,
+            schemes,
+            CertSource::Fixed(Arc::new((cert, pem))),
+            Some(certified),
+        ));
+    }
+    let mut out = Vec::new();
+    for (resolver, ecdsa, schemes, source, fixed_key) in entries {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&versions)
             .map_err(|e| format!("SSLProtocol/SSLCipherSuite: {e}"))?;
@@ -144,7 +220,7 @@ pub(crate) fn build(
             Some(v) => builder.with_client_cert_verifier(v.clone()),
             None => builder.with_no_client_auth(),
         };
-        let mut config = builder.with_cert_resolver(Arc::new(Fixed(certified.clone())));
+        let mut config = builder.with_cert_resolver(resolver);
         config.ignore_client_order = spec.honor_cipher_order;
         config.session_storage = storage.clone();
         match &ticketer {
@@ -168,9 +244,8 @@ pub(crate) fn build(
             config_h2,
             ecdsa,
             schemes,
-            cert,
-            pem,
-            certified,
+            source,
+            fixed_key,
         });
     }
     Ok(out)
@@ -181,7 +256,7 @@ pub(crate) fn build(
 #[derive(Debug)]
 struct Fixed(Arc<CertifiedKey>);
 
-impl rustls::server::ResolvesServerCert for Fixed {
+impl ResolvesServerCert for Fixed {
     fn resolve(&self, _hello: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.0.clone())
     }
@@ -284,4 +359,16 @@ fn load_pair(
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The configuration of a `tls-alpn-01` answer: the challenge's
+/// certificate, `acme-tls/1` selected, TLS 1.2 and 1.3.
+pub(crate) fn acme_tls_alpn(cert: Arc<CertifiedKey>) -> Arc<ServerConfig> {
+    let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("ring's defaults")
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(Fixed(cert)));
+    config.alpn_protocols = vec![crate::md::alpn::ACME_TLS_ALPN.to_vec()];
+    Arc::new(config)
 }

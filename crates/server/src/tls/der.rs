@@ -14,6 +14,9 @@ pub(crate) struct CertFacts {
     pub serial: String,
     pub version: u32,
     pub key_alg: &'static str,
+    /// The validity period, seconds since the epoch (0: unread).
+    pub not_before: i64,
+    pub not_after: i64,
 }
 
 impl CertFacts {
@@ -57,7 +60,9 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
     let (_, serial, rest) = element(rest)?;
     let (_, _sig_alg, rest) = element(rest)?;
     let (_, issuer, rest) = element(rest)?;
-    let (_, _validity, rest) = element(rest)?;
+    let (_, validity, rest) = element(rest)?;
+    let (nb_tag, nb, after) = element(validity)?;
+    let (na_tag, na, _) = element(after)?;
     let (_, subject, rest) = element(rest)?;
     let (_, spki, _) = element(rest)?;
     let (_, alg, _) = element(spki)?;
@@ -79,7 +84,35 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
         serial: serial_hex,
         version,
         key_alg,
+        not_before: time(nb_tag, nb).unwrap_or(0),
+        not_after: time(na_tag, na).unwrap_or(0),
     })
+}
+
+/// A `UTCTime` (`YYMMDDHHMMSSZ`) or `GeneralizedTime` (`YYYYMMDDHHMMSSZ`)
+/// as seconds since the epoch.
+fn time(tag: u8, v: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(v).ok()?.strip_suffix('Z')?;
+    let (year, rest) = match tag {
+        0x17 => {
+            let yy: i64 = text.get(..2)?.parse().ok()?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, text.get(2..)?)
+        }
+        0x18 => (text.get(..4)?.parse().ok()?, text.get(4..)?),
+        _ => return None,
+    };
+    let num = |r: std::ops::Range<usize>| -> Option<i64> { rest.get(r)?.parse().ok() };
+    let (month, day) = (num(0..2)?, num(2..4)?);
+    let (h, m, sec) = (num(4..6)?, num(6..8)?, num(8..10)?);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + sec)
 }
 
 /// The issuer and subject names of a certificate, as encoded (the
@@ -192,6 +225,13 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_seconds_since_the_epoch() {
+        assert_eq!(time(0x17, b"700101000000Z"), Some(0));
+        assert_eq!(time(0x17, b"240229120000Z"), Some(1_709_208_000));
+        assert_eq!(time(0x18, b"20500101000000Z"), Some(2_524_608_000));
+    }
 
     #[test]
     fn escapes_as_rfc2253() {

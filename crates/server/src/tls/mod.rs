@@ -20,8 +20,8 @@
 mod accept;
 mod async_io;
 mod client_verify;
-mod config;
-mod der;
+pub(crate) mod config;
+pub(crate) mod der;
 pub(crate) mod quic;
 mod sessions;
 mod stream;
@@ -196,13 +196,20 @@ impl Site {
     /// Among the server's certificates, the one the client can verify:
     /// ECDSA first when it can, as OpenSSL prefers it with the usual
     /// cipher orders.
+    ///
+    /// A managed domain's temporary certificate counts only when the
+    /// server has no certificate file (mod_md's fallback).
     fn pick_key(&self, schemes: &[rustls::SignatureScheme]) -> &config::KeyConfig {
-        let usable = |k: &&config::KeyConfig| k.schemes.iter().any(|s| schemes.contains(s));
+        let files = self.keys.iter().any(|k| !k.is_managed());
+        let usable = |k: &&config::KeyConfig| {
+            k.schemes.iter().any(|s| schemes.contains(s)) && !(files && k.is_temporary())
+        };
         self.keys
             .iter()
             .filter(usable)
             .find(|k| k.ecdsa)
             .or_else(|| self.keys.iter().find(usable))
+            .or_else(|| self.keys.iter().find(|k| !(files && k.is_temporary())))
             .unwrap_or(&self.keys[0])
     }
 }

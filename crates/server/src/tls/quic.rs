@@ -43,7 +43,7 @@ impl ResolvesServerCert for SniResolver {
         let sni = hello.server_name().map(str::to_ascii_lowercase);
         let site = self.0.choose(sni.as_deref());
         site.h3?;
-        Some(site.pick_key(hello.signature_schemes()).certified.clone())
+        Some(site.pick_key(hello.signature_schemes()).certified())
     }
 }
 
@@ -128,19 +128,20 @@ impl TlsSetup {
         // The certificate the resolver chose for a client that verifies
         // every scheme (what QUIC clients, TLS 1.3 only, do).
         let key = site.pick_key(&ALL_SCHEMES);
+        let shown = key.shown();
         TlsInfo {
             protocol: "TLSv1.3",
             cipher: "",
             cipher_bits: 0,
             sni,
-            server_subject: key.cert.subject.clone(),
-            server_issuer: key.cert.issuer.clone(),
-            server_serial: key.cert.serial.clone(),
-            server_version: key.cert.version,
-            server_key_alg: key.cert.key_alg,
+            server_subject: shown.0.subject.clone(),
+            server_issuer: shown.0.issuer.clone(),
+            server_serial: shown.0.serial.clone(),
+            server_version: shown.0.version,
+            server_key_alg: shown.0.key_alg,
             resumed: false,
             client: None,
-            server_cert_pem: Some(key.pem.clone()),
+            server_cert_pem: Some(shown.1.clone()),
             handshake_site: site.site,
             verify_depth: Default::default(),
         }

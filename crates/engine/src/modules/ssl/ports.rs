@@ -52,7 +52,7 @@ fn enabled(
     }
 }
 
-fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
+fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec {
     let ssl = &site.ssl;
     let protocols = ssl.protocols.unwrap_or(Protocols::DEFAULT);
     let mut names = vec![site.server_name.clone()];
@@ -106,6 +106,11 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             .filter(|_| site.protocols.lists("h2"))
             .map(|h| h.settings()),
         h3: site.http3,
+        // The main server is managed only with `MDBaseServer on`.
+        managed: (index.is_some() || engine.md_base_server)
+            .then(|| crate::modules::md::domain_of(&engine.md, &site.server_name, &site.aliases))
+            .flatten()
+            .cloned(),
     }
 }
 
@@ -142,7 +147,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
             sites: candidates
                 .into_iter()
                 .filter(|(_, s)| enabled(&s.ssl, &s.addrs, https))
-                .map(|(i, s)| site_spec(s, Some(i)))
+                .map(|(i, s)| site_spec(engine, s, Some(i)))
                 .collect(),
         });
     }
@@ -152,7 +157,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
     if main.ssl.enabled() {
         out.push(TlsPortSpec {
             addr: "*".into(),
-            sites: vec![site_spec(main, None)],
+            sites: vec![site_spec(engine, main, None)],
         });
     }
     out
