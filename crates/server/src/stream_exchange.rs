@@ -30,6 +30,16 @@ use std::time::Duration;
 /// Bytes of a file read at a time for the body.
 const FILE_CHUNK: usize = 64 * 1024;
 
+/// A header name as mod_http2 gives it to Apache: each letter that
+/// starts the name or follows a `-` in capitals (`x-foo-bar` is `X-Foo-Bar`).
+fn push_camel_case(out: &mut BytesMut, name: &[u8]) {
+    let mut start = true;
+    for &b in name {
+        out.extend_from_slice(&[if start { b.to_ascii_uppercase() } else { b }]);
+        start = b == b'-';
+    }
+}
+
 /// What a stream's request body has next.
 pub(crate) enum BodyEvent {
     Data(Bytes),
@@ -87,36 +97,52 @@ pub(crate) fn request_head(
     head.extend_from_slice(b" ");
     head.extend_from_slice(version.as_bytes());
     head.extend_from_slice(b"\r\n");
-    let authority = parts.uri.authority().map(|a| a.as_str());
-    if let Some(a) = authority {
-        head.extend_from_slice(b"host: ");
-        head.extend_from_slice(a.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    let mut cookies: Vec<&[u8]> = Vec::new();
+    // mod_http2's request table: names camel-cased (`h2_util_camel_case_header`),
+    // cookies joined with `; ` where the first came, `Host` set from
+    // `:authority` (in place of a `host` the client sent, else last).
+    let authority = parts.uri.authority().map(|a| a.as_str().as_bytes());
+    let mut cookies = false;
     let mut has_length = false;
-    for (name, value) in &parts.headers {
+    let mut host_written = false;
+    for name in parts.headers.keys() {
+        let values = parts.headers.get_all(name);
         if name == http::header::COOKIE {
-            cookies.push(value.as_bytes());
+            if !cookies {
+                head.extend_from_slice(b"Cookie: ");
+                let joined: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+                head.extend_from_slice(&joined.join(&b"; "[..]));
+                head.extend_from_slice(b"\r\n");
+                cookies = true;
+            }
             continue;
         }
-        if name == http::header::HOST && authority.is_some() {
+        if name == http::header::HOST {
+            if host_written {
+                continue;
+            }
+            host_written = true;
+            let value = authority.or_else(|| values.iter().next().map(|v| v.as_bytes()));
+            head.extend_from_slice(b"Host: ");
+            head.extend_from_slice(value.unwrap_or_default());
+            head.extend_from_slice(b"\r\n");
             continue;
         }
         has_length |= name == http::header::CONTENT_LENGTH;
-        head.extend_from_slice(name.as_str().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
+        for value in values {
+            push_camel_case(&mut head, name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
     }
-    if !cookies.is_empty() {
-        head.extend_from_slice(b"cookie: ");
-        head.extend_from_slice(&cookies.join(&b"; "[..]));
+    if let (Some(a), false) = (authority, host_written) {
+        head.extend_from_slice(b"Host: ");
+        head.extend_from_slice(a);
         head.extend_from_slice(b"\r\n");
     }
     let chunked = has_body && !has_length;
     if chunked {
-        head.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        head.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
     }
     head.extend_from_slice(b"\r\n");
     (head, chunked)
@@ -608,15 +634,26 @@ mod tests {
         assert!(chunked);
         assert_eq!(
             &head[..],
-            &b"POST /a?b=c HTTP/3.0\r\nhost: example.com:8443\r\nx-one: 1\r\ncookie: a=1; b=2\r\ntransfer-encoding: chunked\r\n\r\n"[..]
+            &b"POST /a?b=c HTTP/3.0\r\nCookie: a=1; b=2\r\nX-One: 1\r\nHost: example.com:8443\r\nTransfer-Encoding: chunked\r\n\r\n"[..]
         );
         let p = parts("PUT", "https://h/x", &[("content-length", "3")]);
         let (head, chunked) = request_head(&p, true, "HTTP/2.0");
         assert!(!chunked);
-        assert!(head.ends_with(b"content-length: 3\r\n\r\n"));
+        assert!(head.ends_with(b"Content-Length: 3\r\nHost: h\r\n\r\n"));
         let p = parts("GET", "https://h/", &[]);
         let (head, chunked) = request_head(&p, false, "HTTP/2.0");
         assert!(!chunked);
-        assert_eq!(&head[..], &b"GET / HTTP/2.0\r\nhost: h\r\n\r\n"[..]);
+        assert_eq!(&head[..], &b"GET / HTTP/2.0\r\nHost: h\r\n\r\n"[..]);
+        // A `host` the client sent takes `:authority`'s value where it stands.
+        let p = parts(
+            "GET",
+            "https://a.test/",
+            &[("x-a", "1"), ("host", "b.test"), ("x-b", "2")],
+        );
+        let (head, _) = request_head(&p, false, "HTTP/2.0");
+        assert_eq!(
+            &head[..],
+            &b"GET / HTTP/2.0\r\nX-A: 1\r\nHost: a.test\r\nX-B: 2\r\n\r\n"[..]
+        );
     }
 }
