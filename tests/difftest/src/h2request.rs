@@ -115,12 +115,7 @@ fn one_request(b: &[u8]) -> Result<(H2Request, bool, usize), String> {
     match version {
         b"HTTP/1.1" => {}
         b"HTTP/1.0" => return Err("an HTTP/1.0 request".into()),
-        v => {
-            return Err(format!(
-                "version {:?}",
-                String::from_utf8_lossy(v).into_owned()
-            ))
-        }
+        _ => return Err("a version other than HTTP/1.1 and HTTP/1.0".into()),
     }
     let path = h2_path(&method, target)?;
     let mut host: Option<Vec<u8>> = None;
@@ -225,15 +220,18 @@ fn h2_path(method: &str, target: &[u8]) -> Result<String, String> {
         return Ok(target.into());
     }
     if !target.starts_with('/') {
-        return Err(format!(
-            "the target {target:?} is not origin-form (absolute- and authority-form \
-             requests are proxy requests in HTTP/1.1)"
-        ));
+        return Err(
+            "a target not in origin-form (absolute-form, authority-form, \
+                    `*` with another method than OPTIONS)"
+                .into(),
+        );
     }
+    // The `http` crate, through which `h2` takes the target, accepts a
+    // :path only in URI syntax (no `#`, `<`, spaces, control bytes...).
     let parsed: Result<http::uri::PathAndQuery, _> = target.parse();
     match parsed {
         Ok(p) if p.as_str() == target => Ok(target.into()),
-        _ => Err(format!("the target {target:?} cannot be sent as :path")),
+        _ => Err("a target outside URI syntax, which the HTTP/2 client refuses as :path".into()),
     }
 }
 
@@ -247,7 +245,7 @@ fn authority(host: Option<Vec<u8>>) -> Result<String, String> {
     let parsed: Result<http::uri::Authority, _> = host.parse();
     match parsed {
         Ok(a) if a.as_str() == host && !host.contains('@') => Ok(host),
-        _ => Err(format!("the Host {host:?} is not a valid :authority")),
+        _ => Err("a Host that is not a valid :authority (host[:port])".into()),
     }
 }
 

@@ -5,7 +5,7 @@
 header('Content-Type: text/plain');
 $skip = ['REQUEST_TIME', 'REQUEST_TIME_FLOAT', 'REMOTE_PORT', 'SERVER_SOFTWARE', 'SERVER_SIGNATURE',
     // Over HTTP/2 (difftest --http2): the connection's number in the server
-    'H2_STREAM_TAG'];
+    'H2_STREAM_TAG', 'REDIRECT_H2_STREAM_TAG'];
 $root = $_SERVER['DOCUMENT_ROOT'];
 $s = $_SERVER;
 ksort($s);
