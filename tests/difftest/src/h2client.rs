@@ -176,8 +176,11 @@ where
             }
         }
     }
+    // The client is done: the connection is closed (awaiting the aborted
+    // task drops the socket now, not at the thread's next exchange).
     drop(client);
     driver.abort();
+    let _ = driver.await;
     ex.end = outcome;
     ex
 }
@@ -245,10 +248,9 @@ async fn one_stream(
 }
 
 /// `stream` as a request of the `http` crate, which `h2` turns into
-/// pseudo-header fields (`:path` `*` from an empty path with `OPTIONS`).
+/// pseudo-header fields.
 fn build(scheme: &str, stream: &H2Request) -> Result<http::Request<()>, String> {
-    let path = if stream.path == "*" { "" } else { &stream.path };
-    let uri = format!("{scheme}://{}{path}", stream.authority);
+    let uri = format!("{scheme}://{}{}", stream.authority, stream.path);
     let mut builder = http::Request::builder()
         .method(stream.method.as_str())
         .uri(uri);
@@ -306,5 +308,31 @@ fn ended_by(e: &h2::Error) -> End {
     match e.reason() {
         Some(reason) => End::Http2(format!("{what} from the {by}: {reason:?}")),
         None => End::Http2(format!("{what} from the {by}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build;
+    use crate::h2request::H2Request;
+
+    fn stream(method: &str, path: &str) -> H2Request {
+        H2Request {
+            method: method.into(),
+            path: path.into(),
+            authority: "localhost:8080".into(),
+            headers: vec![("x-a".into(), b"1".to_vec()), ("x-a".into(), b"2".to_vec())],
+            body: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn requests_carry_scheme_authority_path_and_every_field() {
+        let r = build("https", &stream("GET", "/a?b")).unwrap();
+        assert_eq!(r.uri().scheme_str(), Some("https"));
+        assert_eq!(r.uri().authority().unwrap().as_str(), "localhost:8080");
+        assert_eq!(r.uri().path_and_query().unwrap().as_str(), "/a?b");
+        let values: Vec<_> = r.headers().get_all("x-a").iter().collect();
+        assert_eq!(values, ["1", "2"]);
     }
 }

@@ -23,7 +23,7 @@ use crate::requests::{Gap, Request};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct H2Request {
     pub method: String,
-    /// `:path` (`*` for `OPTIONS *`).
+    /// `:path`.
     pub path: String,
     /// `:authority`: the HTTP/1.1 `Host` value.
     pub authority: String,
@@ -117,7 +117,7 @@ fn one_request(b: &[u8]) -> Result<(H2Request, bool, usize), String> {
         b"HTTP/1.0" => return Err("an HTTP/1.0 request".into()),
         _ => return Err("a version other than HTTP/1.1 and HTTP/1.0".into()),
     }
-    let path = h2_path(&method, target)?;
+    let path = h2_path(target)?;
     let mut host: Option<Vec<u8>> = None;
     let mut lengths: Vec<&[u8]> = Vec::new();
     let mut chunked = false;
@@ -213,11 +213,15 @@ fn one_request(b: &[u8]) -> Result<(H2Request, bool, usize), String> {
     Ok((request, close, body_start + used))
 }
 
-/// The request target as `:path`: origin-form, or `*` for `OPTIONS`.
-fn h2_path(method: &str, target: &[u8]) -> Result<String, String> {
+/// The request target as `:path`: origin-form only.
+fn h2_path(target: &[u8]) -> Result<String, String> {
     let target = std::str::from_utf8(target).map_err(|_| "a target that is not UTF-8")?;
-    if target == "*" && method == "OPTIONS" {
-        return Ok(target.into());
+    if target == "*" {
+        // The `http` crate's URI cannot hold both an authority and the
+        // path `*`, so `h2` cannot send them together.
+        return Err("`*` as the target (the HTTP/2 client sends no :path `*` \
+                    with an :authority)"
+            .into());
     }
     if !target.starts_with('/') {
         return Err(
@@ -300,8 +304,6 @@ mod tests {
             (r[1].method.as_str(), r[1].authority.as_str()),
             ("HEAD", "y:8")
         );
-        let o = one("OPTIONS * HTTP/1.1\nHost: x\n").unwrap();
-        assert_eq!(o[0].path, "*");
     }
 
     #[test]
@@ -310,6 +312,7 @@ mod tests {
             "GET / HTTP/1.0\n",
             "GET http://x/ HTTP/1.1\n",
             "CONNECT x:443 HTTP/1.1\n",
+            "OPTIONS * HTTP/1.1\n",
             "raw\nGET /  HTTP/1.1\nHost: x\n\n",
             "raw\nGET / HTTP/1.1\nHost: x\n Folded: y\n\n",
             "raw\nGET / HTTP/1.1\nHost: x\nBad Name: y\n\n",

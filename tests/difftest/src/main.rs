@@ -169,7 +169,7 @@ fn run(opts: cli::Options) -> Result<bool, String> {
     }
     if !opts.apache_only {
         for r in results.iter().filter(|r| !r.passed()) {
-            println!("\n{}", report::failure(r));
+            println!("\n{}", report::failure(r, opts.protocol));
         }
         println!("logs of each case: {}", settings.out_root.display());
     }

@@ -97,19 +97,44 @@ pub fn show_exchange(e: &Exchange) -> String {
     out
 }
 
+/// The request as the case writes it and, over HTTP/2, as it was sent
+/// (pseudo-header fields, fields, body), each line after `prefix`.
+fn show_request(req: &Request, protocol: Protocol, prefix: &str) -> String {
+    let mut out = indent(&show_bytes(&req.bytes(), REQUEST_SHOWN), prefix);
+    if protocol == Protocol::Http2 {
+        if let Ok(streams) = crate::h2request::translate(req) {
+            for s in streams {
+                let _ = writeln!(out, "{prefix}[sent as HTTP/2]");
+                let mut text = format!(
+                    ":method: {}\n:path: {}\n:authority: {}\n",
+                    s.method, s.path, s.authority
+                );
+                for (n, v) in &s.headers {
+                    let _ = writeln!(text, "{n}: {}", show_body(v, REQUEST_SHOWN));
+                }
+                if !s.body.is_empty() {
+                    let _ = writeln!(text, "\n{}", show_body(&s.body, REQUEST_SHOWN));
+                }
+                out.push_str(&indent(&text, prefix));
+            }
+        }
+    }
+    out
+}
+
 /// `--apache-only`: one request and Apache's answer.
-pub fn transcript_entry(req: &Request, e: &Exchange) -> String {
+pub fn transcript_entry(req: &Request, protocol: Protocol, e: &Exchange) -> String {
     format!(
         ">>> line {}: {}\n{}<<<\n{}\n",
         req.line,
         req.title,
-        indent(&show_bytes(&req.bytes(), REQUEST_SHOWN), "  > "),
+        show_request(req, protocol, "  > "),
         indent(&show_exchange(e), "  ")
     )
 }
 
 /// Everything that went wrong in one case.
-pub fn failure(r: &CaseResult) -> String {
+pub fn failure(r: &CaseResult, protocol: Protocol) -> String {
     let mut out = format!("==== FAILED {} ====\n", r.name);
     if let Some(readme) = &r.readme {
         let _ = writeln!(out, "({readme})");
@@ -130,10 +155,7 @@ pub fn failure(r: &CaseResult) -> String {
             continue;
         }
         out.push_str("  request:\n");
-        out.push_str(&indent(
-            &show_bytes(&d.request.bytes(), REQUEST_SHOWN),
-            "    > ",
-        ));
+        out.push_str(&show_request(&d.request, protocol, "    > "));
         out.push_str("  Apache answered:\n");
         out.push_str(&indent(&show_exchange(&d.apache), "    | "));
         out.push_str("  htaccel answered:\n");
@@ -208,7 +230,7 @@ pub fn summary(results: &[CaseResult], protocol: Protocol) -> String {
     }
     if protocol != Protocol::Http1 {
         let skipped: usize = results.iter().map(|r| r.skipped.len()).sum();
-        let sent: usize = results.iter().map(|r| r.requests).sum::<usize>() - skipped;
+        let sent: usize = results.iter().map(|r| r.identical + r.diffs.len()).sum();
         let _ = writeln!(
             out,
             "over {}: {sent} requests compared, {skipped} not expressible in {} (not sent)",

@@ -206,7 +206,7 @@ fn serve_and_compare(
         match &other {
             None => result
                 .transcript
-                .push_str(&report::transcript_entry(req, &a)),
+                .push_str(&report::transcript_entry(req, s.protocol, &a)),
             Some(o) => {
                 // A request without side effects may be sent again, and
                 // every answer must be Apache's.
