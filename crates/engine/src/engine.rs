@@ -345,6 +345,12 @@ impl Handler for Engine {
         )
     }
 
+    fn h2c(&self, local: std::net::SocketAddr) -> Option<crate::http::http2::H2Settings> {
+        let site = self.site_by_address(local, None);
+        let http2 = site.http2.as_ref()?;
+        (site.protocols.lists("h2c") && http2.direct != Some(false)).then(|| http2.settings())
+    }
+
     fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {
         self.site_for(req).reqtimeout.map(|t| t.body)
     }

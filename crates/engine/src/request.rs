@@ -604,7 +604,10 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
         crate::handler::run(ctx)
     });
     let (mut resp, error) = match result {
-        Ok(resp) => (crate::errors::finish(ctx, resp), false),
+        Ok(mut resp) => {
+            resp.upgrade_offer.clone_from(&ctx.site.upgrade_offer);
+            (crate::errors::finish(ctx, resp), false)
+        }
         Err(status) => (crate::errors::error_response(ctx, status), true),
     };
     crate::filters::output(ctx, &mut resp, error);

@@ -44,6 +44,12 @@ pub struct Site {
     pub reqtimeout: Option<crate::http::read_timeout::ConnReadTimeouts>,
     /// mod_ssl (a vhost's settings over the main server's).
     pub ssl: crate::modules::ssl::SslServer,
+    /// `Protocols` (a vhost's list replaces the main server's).
+    pub protocols: crate::modules::http2::ProtocolsConf,
+    /// mod_http2's settings; `None` when the configuration does not load it.
+    pub http2: Option<crate::modules::http2::Http2Server>,
+    /// What the handlers' answers announce in `Upgrade` (from `protocols`).
+    pub upgrade_offer: Option<Arc<str>>,
 }
 
 impl Site {
@@ -91,6 +97,10 @@ impl Site {
         };
         let mut locations = main.map(|m| m.locations.clone()).unwrap_or_default();
         locations.extend(conf.locations.iter().cloned());
+        let protocols = match main {
+            Some(m) => crate::modules::http2::ProtocolsConf::merge(&m.protocols, &conf.protocols),
+            None => conf.protocols.clone(),
+        };
         Site {
             server_name,
             port,
@@ -159,6 +169,12 @@ impl Site {
                 Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
                 None => conf.ssl.clone(),
             },
+            upgrade_offer: protocols.upgrade_offer(),
+            protocols,
+            http2: env.is_loaded("http2_module").then(|| match main {
+                Some(m) => crate::modules::http2::Http2Server::merge(&m.http2, &conf.http2),
+                None => conf.http2.clone(),
+            }),
         }
     }
 

@@ -124,7 +124,7 @@ impl Local {
         }
     }
 
-    fn register(&self) -> usize {
+    pub(crate) fn register(&self) -> usize {
         self.active.set(self.active.get() + 1);
         if let Some(id) = self.free.borrow_mut().pop() {
             return id;
@@ -134,7 +134,7 @@ impl Local {
         w.len() - 1
     }
 
-    fn unregister(&self, id: usize) {
+    pub(crate) fn unregister(&self, id: usize) {
         self.active.set(self.active.get() - 1);
         self.wakers.borrow_mut()[id] = None;
         self.free.borrow_mut().push(id);
@@ -156,7 +156,7 @@ impl Local {
         }
     }
 
-    fn set_waker(&self, id: usize, waker: &Waker) {
+    pub(crate) fn set_waker(&self, id: usize, waker: &Waker) {
         let mut w = self.wakers.borrow_mut();
         match &mut w[id] {
             Some(old) if old.will_wake(waker) => {}
@@ -243,7 +243,7 @@ pub(crate) async fn refuse_plain_http<T: Transport>(
     }
 }
 
-struct Registered<'a>(&'a Local, usize);
+pub(crate) struct Registered<'a>(pub(crate) &'a Local, pub(crate) usize);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
@@ -1063,6 +1063,11 @@ impl<T: Transport> Conn<T> {
                 &facts,
             )
         };
+        // Apache's core announces other protocols on a connection's first
+        // answer only (`c->keepalives` still 0).
+        if self.keepalives == 0 && !ex.http09 {
+            framing.upgrade.clone_from(&resp.upgrade_offer);
+        }
         if keep {
             self.keepalives += 1;
             if ex.client_keep_alive {

@@ -476,11 +476,7 @@ impl HeadParser {
                 Field::Owned { name, value } => headers.push(name.clone(), value.clone()),
             }
         }
-        let version = if self.proto_num >= 1001 {
-            Version::Http11
-        } else {
-            Version::Http10
-        };
+        let version = version_of(self.proto_num);
         let mut req = Request {
             method,
             target,
@@ -528,11 +524,7 @@ impl HeadParser {
         Some(Request {
             method: text(&buf[self.method.clone()]),
             target: text(&buf[self.uri.clone()]),
-            version: if self.proto_num >= 1001 {
-                Version::Http11
-            } else {
-                Version::Http10
-            },
+            version: version_of(self.proto_num),
             request_line: text(&buf[self.line.clone()]),
             headers: Headers::new(),
             framing: BodyFraming::None,
@@ -976,6 +968,16 @@ fn tokenize(l: &[u8]) -> Tokens {
         protocol,
         proto_num,
         bad,
+    }
+}
+
+/// The protocol a request shows (`%H`, `SERVER_PROTOCOL`) for the
+/// version number of its request line.
+fn version_of(proto_num: u32) -> Version {
+    match proto_num {
+        2000.. => Version::Http2,
+        1001.. => Version::Http11,
+        _ => Version::Http10,
     }
 }
 

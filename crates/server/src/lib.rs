@@ -72,6 +72,7 @@ mod fastcgi;
 #[doc(hidden)]
 pub mod fuzzing;
 mod generation;
+mod h2;
 mod head;
 mod listener;
 mod proxy_http;

@@ -372,15 +372,27 @@ async fn accept_loop(
                     .as_ref()
                     .and_then(|t| Some((t.clone(), t.port_for(local_addr)?)));
                 match tls {
-                    None => {
-                        tokio::task::spawn_local(conn::serve(
-                            crate::transport::Plain(stream),
-                            remote,
-                            local_addr,
-                            shared,
-                            local.clone(),
-                        ));
-                    }
+                    None => match shared.handler.h2c(local_addr) {
+                        None => {
+                            tokio::task::spawn_local(conn::serve(
+                                crate::transport::Plain(stream),
+                                remote,
+                                local_addr,
+                                shared,
+                                local.clone(),
+                            ));
+                        }
+                        Some(h2) => {
+                            tokio::task::spawn_local(crate::h2::serve_cleartext(
+                                stream,
+                                remote,
+                                local_addr,
+                                h2,
+                                shared,
+                                local.clone(),
+                            ));
+                        }
+                    },
                     Some((setup, port)) => {
                         tokio::task::spawn_local(crate::tls::serve(
                             stream,

@@ -122,6 +122,9 @@ pub(crate) struct Framing {
     /// Some header value holds an obs-fold (as [`check_headers`] found):
     /// values are scanned for folds to unfold only then.
     pub folded: bool,
+    /// `Upgrade: …` with `Connection: Upgrade`, right after `Server` (the
+    /// first answer of a connection whose server offers other protocols).
+    pub upgrade: Option<Arc<str>>,
 }
 
 /// Append one piece of a streamed body, as a chunk when `chunked`.
@@ -163,8 +166,35 @@ pub(crate) fn write_head(
         .find(|(n, _)| n.eq_ignore_ascii_case("Server"))
         .map_or(server, |(_, v)| v.as_str());
     write_server(out, server.as_bytes());
-    write_fields(out, headers, f, |out, merged| own_headers(out, f, merged));
+    let merged = write_upgrade(
+        out,
+        f,
+        headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("Connection")),
+    );
+    write_fields(out, headers, f, |out, m| own_headers(out, f, m || merged));
     out.extend_from_slice(b"\r\n");
+}
+
+/// The announcement of other protocols (Apache's core sets `Upgrade` and
+/// `Connection: Upgrade` first in `headers_out`; the keep-alive token is
+/// merged into that `Connection`). Whether it wrote the `Connection`.
+fn write_upgrade(out: &mut Vec<u8>, f: &Framing, own_connection: bool) -> bool {
+    let Some(offer) = &f.upgrade else {
+        return false;
+    };
+    header(out, "Upgrade", offer.as_bytes(), false);
+    if own_connection {
+        return false;
+    }
+    out.extend_from_slice(b"Connection: Upgrade");
+    if let Some(tok) = f.connection {
+        out.extend_from_slice(b", ");
+        out.extend_from_slice(tok.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    true
 }
 
 /// `Date`: the response's own value, else `now`.
@@ -338,8 +368,9 @@ impl PreparedHead {
         out.extend_from_slice(self.status_line.as_bytes());
         write_date(out, self.date.as_deref(), now);
         write_server(out, &self.server);
+        let merged = write_upgrade(out, f, false);
         out.extend_from_slice(&self.lines[..self.split]);
-        own_headers(out, f, false);
+        own_headers(out, f, merged);
         out.extend_from_slice(&self.lines[self.split..]);
         out.extend_from_slice(b"\r\n");
     }
@@ -373,6 +404,7 @@ impl Framing {
             connection: None,
             status_line: None,
             folded: facts.folded,
+            upgrade: None,
         }
     }
 }
@@ -753,6 +785,7 @@ mod tests {
             connection: None,
             status_line: None,
             folded: true,
+            upgrade: None,
         }
     }
 

@@ -113,6 +113,8 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         session_tickets: true,
         session_cache: 0,
         client_auth: None,
+        protocols: Default::default(),
+        h2: None,
     }
 }
 

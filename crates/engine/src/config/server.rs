@@ -110,6 +110,10 @@ pub struct ServerConf {
     pub reqtimeout: crate::modules::reqtimeout::ReqTimeoutServer,
     /// mod_ssl's server settings.
     pub ssl: crate::modules::ssl::SslServer,
+    /// The core's `Protocols` and `ProtocolsHonorOrder`.
+    pub protocols: crate::modules::http2::ProtocolsConf,
+    /// mod_http2's server settings.
+    pub http2: crate::modules::http2::Http2Server,
 }
 
 /// Settings that exist once per process.

@@ -16,6 +16,7 @@ pub mod default_handler;
 pub mod digest;
 pub mod error_page;
 pub mod etag;
+pub mod http2;
 pub mod method;
 pub mod range;
 pub mod read_timeout;
@@ -36,6 +37,9 @@ use std::sync::Arc;
 pub enum Version {
     Http10,
     Http11,
+    /// A request on an HTTP/2 stream (or an HTTP/1.x request line naming
+    /// `HTTP/2.0`), which Apache shows as `HTTP/2.0`.
+    Http2,
 }
 
 impl Version {
@@ -43,6 +47,7 @@ impl Version {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+            Version::Http2 => "HTTP/2.0",
         }
     }
 }
@@ -354,6 +359,12 @@ pub struct Response {
     /// conditions name, as they were when the answer was made (empty
     /// when no log has a condition).
     pub log_env: Vec<(String, String)>,
+    /// The protocols the request's server offers by `Upgrade` (`h2,h2c`):
+    /// set when the answer is a handler's own (Apache's core announces
+    /// them from its first handler, in `headers_out`, which error pages
+    /// drop). The server sends them on the first answer of an HTTP/1.x
+    /// connection only, as Apache does.
+    pub upgrade_offer: Option<Arc<str>>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -389,6 +400,7 @@ impl Response {
             entity_in_headers: false,
             head_cache: None,
             log_env: Vec::new(),
+            upgrade_offer: None,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -449,6 +461,14 @@ pub trait Handler: Send + Sync + 'static {
     /// `RequestReadTimeout body=`). `None`: the connection's.
     fn body_read_timeout(&self, req: &Request) -> Option<read_timeout::ReadTimeout> {
         let _ = req;
+        None
+    }
+    /// The HTTP/2 settings for a cleartext connection accepted on `local`
+    /// whose client may open with HTTP/2's preface (`h2c` in the
+    /// `Protocols` of the address's base server, `H2Direct` not off,
+    /// mod_http2 loaded). `None`: such a connection speaks HTTP/1.x only.
+    fn h2c(&self, local: SocketAddr) -> Option<http2::H2Settings> {
+        let _ = local;
         None
     }
     /// Where to write log lines.

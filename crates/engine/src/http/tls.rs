@@ -100,6 +100,11 @@ pub struct TlsSiteSpec {
     pub session_cache: usize,
     /// `SSLVerifyClient optional|require` with its CAs.
     pub client_auth: Option<ClientAuthSpec>,
+    /// `Protocols`: what ALPN may choose.
+    pub protocols: crate::modules::http2::ProtocolsConf,
+    /// The HTTP/2 session settings, when ALPN may choose `h2` (mod_http2
+    /// loaded and `h2` listed).
+    pub h2: Option<crate::http::http2::H2Settings>,
 }
 
 /// Client certificates asked for in the handshake.

@@ -18,6 +18,7 @@ pub mod env;
 pub mod expires;
 pub mod filter;
 pub mod headers;
+pub mod http2;
 pub mod log_config;
 pub mod mime;
 pub mod php;
@@ -39,6 +40,7 @@ pub static ALL: &[&Module] = &[
     &core::MODULE,
     &core::SERVER_MODULE,
     &unsupported::CORE_EXTRA,
+    &http2::CORE_MODULE,
     &filter::CORE_MODULE,
     &log_config::MODULE,
     &VERSION_MODULE,
@@ -74,6 +76,7 @@ pub static ALL: &[&Module] = &[
     &proxy::HTTP_MODULE,
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
+    &http2::MODULE,
     &xsendfile::MODULE,
     &php::MODULE,
     &php::MODULE7,

@@ -8,6 +8,8 @@ use super::stream::{write_records, SockIo, TlsStream};
 use super::TlsSetup;
 use crate::conn::{self, Local, Shared};
 use crate::transport::Plain;
+use crate::transport::Transport;
+use htaccel_engine::http::http2::H2Settings;
 use htaccel_engine::http::TlsInfo;
 use rustls::server::Acceptor;
 use std::io;
@@ -80,10 +82,46 @@ pub(crate) async fn serve(
         conn::refuse_plain_http(Plain(tcp), remote, local_addr, shared, local).await;
         return;
     }
-    let Some(stream) = handshake(tcp, &setup, port, deadline, shared.timeouts.timeout).await else {
+    let Some((stream, h2)) = handshake(tcp, &setup, port, deadline, shared.timeouts.timeout).await
+    else {
         return;
     };
-    conn::serve(stream, remote, local_addr, shared, local).await;
+    match h2 {
+        None => conn::serve(stream, remote, local_addr, shared, local).await,
+        Some(settings) => {
+            let info = stream.tls().cloned();
+            crate::h2::serve(stream, info, remote, local_addr, settings, shared, local).await
+        }
+    }
+}
+
+/// What ALPN answers a client.
+enum Alpn {
+    H2,
+    Http11,
+    /// No protocol named: the client offered no ALPN, or nothing htaccel
+    /// can select (Apache names `http/1.1` regardless, which a client that
+    /// did not offer it must refuse; rustls cannot, so it names none and
+    /// the connection speaks HTTP/1.1 all the same).
+    Unnamed,
+}
+
+/// The protocol Apache's ALPN callback selects for the server SNI chose:
+/// `ap_select_protocol` over the client's list (`Protocols`,
+/// `ProtocolsHonorOrder`), `h2` available when the server may speak it.
+fn alpn_choice<'a>(site: &super::Site, offered: Option<impl Iterator<Item = &'a [u8]>>) -> Alpn {
+    let Some(offered) = offered else {
+        return Alpn::Unnamed;
+    };
+    let choices: Vec<&str> = offered
+        .filter_map(|p| std::str::from_utf8(p).ok())
+        .collect();
+    let available: &[&str] = if site.h2.is_some() { &["h2"] } else { &[] };
+    match site.protocols.select(&choices, available) {
+        Some("h2") if site.h2.is_some() => Alpn::H2,
+        _ if choices.contains(&"http/1.1") => Alpn::Http11,
+        _ => Alpn::Unnamed,
+    }
 }
 
 /// Wait until the socket is readable, at most until `deadline`.
@@ -102,7 +140,7 @@ async fn handshake(
     port: usize,
     deadline: Instant,
     timeout: Duration,
-) -> Option<TlsStream> {
+) -> Option<(TlsStream, Option<H2Settings>)> {
     let mut acceptor = Acceptor::default();
     let accepted = loop {
         match acceptor.read_tls(&mut SockIo(&tcp)) {
@@ -129,13 +167,10 @@ async fn handshake(
     let sni = hello.server_name().map(str::to_ascii_lowercase);
     let site = setup.ports[port].choose(sni.as_deref());
     let key = site.pick_key(hello.signature_schemes());
-    let offers_http11 = hello
-        .alpn()
-        .is_none_or(|mut protocols| protocols.any(|p| p == super::config::ALPN_HTTP11));
-    let config = if offers_http11 {
-        key.config.clone()
-    } else {
-        key.config_no_alpn.clone()
+    let config = match alpn_choice(site, hello.alpn()) {
+        Alpn::H2 => key.config_h2.clone().unwrap_or_else(|| key.config.clone()),
+        Alpn::Http11 => key.config.clone(),
+        Alpn::Unnamed => key.config_no_alpn.clone(),
     };
     let mut conn = match accepted.into_connection(config) {
         Ok(c) => c,
@@ -211,5 +246,9 @@ async fn handshake(
         server_cert_pem: Some(key.pem.clone()),
         handshake_site: site.site,
     };
-    Some(TlsStream::new(tcp, conn, Arc::new(info)))
+    // The client chose HTTP/2 by ALPN.
+    let h2 = site
+        .h2
+        .filter(|_| conn.alpn_protocol() == Some(super::config::ALPN_H2));
+    Some((TlsStream::new(tcp, conn, Arc::new(info)), h2))
 }

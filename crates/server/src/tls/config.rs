@@ -25,6 +25,8 @@ pub(crate) struct KeyConfig {
     /// The same without ALPN, for a client whose ALPN list lacks
     /// `http/1.1` (rustls would refuse it; Apache answers anyway).
     pub config_no_alpn: Arc<ServerConfig>,
+    /// The same selecting `h2`, when the server may speak HTTP/2.
+    pub config_h2: Option<Arc<ServerConfig>>,
     /// The key is ECDSA (else RSA, or Ed25519).
     pub ecdsa: bool,
     /// The signature schemes the key can make.
@@ -37,6 +39,8 @@ pub(crate) struct KeyConfig {
 
 /// The ALPN name of HTTP/1.1, the protocol htaccel speaks over TLS.
 pub(crate) const ALPN_HTTP11: &[u8] = b"http/1.1";
+/// The ALPN name of HTTP/2 over TLS.
+pub(crate) const ALPN_H2: &[u8] = b"h2";
 
 /// OpenSSL's name of a rustls suite.
 pub(crate) fn openssl_name(suite: CipherSuite) -> Option<&'static str> {
@@ -140,10 +144,16 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
             None => config.send_tls13_tickets = 0,
         }
         let config_no_alpn = Arc::new(config.clone());
+        let config_h2 = spec.h2.is_some().then(|| {
+            let mut h2 = config.clone();
+            h2.alpn_protocols = vec![ALPN_H2.to_vec()];
+            Arc::new(h2)
+        });
         config.alpn_protocols = vec![ALPN_HTTP11.to_vec()];
         out.push(KeyConfig {
             config: Arc::new(config),
             config_no_alpn,
+            config_h2,
             ecdsa,
             schemes,
             cert,

@@ -16,6 +16,7 @@
 //! all it speaks.
 
 mod accept;
+mod async_io;
 mod config;
 mod der;
 mod stream;
@@ -50,6 +51,10 @@ pub(crate) struct Site {
     site: Option<usize>,
     names: Vec<String>,
     keys: Vec<config::KeyConfig>,
+    /// `Protocols`, for ALPN.
+    protocols: htaccel_engine::modules::http2::ProtocolsConf,
+    /// The HTTP/2 settings when ALPN may select `h2`.
+    h2: Option<htaccel_engine::http::http2::H2Settings>,
 }
 
 impl TlsSetup {
@@ -79,6 +84,8 @@ impl TlsSetup {
                     site: s.site,
                     names: s.names.iter().map(|n| n.to_ascii_lowercase()).collect(),
                     keys,
+                    protocols: s.protocols.clone(),
+                    h2: s.h2,
                 });
             }
             if !sites.is_empty() {

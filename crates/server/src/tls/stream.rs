@@ -68,8 +68,8 @@ pub(crate) async fn write_records(
 
 /// An established TLS session on a connection.
 pub(crate) struct TlsStream {
-    tcp: TcpStream,
-    conn: ServerConnection,
+    pub(super) tcp: TcpStream,
+    pub(super) conn: ServerConnection,
     info: Arc<TlsInfo>,
     /// Scratch for reading file ranges, allocated on the first large file.
     chunk: Vec<u8>,

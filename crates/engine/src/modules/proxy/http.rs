@@ -398,7 +398,15 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             && !ctx.env.contains("proxy-sendchunks")
             && !ctx.env.contains("proxy-sendchunked"),
         finish: Box::new(move |result| match result {
-            Ok(head) => finish(ctx, head),
+            Ok(head) => {
+                let offer = ctx.site.upgrade_offer.clone();
+                let mut answer = finish(ctx, head);
+                // The backend's own answer (not an error page made of it).
+                if answer.response.body_follows {
+                    answer.response.upgrade_offer = offer;
+                }
+                answer
+            }
             Err(e) => super::reply::failed(ctx, e),
         }),
     })

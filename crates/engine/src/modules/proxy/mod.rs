@@ -337,7 +337,15 @@ pub(crate) fn call<'a>(
         body_read: false,
         send_length: ctx.env.contains("proxy-sendcl"),
         finish: Box::new(move |result| match result {
-            Ok(head) => reply::finish(ctx, head),
+            Ok(head) => {
+                let offer = ctx.site.upgrade_offer.clone();
+                let mut answer = reply::finish(ctx, head);
+                // The backend's own answer (not an error page made of it).
+                if answer.response.body_follows {
+                    answer.response.upgrade_offer = offer;
+                }
+                answer
+            }
             Err(e) => reply::failed(ctx, e),
         }),
     })

@@ -95,6 +95,12 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             }),
             _ => None,
         },
+        protocols: site.protocols.clone(),
+        h2: site
+            .http2
+            .as_ref()
+            .filter(|_| site.protocols.lists("h2"))
+            .map(|h| h.settings()),
     }
 }
 

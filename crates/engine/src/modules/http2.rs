@@ -1,0 +1,400 @@
+//! mod_http2's configuration, and the core's `Protocols` and
+//! `ProtocolsHonorOrder` that choose a connection's protocol (Apache's
+//! `ap_select_protocol`, server/protocol.c).
+//!
+//! The server speaks HTTP/2 on a connection when the configuration loads
+//! `http2_module` and the connection's server lists the protocol: `h2` by
+//! ALPN in the TLS handshake (the server SNI chose), `h2c` by the client's
+//! connection preface on a cleartext address (`H2Direct`, on by default
+//! for `h2c`; the address's base server decides, before any `Host` is
+//! read). What HTTP/2 changes of a request stops at the framing: each
+//! stream is served with the same request semantics as HTTP/1.1.
+//!
+//! Accepted without effect, as their purpose is Apache's own thread and
+//! buffer management: `H2MinWorkers`, `H2MaxWorkers`,
+//! `H2MaxWorkerIdleSeconds`, `H2SerializeHeaders`,
+//! `H2SessionExtraFiles`, `H2TLSWarmUpSize`, `H2TLSCoolDownSecs`,
+//! `H2CopyFiles`, `H2OutputBuffering`, `H2StreamMaxMemSize` (streams write
+//! through flow control, not into a per-stream buffer). `H2Push` is
+//! accepted and nothing is pushed (browsers no longer accept pushes);
+//! `H2ModernTLSOnly` holds by construction: htaccel's TLS offers only
+//! TLS 1.2 and 1.3 with AEAD suites. Refused with the reason:
+//! `H2EarlyHints on` and `H2EarlyHint` (no 103 responses), `H2Padding`
+//! other than 0, `H2Upgrade on` (no `Upgrade: h2c` switch), `H2PushResource`
+//! (no push), `H2ProxyRequests on` and `H2WebSockets on`.
+
+use crate::config::{Invocation, Walker};
+use crate::dirconf::DirConf;
+use crate::http::http2::H2Settings;
+use crate::registry::{Args, Directive, Module, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+
+/// The core's protocol choice for one server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProtocolsConf {
+    /// `Protocols`, in the order given (empty: `http/1.1` only).
+    pub list: Vec<String>,
+    /// `ProtocolsHonorOrder` (`None`: on).
+    pub honor_order: Option<bool>,
+}
+
+impl ProtocolsConf {
+    /// A `<VirtualHost>` over the main server (`merge_core_server_configs`):
+    /// a list given replaces the main server's whole.
+    pub fn merge(main: &ProtocolsConf, vhost: &ProtocolsConf) -> ProtocolsConf {
+        ProtocolsConf {
+            list: if vhost.list.is_empty() {
+                main.list.clone()
+            } else {
+                vhost.list.clone()
+            },
+            honor_order: vhost.honor_order.or(main.honor_order),
+        }
+    }
+
+    /// `ap_get_protocol_upgrades` for an HTTP/1.1 connection: the
+    /// configured protocols listed before `http/1.1`, comma-joined
+    /// (`None`: nothing to announce).
+    pub fn upgrade_offer(&self) -> Option<std::sync::Arc<str>> {
+        if self.list.is_empty() || (self.list.len() == 1 && self.lists("http/1.1")) {
+            return None;
+        }
+        let offer: Vec<&str> = self
+            .list
+            .iter()
+            .map(String::as_str)
+            .take_while(|p| *p != "http/1.1")
+            .collect();
+        (!offer.is_empty()).then(|| offer.join(",").into())
+    }
+
+    pub fn lists(&self, protocol: &str) -> bool {
+        self.list.iter().any(|p| p == protocol)
+    }
+
+    /// `ap_select_protocol` for a connection that speaks HTTP/1.1 now:
+    /// among what the client offers (`choices`, in its order) and the
+    /// server can switch to (`available`: `h2` over TLS, `h2c` in clear
+    /// text, when mod_http2 is loaded), the configured protocol most
+    /// preferred (the server's order, or the client's with
+    /// `ProtocolsHonorOrder off`). `None`: nothing configured fits.
+    pub fn select<'a>(&self, choices: &[&'a str], available: &[&str]) -> Option<&'a str> {
+        if self.list.is_empty() {
+            return choices.iter().copied().find(|c| *c == "http/1.1");
+        }
+        let mut proposals: Vec<&'a str> = choices
+            .iter()
+            .copied()
+            .filter(|c| available.contains(c))
+            .collect();
+        if choices.contains(&"http/1.1") && !proposals.contains(&"http/1.1") {
+            proposals.push(choices[choices.iter().position(|c| *c == "http/1.1")?]);
+        }
+        let client_order = self.honor_order == Some(false) && !choices.is_empty();
+        let rank = |p: &str| -> Option<usize> {
+            if client_order {
+                choices.iter().position(|c| *c == p)
+            } else {
+                self.list.iter().position(|c| c == p)
+            }
+        };
+        let mut best: Option<&'a str> = None;
+        for p in proposals {
+            if !self.lists(p) {
+                continue;
+            }
+            best = match best {
+                None => Some(p),
+                Some(b) if prefers(rank(p), rank(b), p, b) => Some(p),
+                keep => keep,
+            };
+        }
+        best
+    }
+}
+
+/// `protocol_cmp`: whether `p` (at index `ip` of the preferences) beats
+/// `b`; a protocol the preferences do not list loses, equal ranks go by name.
+fn prefers(ip: Option<usize>, ib: Option<usize>, p: &str, b: &str) -> bool {
+    match (ip, ib) {
+        (Some(i), Some(j)) if i != j => i < j,
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        _ => p > b,
+    }
+}
+
+/// mod_http2's server settings (`None`: not set here).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Http2Server {
+    pub direct: Option<bool>,
+    pub max_streams: Option<u32>,
+    pub window_size: Option<u32>,
+    pub max_data_frame_len: Option<u32>,
+}
+
+impl Http2Server {
+    pub fn merge(main: &Http2Server, vhost: &Http2Server) -> Http2Server {
+        Http2Server {
+            direct: vhost.direct.or(main.direct),
+            max_streams: vhost.max_streams.or(main.max_streams),
+            window_size: vhost.window_size.or(main.window_size),
+            max_data_frame_len: vhost.max_data_frame_len.or(main.max_data_frame_len),
+        }
+    }
+
+    /// The settings a session of this server runs with (mod_http2's
+    /// defaults where nothing is set).
+    pub fn settings(&self) -> H2Settings {
+        H2Settings {
+            max_streams: self.max_streams.unwrap_or(100),
+            window_size: self.window_size.unwrap_or(65_535),
+            max_data_frame_len: self.max_data_frame_len.unwrap_or(0),
+        }
+    }
+}
+
+/// `apr_atoi64`: leading blanks, a sign, the digits; anything after them
+/// is ignored and no digits read as 0.
+fn atoi(value: &str) -> i64 {
+    let t = value.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add((d - b'0') as i64)
+        });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+fn on_off(value: &str) -> Result<bool, String> {
+    if value.eq_ignore_ascii_case("on") {
+        Ok(true)
+    } else if value.eq_ignore_ascii_case("off") {
+        Ok(false)
+    } else {
+        Err("value must be On or Off".into())
+    }
+}
+
+fn set_protocols(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(), String> {
+    let server = w.server()?;
+    server.protocols.list.extend(inv.words.iter().cloned());
+    Ok(())
+}
+
+fn set_honor_order(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _: &mut DirConf,
+) -> Result<(), String> {
+    let v = &inv.words[0];
+    let on = if v.eq_ignore_ascii_case("on") {
+        true
+    } else if v.eq_ignore_ascii_case("off") {
+        false
+    } else {
+        return Err("ProtocolsHonorOrder must be 'on' or 'off'".into());
+    };
+    w.server()?.protocols.honor_order = Some(on);
+    Ok(())
+}
+
+/// The core's two directives (registered with the core's own).
+pub static CORE_DIRECTIVES: &[Directive] = &[
+    Directive { name: "Protocols", args: Args::Iterate, req_override: RSRC_CONF, about: "Controls which protocols are allowed", run: set_protocols },
+    Directive { name: "ProtocolsHonorOrder", args: Args::Take1, req_override: RSRC_CONF, about: "'off' (default) or 'on' to respect given order of protocols, by default the client specified order determines selection", run: set_honor_order },
+];
+
+/// A directive of Apache's thread or buffer management: its value is
+/// checked as Apache checks it and has no effect here.
+fn accept_number(min: i64, message: &'static str) -> impl Fn(&str) -> Result<(), String> {
+    move |v| {
+        if atoi(v) < min {
+            Err(message.into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(), String> {
+    let v = inv.words.first().map(String::as_str).unwrap_or_default();
+    let name = inv.name.to_ascii_lowercase();
+    // Directory-context forms (`H2Upgrade`, `H2Push`, `H2CopyFiles`, …)
+    // are allowed there by their override class; the rest need a server.
+    match name.as_str() {
+        "h2direct" => w.server()?.http2.direct = Some(on_off(v)?),
+        "h2maxsessionstreams" => {
+            let n = atoi(v);
+            if n < 1 {
+                return Err("value must be > 0".into());
+            }
+            w.server()?.http2.max_streams = Some(n.min(u32::MAX as i64) as u32);
+        }
+        "h2windowsize" => {
+            let n = atoi(v) as i32 as i64;
+            if n < 1024 {
+                return Err("value must be >= 1024".into());
+            }
+            w.server()?.http2.window_size = Some(n.min(i32::MAX as i64) as u32);
+        }
+        "h2streamtimeout" => {
+            return Err("H2StreamTimeout: a stream's every wait is bounded by Timeout in htaccel; set Timeout instead".into())
+        }
+        "h2maxdataframelen" => {
+            let n = atoi(v);
+            if n < 0 {
+                return Err("value must be 0 or larger".into());
+            }
+            w.server()?.http2.max_data_frame_len = Some(n.min(u32::MAX as i64) as u32);
+        }
+        "h2streammaxmemsize" | "h2tlswarmupsize" => {
+            accept_number(1024, "value must be >= 1024")(v)?;
+        }
+        "h2minworkers" | "h2maxworkers" => accept_number(1, "value must be > 0")(v)?,
+        "h2maxworkeridleseconds" | "h2tlscooldownsecs" | "h2pushdiarysize" => {
+            accept_number(0, "value must be >= 0")(v)?
+        }
+        "h2serializeheaders" | "h2sessionextrafiles" => {}
+        "h2moderntlsonly" | "h2copyfiles" | "h2outputbuffering" | "h2push" => {
+            on_off(v)?;
+        }
+        "h2upgrade" => {
+            if on_off(v)? {
+                return Err("H2Upgrade on: htaccel does not switch an HTTP/1.1 connection to h2c by Upgrade; clients that speak h2c with prior knowledge (H2Direct) or h2 by ALPN are served over HTTP/2".into());
+            }
+        }
+        "h2earlyhints" => {
+            if on_off(v)? {
+                return Err("H2EarlyHints on: htaccel sends no 103 Early Hints responses".into());
+            }
+        }
+        "h2padding" => {
+            let n = atoi(v);
+            if n < 0 {
+                return Err("number of bits must be >= 0".into());
+            }
+            if n > 8 {
+                return Err("number of bits must be <= 8".into());
+            }
+            if n != 0 {
+                return Err("H2Padding: htaccel does not pad HTTP/2 frames; only 0 is accepted".into());
+            }
+        }
+        "h2proxyrequests" | "h2websockets" => {
+            if on_off(v)? {
+                return Err(format!("{} on is not supported by htaccel", inv.name));
+            }
+        }
+        "h2pushpriority" => {}
+        "h2pushresource" => {
+            return Err("H2PushResource: htaccel does not push resources over HTTP/2".into())
+        }
+        "h2earlyhint" => {
+            return Err("H2EarlyHint: htaccel sends no 103 Early Hints responses".into())
+        }
+        _ => return Err(format!("{} is not supported by htaccel yet", inv.name)),
+    }
+    Ok(())
+}
+
+macro_rules! h2 {
+    ($($name:literal, $args:expr, $ovr:expr, $about:literal;)*) => {
+        &[ $( Directive { name: $name, args: $args, req_override: $ovr, about: $about, run: run_h2 }, )* ]
+    };
+}
+
+pub static DIRECTIVES: &[Directive] = h2![
+    "H2MaxSessionStreams", Args::Take1, RSRC_CONF, "maximum number of open streams per session";
+    "H2WindowSize", Args::Take1, RSRC_CONF, "window size on client DATA";
+    "H2MinWorkers", Args::Take1, RSRC_CONF, "minimum number of worker threads per child";
+    "H2MaxWorkers", Args::Take1, RSRC_CONF, "maximum number of worker threads per child";
+    "H2MaxWorkerIdleSeconds", Args::Take1, RSRC_CONF, "maximum number of idle seconds before a worker shuts down";
+    "H2StreamMaxMemSize", Args::Take1, RSRC_CONF, "maximum number of bytes buffered in memory for a stream";
+    "H2SerializeHeaders", Args::Take1, RSRC_CONF, "disabled, this directive has no longer an effect.";
+    "H2ModernTLSOnly", Args::Take1, RSRC_CONF, "off to not impose RFC 7540 restrictions on TLS";
+    "H2Upgrade", Args::Take1, RSRC_CONF | OR_AUTHCFG, "on to allow HTTP/1 Upgrades to h2/h2c";
+    "H2Direct", Args::Take1, RSRC_CONF, "on to enable direct HTTP/2 mode";
+    "H2SessionExtraFiles", Args::Take1, RSRC_CONF, "number of extra file a session might keep open (obsolete)";
+    "H2TLSWarmUpSize", Args::Take1, RSRC_CONF, "number of bytes on TLS connection before doing max writes";
+    "H2TLSCoolDownSecs", Args::Take1, RSRC_CONF, "seconds of idle time on TLS before shrinking writes";
+    "H2Push", Args::Take1, RSRC_CONF | OR_AUTHCFG, "off to disable HTTP/2 server push";
+    "H2PushPriority", Args::Take23, RSRC_CONF, "define priority of PUSHed resources per content type";
+    "H2PushDiarySize", Args::Take1, RSRC_CONF, "size of push diary";
+    "H2CopyFiles", Args::Take1, OR_FILEINFO, "on to perform copy of file data";
+    "H2PushResource", Args::Take123, OR_FILEINFO | OR_AUTHCFG, "add a resource to be pushed in this location/on this server.";
+    "H2EarlyHints", Args::Take1, RSRC_CONF, "on to enable interim status 103 responses";
+    "H2Padding", Args::Take1, RSRC_CONF, "set payload padding";
+    "H2OutputBuffering", Args::Take1, RSRC_CONF, "set stream output buffer on/off";
+    "H2StreamTimeout", Args::Take1, RSRC_CONF, "set stream timeout";
+    "H2MaxDataFrameLen", Args::Take1, RSRC_CONF, "maximum number of bytes in a single HTTP/2 DATA frame";
+    "H2EarlyHint", Args::Take2, OR_FILEINFO | OR_AUTHCFG, "add a a 'Link:' header for a 103 Early Hints response.";
+    "H2ProxyRequests", Args::Take1, OR_FILEINFO, "Enables forward proxy requests via HTTP/2";
+    "H2WebSockets", Args::Take1, RSRC_CONF, "off to disable WebSockets over HTTP/2";
+];
+
+/// The core's part: `Protocols` exists whether mod_http2 is loaded or not.
+pub static CORE_MODULE: Module = Module {
+    source: "core.c",
+    identifier: "core_module",
+    builtin: true,
+    directives: CORE_DIRECTIVES,
+};
+
+pub static MODULE: Module = Module {
+    source: "mod_http2.c",
+    identifier: "http2_module",
+    builtin: false,
+    directives: DIRECTIVES,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf(list: &[&str], honor: Option<bool>) -> ProtocolsConf {
+        ProtocolsConf {
+            list: list.iter().map(|s| s.to_string()).collect(),
+            honor_order: honor,
+        }
+    }
+
+    #[test]
+    fn selection_follows_the_server_order_unless_told_otherwise() {
+        let tls = ["h2"];
+        let both = conf(&["h2", "http/1.1"], None);
+        assert_eq!(both.select(&["http/1.1", "h2"], &tls), Some("h2"));
+        let h1_first = conf(&["http/1.1", "h2"], None);
+        assert_eq!(h1_first.select(&["h2", "http/1.1"], &tls), Some("http/1.1"));
+        let client = conf(&["http/1.1", "h2"], Some(false));
+        assert_eq!(client.select(&["h2", "http/1.1"], &tls), Some("h2"));
+        // Nothing configured: HTTP/1.1 only.
+        assert_eq!(
+            conf(&[], None).select(&["h2", "http/1.1"], &tls),
+            Some("http/1.1")
+        );
+        // h2 configured, the client offers only what is not.
+        assert_eq!(conf(&["h2"], None).select(&["http/1.1"], &tls), None);
+        // h2c is not a TLS protocol.
+        assert_eq!(
+            conf(&["h2c", "http/1.1"], None).select(&["h2c", "http/1.1"], &tls),
+            Some("http/1.1")
+        );
+    }
+
+    #[test]
+    fn numbers_read_as_apr_atoi64() {
+        assert_eq!(atoi(" 42abc"), 42);
+        assert_eq!(atoi("x"), 0);
+        assert_eq!(atoi("-5"), -5);
+    }
+}
