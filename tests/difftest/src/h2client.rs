@@ -152,18 +152,17 @@ where
         trailing: Vec::new(),
         end: End::Open,
     };
-    let (mut client, connection) =
-        match within(idle, h2::client::Builder::new().handshake::<_, Bytes>(io)).await {
-            Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => {
-                ex.end = ended_by(&e);
-                return ex;
-            }
-            Err(end) => {
-                ex.end = end;
-                return ex;
-            }
-        };
+    let (mut client, connection) = match within(idle, builder().handshake::<_, Bytes>(io)).await {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(e)) => {
+            ex.end = ended_by(&e);
+            return ex;
+        }
+        Err(end) => {
+            ex.end = end;
+            return ex;
+        }
+    };
     let driver = tokio::spawn(connection);
     let mut received = 0;
     let mut outcome = End::Http2("every stream answered".into());
@@ -183,6 +182,15 @@ where
     let _ = driver.await;
     ex.end = outcome;
     ex
+}
+
+/// The client's HTTP/2 settings: the `h2` crate's defaults, but no server
+/// push (SETTINGS_ENABLE_PUSH 0), as browsers have it since they dropped
+/// push; a server then promises nothing.
+fn builder() -> h2::client::Builder {
+    let mut b = h2::client::Builder::new();
+    b.enable_push(false);
+    b
 }
 
 /// Sends one request and reads its interim and final responses.
