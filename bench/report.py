@@ -10,6 +10,7 @@ import os
 import sys
 
 import flask_report
+import h2_report
 
 import matplotlib
 
@@ -454,6 +455,8 @@ def report(res, rel):
     o.extend(cpu_split(idx))
     o.extend(wordpress_report.goal_c(res))
 
+    # HTTP/2 over TLS (bench/h2.py's newest run).
+    o.append(h2_report.section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark suite in one command: install what is missing, build htaccel
-# (release), run every scenario, write bench/results/<timestamp>/ and
-# regenerate bench/REPORT.md and the charts from it.
+# (release), run every scenario, write bench/results/<timestamp>/ (and
+# bench/results/h2/<timestamp>.json: HTTP/2 over TLS, bench/h2.py) and
+# regenerate bench/REPORT.md and the charts from them.
 #
 #   bench/run.sh                 # full: 3 runs x 5 s per point after a 2 s warm-up
 #   BENCH_QUICK=1 bench/run.sh   # quick: 1 run x 2 s per point
@@ -28,7 +29,8 @@ available() { [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print 
               [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')" != "(none)" ]; }
 want=()
 # valgrind: goal (a) is also judged by instructions per request (callgrind).
-for pkg in apache2 nginx lighttpd h2o caddy wrk valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn; do
+# nghttp2-client: h2load, for HTTP/2 over TLS (bench/h2.py).
+for pkg in apache2 nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn; do
     if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         continue
     fi
@@ -93,5 +95,15 @@ export HTACCEL_BIN="$PWD/target/release/htaccel"
 
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$("$PY" bench/bench.py "$@" | tail -n 1)
+if [ "$#" -eq 0 ]; then
+    # HTTP/2 over TLS with h2load: the static page on every server, the
+    # realistic 12 KB .htaccess against none (bench/h2.py).
+    note "HTTP/2 over TLS (h2load)"
+    if [ -n "${BENCH_QUICK:-}" ]; then
+        (cd bench && "$PY" h2.py --seconds 2 --runs 1) >&2 || note "bench/h2.py failed"
+    else
+        (cd bench && "$PY" h2.py --instructions) >&2 || note "bench/h2.py failed"
+    fi
+fi
 "$PY" bench/report.py "$out"
 note "results in $out; report in bench/REPORT.md"

@@ -8,6 +8,7 @@
 #   smuggling probes (security/smuggling), every case of security/ and protocol/
 #   hostile access files, clients, faults,  200 slow clients, 1,000, 10 s
 #   TLS handshake stalls and floods         300 stalls, 3 s    flood
+#   h2spec, HTTP/2 attacks (h2attacks.py)  1.5 s an attack    the same
 #   testssl.sh against htaccel and Apache   2 configurations  the same
 #   fuzzing (scripts/fuzz.sh)                30 s a target     600 s
 #
@@ -30,6 +31,8 @@ status=0
 DIFFTEST_SCALE=$scale cargo run -q -p difftest -- --time-limit 20000 \
     --summary-json target/security/difftest.json security/ protocol/ || status=1
 python3 tests/security/hostile.py $full || status=1
+python3 tests/security/h2spec.py || status=1
+python3 tests/security/h2attacks.py || status=1
 python3 tests/security/testssl.py || status=1
 bash scripts/fuzz.sh "$fuzz_seconds" || status=1
 python3 scripts/security_report.py

@@ -9,6 +9,11 @@ run, so that the page can never claim more than was checked:
   target/security/testssl.json   tests/security/testssl.py: testssl.sh's
                                  findings for htaccel and Apache on the
                                  same TLS configuration
+  target/security/h2spec.json    tests/security/h2spec.py: h2spec's HTTP/2
+                                 conformance cases, htaccel's and Apache's
+  target/security/h2attacks.json tests/security/h2attacks.py: the HTTP/2
+                                 denial-of-service patterns, bounds and
+                                 figures as in hostile.json
   target/security/fuzz.json      scripts/fuzz.sh: inputs run per target
 
     python3 scripts/security_report.py [OUTPUT]   (default docs/security.md)
@@ -83,6 +88,43 @@ def testssl_section(testssl):
     out += ["", "testssl.sh %s. Differences left out because the two servers are different "
             "programs: %s." % (testssl.get("testssl") or "(version unknown)", "; ".join(
                 "`%s`: %s" % (k, v) for k, v in testssl["ignored"].items()))]
+    return out
+
+
+def http2_section(h2spec, attacks):
+    out = ["", "## HTTP/2", "",
+           "`tests/security/h2spec.py`: h2spec's conformance cases against htaccel and,",
+           "for the record, Apache's mod_http2, over TLS (ALPN `h2`) and in cleartext",
+           "(`h2c` with prior knowledge), on the same configuration. htaccel must pass",
+           "every case over TLS, and in cleartext every case but `http2/3.5/2`: a",
+           "cleartext connection whose first bytes are not the HTTP/2 preface is",
+           "served as HTTP/1.1, as `H2Direct` has it.", ""]
+    if h2spec is None:
+        out.append("Missing: h2spec did not run.")
+    else:
+        out += ["| Server | Transport | Passed | Failed cases | Met |", "| --- | --- | ---: | --- | --- |"]
+        for r in h2spec:
+            met = ("yes" if r["ok"] else "**no**") if "ok" in r else "(recorded)"
+            out.append("| %s | %s | %d of %d | %s | %s |" % (
+                r["server"], r["transport"], r["passed"], r["cases"],
+                ", ".join("`%s`" % c for c in r["failed"]) or "none", met))
+    out += ["", "`tests/security/h2attacks.py`: the known HTTP/2 denial-of-service patterns,",
+            "each attack run for a few seconds by raw-frame clients while a second,",
+            "well-behaved connection asks for a page every 20 ms; figures as above",
+            "(server CPU seconds during the attack, peak memory growth, the normal",
+            "client's p99 and failures), Apache's beside htaccel's. GOAWAY and",
+            "RST_STREAM codes are RFC 9113's numbers (1 PROTOCOL_ERROR, 3",
+            "FLOW_CONTROL_ERROR, 7 REFUSED_STREAM, 8 CANCEL, 9 COMPRESSION_ERROR,",
+            "11 ENHANCE_YOUR_CALM).", ""]
+    if attacks is None:
+        out.append("Missing: the HTTP/2 attacks did not run.")
+    else:
+        out += ["| Attack | Bound | Met | htaccel | Apache |", "| --- | --- | --- | --- | --- |"]
+        for s in attacks:
+            met = "yes" if s["ok"] else "**no**" + (" (%s)" % cell(s["error"]) if s["error"] else "")
+            out.append("| %s | %s | %s | %s | %s |" % (
+                cell(s["what"]), cell(s["bound"]), met, cell(figures(s["htaccel"])),
+                cell(figures(s["apache"]))))
     return out
 
 
@@ -161,6 +203,7 @@ def main():
         full = any(s.get("full") for s in hostile)
         out += ["", "Sizes of the %s run." % ("full (`--full`)" if full else "bounded (CI)")]
     out += testssl_section(testssl)
+    out += http2_section(load("h2spec.json"), load("h2attacks.json"))
     out += ["", "## Fuzzing", "",
             "`scripts/fuzz.sh`: each cargo-fuzz target from its committed seeds",
             "(`fuzz/seeds/`), no crash and no time-out allowed.", ""]

@@ -39,6 +39,9 @@ ls /usr/lib/php/*/mysqli.so >/dev/null 2>&1 || missing+=(php8.2-mysql)
 # snakeoil certificate that default-ssl.conf names (https/debian-default-ssl).
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -f /etc/ssl/certs/ssl-cert-snakeoil.pem ] || missing+=(ssl-cert)
+# HAProxy: the load balancer in front of two htaccel instances speaking the
+# PROXY protocol (crates/htaccel/tests/proxy_protocol_fleet.rs).
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 # testssl.sh: htaccel's TLS against Apache's on the same configuration
 # (tests/security/testssl.py).
 command -v testssl >/dev/null 2>&1 || missing+=(testssl.sh)
@@ -53,6 +56,8 @@ command -v help2man >/dev/null 2>&1 || missing+=(help2man)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || missing+=(dpkg-dev)
 command -v objcopy >/dev/null 2>&1 || missing+=(binutils)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+# h2load: HTTP/2 load for bench/ (nghttp2-client).
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -69,6 +74,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
         rm -f /usr/sbin/policy-rc.d
     fi
 fi
+
+# h2spec: HTTP/2 conformance (tests/security/h2spec.py), built with Go.
+H2SPEC="$(command -v h2spec || echo "${GOPATH:-$HOME/go}/bin/h2spec")"
+if [ ! -x "$H2SPEC" ]; then
+    echo "== installing h2spec (go install)"
+    command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || {
+        echo "h2spec needs Go (https://go.dev/dl/ or Debian's golang-go)" >&2; exit 1; }
+    "$(command -v go || echo /usr/local/go/bin/go)" install github.com/summerwind/h2spec/cmd/h2spec@latest
+fi
+export H2SPEC
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
@@ -99,11 +114,17 @@ status=${PIPESTATUS[0]}
 
 # The rest of the security suite, bounded (scripts/security.sh --full runs
 # the whole campaign): hostile access files, clients and faults, with
-# Apache's figures beside htaccel's; testssl.sh's findings for htaccel and
+# Apache's figures beside htaccel's; h2spec and the HTTP/2 attacks
+# (under a minute); testssl.sh's findings for htaccel and
 # Apache on the same TLS configuration; every fuzz target for 30 s; then
 # docs/security.md from what this run measured.
 echo "== security: hostile access files, clients, faults"
 python3 tests/security/hostile.py 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "== security: HTTP/2 conformance (h2spec) and denial-of-service patterns"
+python3 tests/security/h2spec.py 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+python3 tests/security/h2attacks.py 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== security: testssl.sh, htaccel against Apache on the same TLS configuration"
 python3 tests/security/testssl.py 2>&1 | tee -a "$log"
@@ -120,6 +141,6 @@ set -e
 # One closing line for the whole run: the unit and integration tests of
 # every test binary, plus each differential case compared with Apache.
 awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed;?$/) p += $i; if ($(i+1) ~ /^failed;?$/) f += $i } }
-     /^([a-z]+: )?[0-9]+ passed, [0-9]+ failed$/ { n = ($1 ~ /:$/); p += $(1 + n); f += $(3 + n) }
+     /^([a-z0-9]+: )?[0-9]+ passed, [0-9]+ failed$/ { n = ($1 ~ /:$/); p += $(1 + n); f += $(3 + n) }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

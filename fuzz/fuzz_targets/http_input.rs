@@ -1,6 +1,6 @@
 //! Fuzzes what a client sends: the request head (request line, header
-//! fields, the checks made once it is complete) and a chunked request body
-//! with trailers. No input may panic; `-timeout=` bounds each one.
+//! fields, the checks made once it is complete), a chunked request body
+//! with trailers, and a PROXY protocol header (mod_remoteip). No input may panic; `-timeout=` bounds each one.
 
 #![no_main]
 
@@ -10,4 +10,5 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     fuzzing::request_head(data);
     fuzzing::chunked_body(data);
+    fuzzing::proxy_header(data);
 });

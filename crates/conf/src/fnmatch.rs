@@ -1,22 +1,280 @@
-//! Shell-style wildcard matching with APR's rules, for `Include`.
+//! APR's and Apache's shell wildcards, once for the whole server:
+//! `apr_fnmatch` with its flags ([`fnmatch`], [`Flags`]), `apr_fnmatch_test`
+//! ([`has_wildcard`]) and Apache's simpler `ap_strcmp_match` /
+//! `ap_strcasecmp_match` ([`strcmp_match`]). Every caller names the flags
+//! Apache passes at the same place: `Include` file names (`period`),
+//! `<Directory>` and `<Files>` wildcards (`pathname`), the expression
+//! operators `-fnmatch`/`-strmatch`/`-strcmatch`, mod_autoindex's
+//! patterns; `ServerAlias` and SNI names use `ap_strcasecmp_match`.
 //!
-//! Apache selects included files with `apr_fnmatch(pattern, name,
-//! APR_FNM_PERIOD)`, one path component at a time. The `glob` crate differs
-//! in ways users would notice: no backslash escapes, `[^...]` is not a
-//! negation, and its own traversal order and symlink handling. So the rules
-//! are implemented here:
-//!
-//! * `*` matches any run of bytes, `?` any one byte;
-//! * `[...]` is a set: `!` or `^` first negates, `]` first is literal,
-//!   `a-z` is a range (bytes compared as C `char`, signed on Linux), a
-//!   backslash escapes the next byte; a `[` with no closing `]` is literal;
-//! * outside a set, `\x` is a literal `x` (a trailing `\` is literal);
-//! * a name that starts with `.` matches only a pattern that starts with a
-//!   literal `.` (or `\.`): `*` does not pick up dotfiles.
+//! `fnmatch` follows APR's algorithm step by step: `\` escapes (unless
+//! `no_escape`), `[!…]` and `[^…]` negate, a `[` that does not open a
+//! well-formed bracket is an ordinary character, ranges compare bytes as C's
+//! signed `char`, with `pathname` a wildcard never matches `/` and the
+//! slashes of pattern and text pair up one for one, with `period` a leading
+//! `.` (of each segment, with `pathname`) must be matched by a literal one.
+//! Its cost is linear in the text for each `*` of the pattern.
+
+/// `apr_fnmatch`'s flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `APR_FNM_PATHNAME`.
+    pub pathname: bool,
+    /// `APR_FNM_CASE_BLIND` (ASCII only).
+    pub case_blind: bool,
+    /// `APR_FNM_NOESCAPE`: `\` is an ordinary byte.
+    pub no_escape: bool,
+    /// `APR_FNM_PERIOD`.
+    pub period: bool,
+}
+
+impl Flags {
+    pub const PATHNAME: Flags = Flags {
+        pathname: true,
+        case_blind: false,
+        no_escape: false,
+        period: false,
+    };
+    pub const PERIOD: Flags = Flags {
+        pathname: false,
+        case_blind: false,
+        no_escape: false,
+        period: true,
+    };
+}
+
+/// Byte at `i`, or NUL past the end (the C string terminator).
+fn at(s: &[u8], i: usize) -> u8 {
+    s.get(i).copied().unwrap_or(0)
+}
+
+fn lower(c: u8) -> u8 {
+    c.to_ascii_lowercase()
+}
+
+fn chars_equal(a: u8, b: u8, nocase: bool) -> bool {
+    a == b || (nocase && (a.is_ascii_uppercase() || b.is_ascii_uppercase()) && lower(a) == lower(b))
+}
+
+/// Compare one pattern element (a byte, an escape, `?` or a bracket) at
+/// `*p` with the text byte at `*t`; advances both as APR does. Returns
+/// whether they matched.
+fn match_one(pat: &[u8], p: &mut usize, text: &[u8], t: &mut usize, f: Flags) -> bool {
+    let start = *p;
+    let slash = f.pathname;
+    let escape = !f.no_escape;
+    if at(pat, *p) == b'[' {
+        *p += 1;
+        let negate = matches!(at(pat, *p), b'!' | b'^');
+        if negate {
+            *p += 1;
+        }
+        let mut matched = false;
+        let mut first = true;
+        let c = at(text, *t);
+        while at(pat, *p) != 0 {
+            if !first || at(pat, *p) != b']' {
+                if at(pat, *p) == b']' {
+                    *p += 1;
+                    *t += 1;
+                    return matched != negate;
+                }
+                if escape && at(pat, *p) == b'\\' {
+                    *p += 1;
+                    if at(pat, *p) == 0 {
+                        break;
+                    }
+                }
+                if slash && at(pat, *p) == b'/' {
+                    break;
+                }
+            }
+            first = false;
+            if at(pat, *p + 1) == b'-' && at(pat, *p + 2) != b']' {
+                let lo = at(pat, *p);
+                *p += if escape && at(pat, *p + 2) == b'\\' {
+                    3
+                } else {
+                    2
+                };
+                let hi = at(pat, *p);
+                if hi == 0 || (slash && hi == b'\\') {
+                    break;
+                }
+                let (cs, ls, hs) = (c as i8, lo as i8, hi as i8);
+                if (cs >= ls && cs <= hs)
+                    || (f.case_blind
+                        && (c.is_ascii_uppercase()
+                            || lo.is_ascii_uppercase()
+                            || hi.is_ascii_uppercase())
+                        && (lower(c) as i8) >= (lower(lo) as i8)
+                        && (lower(c) as i8) <= (lower(hi) as i8))
+                {
+                    matched = true;
+                }
+                *p += 1;
+                continue;
+            }
+            if chars_equal(c, at(pat, *p), f.case_blind) {
+                matched = true;
+            }
+            *p += 1;
+        }
+        // Not a well-formed bracket: the `[` is an ordinary character.
+        *p = start;
+    } else if at(pat, *p) == b'?' {
+        let c = at(text, *t);
+        if c == 0 || (slash && c == b'/') {
+            return false;
+        }
+        *p += 1;
+        *t += 1;
+        return true;
+    } else if escape && at(pat, *p) == b'\\' && at(pat, *p + 1) != 0 {
+        *p += 1;
+    }
+    let (pc, tc) = (at(pat, *p), at(text, *t));
+    let result = chars_equal(tc, pc, f.case_blind);
+    if tc == 0 || pc == 0 || (slash && (tc == b'/' || pc == b'/')) {
+        return result;
+    }
+    *p += 1;
+    *t += 1;
+    result
+}
+
+/// Whether the pattern is at a segment separator (`/` or `\/`).
+fn at_separator(pat: &[u8], p: usize, f: Flags) -> bool {
+    f.pathname
+        && (at(pat, p) == b'/' || (!f.no_escape && at(pat, p) == b'\\' && at(pat, p + 1) == b'/'))
+}
+
+/// A C string ends at its first NUL.
+fn until_nul(s: &[u8]) -> &[u8] {
+    &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
+}
+
+/// Whether `text` matches `pattern` entirely.
+pub fn fnmatch(pattern: &[u8], text: &[u8], f: Flags) -> bool {
+    // C strings end at the first NUL.
+    let (pat, text) = (until_nul(pattern), until_nul(text));
+    let slash = f.pathname;
+    let escape = !f.no_escape;
+    let (mut p, mut t) = (0usize, 0usize);
+    while at(pat, p) != 0 {
+        if slash && escape && at(pat, p) == b'\\' && at(pat, p + 1) == b'/' {
+            p += 1;
+        }
+        if slash && at(pat, p) == b'/' && at(text, t) == b'/' {
+            p += 1;
+            t += 1;
+        }
+        // A segment's leading period must be matched by a literal one.
+        if f.period && at(text, t) == b'.' {
+            if at(pat, p) == b'.' {
+                p += 1;
+            } else if escape && at(pat, p) == b'\\' && at(pat, p + 1) == b'.' {
+                p += 2;
+            } else {
+                return false;
+            }
+            t += 1;
+        }
+        let seg_end = if slash {
+            text[t..]
+                .iter()
+                .position(|&b| b == b'/')
+                .map_or(text.len(), |i| t + i)
+        } else {
+            text.len()
+        };
+        let mut wild_start = 0usize;
+        let mut wild_pat = 0usize;
+        let mut fixed_len = 0usize;
+        while at(pat, p) != 0
+            && !at_separator(pat, p, f)
+            && (t < seg_end || (at(pat, p) == b'*' && t == seg_end))
+        {
+            let mut wild = false;
+            while matches!(at(pat, p), b'*' | b'?') {
+                if at(pat, p) == b'*' {
+                    wild = true;
+                } else if t < seg_end {
+                    t += 1;
+                } else {
+                    return false;
+                }
+                p += 1;
+            }
+            if wild {
+                wild_start = t;
+                wild_pat = p;
+                // Count the fixed elements up to the next `*` or the segment end.
+                let mut m = p;
+                fixed_len = 0;
+                loop {
+                    if at(pat, m) == 0 || at_separator(pat, m, f) {
+                        if t + fixed_len > seg_end {
+                            return false;
+                        }
+                        // Only a tail to compare: align it with the segment end.
+                        t = seg_end - fixed_len;
+                        wild = false;
+                        break;
+                    }
+                    if at(pat, m) == b'*' {
+                        if t + fixed_len > seg_end {
+                            return false;
+                        }
+                        break;
+                    }
+                    if escape && at(pat, m) == b'\\' && at(pat, m + 1) != 0 {
+                        m += 2;
+                    } else if at(pat, m) == b'[' {
+                        let dummy = b" ";
+                        let mut dt = 0;
+                        match_one(pat, &mut m, dummy, &mut dt, f);
+                    } else {
+                        m += 1;
+                    }
+                    fixed_len += 1;
+                }
+            }
+            while at(pat, p) != 0 && t < seg_end {
+                if at(pat, p) == b'*' {
+                    break;
+                }
+                if slash && (at(text, t) == b'/' || at_separator(pat, p, f)) {
+                    break;
+                }
+                if match_one(pat, &mut p, text, &mut t, f) {
+                    continue;
+                }
+                if wild {
+                    wild_start += 1;
+                    t = wild_start;
+                    if t + fixed_len > seg_end {
+                        return false;
+                    }
+                    p = wild_pat;
+                    continue;
+                }
+                return false;
+            }
+        }
+        if at(text, t) != 0 && !(slash && at(text, t) == b'/') {
+            return false;
+        }
+        if at(pat, p) != 0 && !at_separator(pat, p, f) {
+            return false;
+        }
+    }
+    at(text, t) == 0
+}
 
 /// APR's `apr_fnmatch_test`: does `pattern` contain anything that makes it
 /// a wildcard (`*`, `?`, or a `[` with a later `]`)?
-pub(crate) fn has_wildcard(pattern: &[u8]) -> bool {
+pub fn has_wildcard(pattern: &[u8]) -> bool {
     let mut open_brackets = 0usize;
     let mut i = 0;
     while let Some(&c) = pattern.get(i) {
@@ -37,111 +295,103 @@ pub(crate) fn has_wildcard(pattern: &[u8]) -> bool {
     false
 }
 
-/// Matches one file name against one pattern component, with the leading
-/// period rule.
-pub(crate) fn fnmatch(pattern: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut s) = (pattern, name);
-    if let Some(rest) = s.strip_prefix(b".") {
-        p = if let Some(r) = p.strip_prefix(b".") {
-            r
-        } else if let Some(r) = p.strip_prefix(b"\\.") {
-            r
+/// Apache's `ap_is_matchexp`: whether a word holds `*` or `?` (the
+/// wildcards of [`strcmp_match`]).
+pub fn is_matchexp(s: &str) -> bool {
+    s.contains(['*', '?'])
+}
+
+/// Apache's `ap_strcmp_match` (`ap_strcasecmp_match` with `fold_case`):
+/// `*` matches any run of bytes (`/` too), `?` any one byte, everything
+/// else itself. Greedy with one back-track point, so the cost stays linear
+/// in the text for each pattern.
+pub fn strcmp_match(text: &[u8], pattern: &[u8], fold_case: bool) -> bool {
+    let same = |a: u8, b: u8| {
+        if fold_case {
+            a.eq_ignore_ascii_case(&b)
         } else {
-            return false;
-        };
-        s = rest;
-    }
-    match_from(p, s)
-}
-
-/// Classic wildcard matching: on a mismatch, retry from the last `*` one
-/// byte further along the name. This finds a match whenever one exists.
-fn match_from(p: &[u8], s: &[u8]) -> bool {
-    let (mut pi, mut si) = (0usize, 0usize);
+            a == b
+        }
+    };
+    let (mut t, mut p) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    loop {
-        if p.get(pi) == Some(&b'*') {
-            pi += 1;
-            star = Some((pi, si));
-            continue;
-        }
-        if si == s.len() {
-            return p[pi..].iter().all(|&c| c == b'*');
-        }
-        if let Some(next) = match_one(p, pi, s[si]) {
-            pi = next;
-            si += 1;
-            continue;
-        }
-        match star {
-            Some((after_star, from)) if from < s.len() => {
-                star = Some((after_star, from + 1));
-                pi = after_star;
-                si = from + 1;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                p += 1;
+                star = Some((p, t));
             }
-            _ => return false,
-        }
-    }
-}
-
-/// If the pattern element at `pi` matches byte `c`, the index after it.
-fn match_one(p: &[u8], pi: usize, c: u8) -> Option<usize> {
-    match *p.get(pi)? {
-        b'?' => Some(pi + 1),
-        b'[' => match bracket(p, pi, c) {
-            Some((matched, end)) => matched.then_some(end),
-            None => (c == b'[').then_some(pi + 1),
-        },
-        b'\\' if pi + 1 < p.len() => (p[pi + 1] == c).then_some(pi + 2),
-        lit => (lit == c).then_some(pi + 1),
-    }
-}
-
-/// A bracket expression starting at `p[start] == '['`: whether it matches
-/// `c` and the index after its `]`, or `None` when it is not well formed
-/// (then the `[` is an ordinary byte).
-fn bracket(p: &[u8], start: usize, c: u8) -> Option<(bool, usize)> {
-    let signed = |b: u8| b as i8;
-    let mut i = start + 1;
-    let negate = matches!(p.get(i), Some(b'!' | b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    loop {
-        let &here = p.get(i)?;
-        if here == b']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        if here == b'\\' {
-            i += 1;
-            p.get(i)?;
-        }
-        first = false;
-        let lo = p[i];
-        if p.get(i + 1) == Some(&b'-') && p.get(i + 2) != Some(&b']') {
-            i += if p.get(i + 2) == Some(&b'\\') { 3 } else { 2 };
-            let &hi = p.get(i)?;
-            if signed(c) >= signed(lo) && signed(c) <= signed(hi) {
-                matched = true;
+            Some(&c) if c == b'?' || same(c, text[t]) => {
+                p += 1;
+                t += 1;
             }
-            i += 1;
-            continue;
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
         }
-        if c == lo {
-            matched = true;
-        }
-        i += 1;
     }
+    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const PATH: Flags = Flags::PATHNAME;
+    const PERIOD: Flags = Flags::PERIOD;
+    const PLAIN: Flags = Flags {
+        pathname: false,
+        case_blind: false,
+        no_escape: false,
+        period: false,
+    };
+    const BLIND: Flags = Flags {
+        case_blind: true,
+        ..PLAIN
+    };
+
+    #[test]
+    fn wildcards() {
+        assert!(fnmatch(b"*.txt", b"a.txt", PLAIN));
+        assert!(fnmatch(b"*.txt", b"a/b.txt", PLAIN));
+        assert!(!fnmatch(b"*.txt", b"a/b.txt", PATH));
+        assert!(fnmatch(b"/a/*/c", b"/a/b/c", PATH));
+        assert!(!fnmatch(b"/a/*", b"/a/b/c", PATH));
+        assert!(fnmatch(b"a?c", b"abc", PLAIN));
+        assert!(!fnmatch(b"a?c", b"ac", PLAIN));
+        assert!(fnmatch(b"*", b"", PLAIN));
+        assert!(fnmatch(b"", b"", PLAIN));
+        assert!(!fnmatch(b"", b"x", PLAIN));
+        assert!(fnmatch(b"a*b*c", b"aXXbYYc", PLAIN));
+        assert!(!fnmatch(b"a*b*c", b"aXXbYY", PLAIN));
+        assert!(fnmatch(b"*ab", b"aab", PLAIN));
+    }
+
+    #[test]
+    fn brackets_and_escapes() {
+        assert!(fnmatch(b"[a-c]x", b"bx", PLAIN));
+        assert!(!fnmatch(b"[!a-c]x", b"bx", PLAIN));
+        assert!(fnmatch(b"[^a-c]x", b"dx", PLAIN));
+        assert!(fnmatch(b"[]]", b"]", PLAIN));
+        assert!(fnmatch(b"[abc", b"[abc", PLAIN));
+        assert!(fnmatch(b"\\*", b"*", PLAIN));
+        assert!(!fnmatch(b"\\*", b"a", PLAIN));
+    }
+
+    #[test]
+    fn case_blind() {
+        assert!(fnmatch(b"*.TXT", b"a.txt", BLIND));
+        assert!(!fnmatch(b"*.TXT", b"a.txt", PLAIN));
+        assert!(fnmatch(b"[A-C]", b"b", BLIND));
+    }
+    /// As `Include` matches a file name.
     fn m(p: &str, s: &str) -> bool {
-        fnmatch(p.as_bytes(), s.as_bytes())
+        fnmatch(p.as_bytes(), s.as_bytes(), PERIOD)
     }
 
     #[test]
@@ -211,8 +461,98 @@ mod tests {
     #[test]
     fn bytes_above_ascii_compare_signed_in_ranges() {
         // As C `char` on Linux, 0xE9 is negative, so it is below 'a'.
-        assert!(!fnmatch(b"[a-z]", &[0xE9]));
-        assert!(fnmatch(b"[\x80-a]", &[0xE9]));
-        assert!(fnmatch(b"\xE9", &[0xE9]));
+        assert!(!fnmatch(b"[a-z]", &[0xE9], PERIOD));
+        assert!(fnmatch(b"[\x80-a]", &[0xE9], PERIOD));
+        assert!(fnmatch(b"\xE9", &[0xE9], PERIOD));
+    }
+    #[test]
+    fn strcmp_match_as_apache() {
+        let m = |t: &[u8], p: &[u8]| strcmp_match(t, p, false);
+        assert!(m(b"abc", b"*"));
+        assert!(m(b"", b"*"));
+        assert!(m(b"/a/b/c", b"/a/*"));
+        assert!(m(b"x.txt", b"*.txt"));
+        assert!(!m(b"x.txt", b"*.tx"));
+        assert!(m(b"a.b", b"a?b"));
+        assert!(!m(b"ab", b"a?b"));
+        assert!(m(b"aXbXc", b"a*b*c"));
+        assert!(!m(b"README", b"readme"));
+        assert!(strcmp_match(b"README", b"readme", true));
+        assert!(m(&[b'a'; 10_000], b"*a*a*a*a*a*a*a*"));
+    }
+
+    #[test]
+    fn glob_for_the_client_pattern() {
+        // mod_autoindex's `P=`: APR_FNM_NOESCAPE | APR_FNM_PERIOD.
+        let f = Flags {
+            no_escape: true,
+            period: true,
+            ..PLAIN
+        };
+        let m = |p: &str, n: &str| fnmatch(p.as_bytes(), n.as_bytes(), f);
+        assert!(m("a*", "abc"));
+        assert!(m("*", "abc"));
+        assert!(!m("*", ".dot"));
+        assert!(m(".*", ".dot"));
+        assert!(m(".*", "..dd"));
+        assert!(!m("?dot", ".dot"));
+        assert!(m("*.txt", "a.b.txt"));
+        assert!(!m("*.txt", "a.txt.bak"));
+        assert!(m("a?c", "abc"));
+        assert!(m("[ab]*", "b1"));
+        assert!(!m("[!ab]*", "b1"));
+        assert!(m("[^ab]*", "c1"));
+        assert!(m("[a-c]x", "bx"));
+        assert!(m("[]]x", "]x"));
+        assert!(m("[x", "[x"));
+        assert!(m("a\\b", "a\\b"));
+        assert!(m("*a*b*c*", "xxaxxbxxcxx"));
+        assert!(!m("*a*b*c*d", "xxaxxbxxcxx"));
+        assert!(!m("abc", "ab"));
+        assert!(m("ab**", "ab"));
+    }
+
+    #[test]
+    fn glob_for_descriptions() {
+        let m = |p: &str, n: &str| fnmatch(p.as_bytes(), n.as_bytes(), Flags::default());
+        assert!(m("*.txt*", ".hidden.txt"));
+        assert!(m("*/sub/*", "/srv/www/sub/a"));
+        assert!(m("a\\*b", "a*b"));
+        assert!(!m("a\\*b", "axb"));
+    }
+
+    #[test]
+    fn directory_wildcards_never_cross_a_slash() {
+        assert!(fnmatch(b"*.txt", b"a.txt", PATH));
+        assert!(!fnmatch(b"*.txt", b"a/b.txt", PATH));
+        assert!(fnmatch(b"/srv/w*/", b"/srv/www/", PATH));
+        assert!(!fnmatch(b"/srv/w*/", b"/srv/www/x/", PATH));
+        assert!(fnmatch(b"[a-c]?", b"bz", PATH));
+        assert!(!fnmatch(b"[!a-c]?", b"bz", PATH));
+        assert!(fnmatch(b"*", b"", PATH));
+    }
+
+    #[test]
+    fn no_escape_and_period_together() {
+        let f = Flags {
+            no_escape: true,
+            period: true,
+            ..PLAIN
+        };
+        assert!(fnmatch(b"a\\b", b"a\\b", f));
+        assert!(!fnmatch(b"\\.x", b".x", f));
+        assert!(fnmatch(b".x*", b".xy", f));
+    }
+
+    #[test]
+    fn period_is_per_segment_with_pathname() {
+        let f = Flags {
+            pathname: true,
+            period: true,
+            ..PLAIN
+        };
+        assert!(!fnmatch(b"/a/*", b"/a/.b", f));
+        assert!(fnmatch(b"/a/.*", b"/a/.b", f));
+        assert!(fnmatch(b"/a/*", b"/a/.b", PATH));
     }
 }

@@ -16,7 +16,7 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use crate::fnmatch::{fnmatch, has_wildcard};
+use crate::fnmatch::{fnmatch, has_wildcard, Flags};
 use crate::text::string_to_bytes;
 
 const PREFIX: &str = "Include/IncludeOptional: ";
@@ -137,7 +137,7 @@ impl Walk {
         let mut matches = Vec::new();
         for entry in entries.map_while(Result::ok) {
             let name = entry.file_name();
-            if !fnmatch(component, name.as_bytes()) {
+            if !fnmatch(component, name.as_bytes(), Flags::PERIOD) {
                 continue;
             }
             // Inside the path only directories can match; the entry's own

@@ -25,7 +25,7 @@
 
 mod ast;
 mod error;
-mod fnmatch;
+pub mod fnmatch;
 mod include;
 mod lex;
 mod parse;

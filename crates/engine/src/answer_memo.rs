@@ -12,8 +12,9 @@
 //! engine *records what the decision read*, like an HTTP cache's `Vary`,
 //! but exact:
 //!
-//! * the request line, the connection's local address, TLS and the body
-//!   framing are the key;
+//! * the request line, the connection's local address, TLS, whether the
+//!   connection began with a PROXY header (mod_remoteip then skips
+//!   `RemoteIPHeader`) and the body framing are the key;
 //! * every request header the decision looked up by name
 //!   ([`crate::http::Headers::get`] and the like) is remembered with the
 //!   values the request had; a header list read as a whole remembers all of
@@ -199,6 +200,11 @@ struct Entry {
     stamp: u64,
     local: SocketAddr,
     secure: bool,
+    /// The connection began with a PROXY header.
+    proxied: bool,
+    /// The request came on an HTTP/2 stream (mod_http2's `HTTP2` and the
+    /// push variables are set for it).
+    h2: bool,
     /// The TLS facts mod_ssl reads without marking the answer volatile
     /// (its request checks, `HTTPS` and `SSL_TLS_SNI` in the environment):
     /// the server of the handshake and the SNI name.
@@ -259,6 +265,8 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             || e.stamp != stamp
             || e.local != req.local
             || e.secure != req.secure
+            || e.proxied != req.proxied_by.is_some()
+            || e.h2 != req.h2_stream.is_some()
             || !same_tls(&e.tls, req)
         {
             return Lookup::Record;
@@ -381,6 +389,8 @@ impl Recording {
                 stamp,
                 local: req.local,
                 secure: req.secure,
+                proxied: req.proxied_by.is_some(),
+                h2: req.h2_stream.is_some(),
                 tls: tls_key(req),
                 kept,
             },
@@ -478,9 +488,11 @@ mod tests {
             headers: h,
             framing: BodyFraming::None,
             peer: peer.parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 
@@ -574,6 +586,9 @@ mod tests {
         let mut tls = a.clone();
         tls.secure = true;
         assert!(miss(lookup(1, &tls, 3)), "over TLS");
+        let mut proxied = a.clone();
+        proxied.proxied_by = Some("127.0.0.1:6000".parse().unwrap());
+        assert!(miss(lookup(1, &proxied, 3)), "behind a PROXY header");
         let mut post = request("POST /a HTTP/1.1", &[], "10.0.0.1:5000");
         assert!(
             matches!(lookup(1, &post, 3), Lookup::Decide),

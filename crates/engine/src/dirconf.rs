@@ -9,7 +9,7 @@
 
 use crate::modules::{
     access_compat, alias, auth_basic, authn_core, authn_file, authz_core, authz_groupfile, core,
-    deflate, dir, env, expires, filter, headers, mime, php, setenvif, unsupported,
+    deflate, dir, env, expires, filter, headers, mime, negotiation, php, setenvif, unsupported,
 };
 
 /// Configuration that applies to a directory, a `.htaccess`, a `<Files>`
@@ -18,6 +18,7 @@ use crate::modules::{
 pub struct DirConf {
     pub core: core::CoreDir,
     pub mime: mime::MimeDir,
+    pub negotiation: negotiation::NegotiationDir,
     pub dir: dir::DirDir,
     pub authz: authz_core::AuthzDir,
     pub access_compat: access_compat::AccessCompatDir,
@@ -38,6 +39,7 @@ pub struct DirConf {
     pub xsendfile: crate::modules::xsendfile::XSendFileDir,
     pub proxy: crate::modules::proxy::conf::ProxyDir,
     pub ssl: crate::modules::ssl::SslDir,
+    pub cgi: crate::modules::cgi::CgiDir,
     pub unsupported: unsupported::UnsupportedDir,
 }
 
@@ -64,6 +66,7 @@ impl DirConf {
         DirConf {
             core: core::CoreDir::merge(&base.core, &new.core),
             mime: mime::MimeDir::merge(&base.mime, &new.mime),
+            negotiation: negotiation::NegotiationDir::merge(&base.negotiation, &new.negotiation),
             dir: dir::DirDir::merge(&base.dir, &new.dir),
             authz: authz_core::AuthzDir::merge(&base.authz, &new.authz),
             access_compat: access_compat::AccessCompatDir::merge(
@@ -96,6 +99,7 @@ impl DirConf {
             ),
             proxy: crate::modules::proxy::conf::ProxyDir::merge(&base.proxy, &new.proxy),
             ssl: crate::modules::ssl::SslDir::merge(&base.ssl, &new.ssl),
+            cgi: crate::modules::cgi::CgiDir::merge(&base.cgi, &new.cgi),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
         }
     }

@@ -30,12 +30,17 @@ pub struct Engine {
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
+    /// mod_remoteip's PROXY protocol settings.
+    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
     /// The environment variables the access logs' `env=` conditions name
     /// (copied into each answer's `log_env`).
     pub log_env_names: Vec<String>,
+    /// Some access log has an `expr=` condition, which may read any
+    /// variable: the answer keeps them all for the logs.
+    pub log_env_all: bool,
 }
 
 /// The error log as the engine writes it: a decision that writes a line is
@@ -72,8 +77,8 @@ fn log_env_names(b: &crate::config::server::ServerBuild) -> Vec<String> {
     let mut names = Vec::new();
     for server in std::iter::once(&b.main).chain(&b.vhosts) {
         for log in &server.custom_logs {
-            if let Some(c) = &log.condition {
-                names.push(c.name.clone());
+            if let Some(name) = log.condition.as_ref().and_then(|c| c.env_name()) {
+                names.push(name.to_string());
             }
             let text = server
                 .log_formats
@@ -161,6 +166,9 @@ impl Engine {
         let types = TypesTable::load(&types_path)?;
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
+        for line in b.global.proxy_protocol.notices() {
+            log.error("notice", "remoteip", None, &line);
+        }
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts
@@ -194,6 +202,7 @@ impl Engine {
                 loaded.env.is_loaded("status_module"),
             ),
             https_listeners: b.global.https_listeners.clone(),
+            proxy_protocol: b.global.proxy_protocol.clone(),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -204,6 +213,15 @@ impl Engine {
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
             log_env_names: log_env_names(b),
+            log_env_all: std::iter::once(&b.main)
+                .chain(&b.vhosts)
+                .flat_map(|s| &s.custom_logs)
+                .any(|l| {
+                    matches!(
+                        l.condition,
+                        Some(crate::log_condition::LogCondition::Expr(_))
+                    )
+                }),
         })
     }
 
@@ -328,6 +346,10 @@ pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 }
 
 impl Handler for Engine {
+    fn proxy_protocol(&self, local: std::net::SocketAddr, peer: std::net::SocketAddr) -> bool {
+        self.proxy_protocol.required(local, peer)
+    }
+
     fn read_timeouts(
         &self,
         local: std::net::SocketAddr,

@@ -11,10 +11,17 @@ pub struct Env {
 
 impl Env {
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.vars
+        let found = self
+            .vars
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_str());
+        if found.is_some() && is_per_stream(name) {
+            // A number of the connection, not of the request: an answer
+            // that reads it is not kept (crate::answer_memo).
+            crate::answer_memo::note_volatile();
+        }
+        found
     }
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
@@ -56,4 +63,10 @@ impl Env {
                 .collect(),
         }
     }
+}
+
+/// mod_http2's variables that name the stream (`H2_STREAM_ID`,
+/// `H2_STREAM_TAG`), which differ between requests alike in every other way.
+fn is_per_stream(name: &str) -> bool {
+    name.len() > 10 && name.as_bytes()[..10].eq_ignore_ascii_case(b"H2_STREAM_")
 }

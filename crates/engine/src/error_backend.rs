@@ -61,7 +61,24 @@ impl Drop for Parked<'_> {
 
 /// Whether the request wants a backend handler (FastCGI or HTTP proxy).
 pub fn wants(ctx: &Ctx<'_>) -> bool {
-    crate::modules::php::handler::wants(ctx) || proxy::wants(ctx) || proxy::http::wants(ctx)
+    crate::modules::php::handler::wants(ctx)
+        || proxy::wants(ctx)
+        || proxy::http::wants(ctx)
+        || crate::modules::cgi::wants(ctx)
+}
+
+/// The exchange for a request whose handler is a backend one ([`wants`]),
+/// redirected internally from `prev`.
+pub fn dispatch(doc: Ctx<'_>, prev: Prev) -> Decision<'_> {
+    if crate::modules::php::handler::wants(&doc) {
+        crate::modules::php::handler::decide(doc, Some(prev))
+    } else if proxy::wants(&doc) {
+        proxy::decide(doc, Some(prev))
+    } else if crate::modules::cgi::wants(&doc) {
+        crate::modules::cgi::decide(doc, Some(prev))
+    } else {
+        proxy::http::decide(doc, Some(prev))
+    }
 }
 
 /// The backend exchange for an error document the error path parked on
@@ -80,13 +97,7 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
             doc.headers_in.to_mut().set("Content-Length", "0");
         }
     }
-    let mut d = if crate::modules::php::handler::wants(&doc) {
-        crate::modules::php::handler::decide(doc, Some(prev))
-    } else if proxy::wants(&doc) {
-        proxy::decide(doc, Some(prev))
-    } else {
-        proxy::http::decide(doc, Some(prev))
-    };
+    let mut d = dispatch(doc, prev);
     if let Decision::Backend(call) = &mut d {
         call.body_read = body_read;
         if body_read {
@@ -147,9 +158,11 @@ mod tests {
             headers,
             framing: Default::default(),
             peer: "127.0.0.1:4000".parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 

@@ -89,10 +89,11 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     redirected.env = ctx.env.for_redirect();
     redirected.env.set("REDIRECT_STATUS", status.to_string());
     redirected.headers_in = ctx.headers_in.clone();
-    redirected.set_useragent_ip(ctx.useragent_ip_unrecorded());
+    redirected.set_useragent(ctx.useragent_unrecorded());
     redirected.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     redirected.set_request_time(ctx.request_time_unrecorded());
+    redirected.vlist_validator = ctx.vlist_validator.clone();
     redirected.rewrite = ctx.rewrite.for_redirect();
     let mut phases = redirected.process_internal();
     // A backend handler, reached directly or through mod_rewrite's internal
@@ -209,6 +210,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         head: ctx.req.method == "HEAD",
         allow: ctx.allow,
         expect: ctx.headers_in.get_str("Expect"),
+        variant_list: ctx.variant_list.as_deref(),
         ..Default::default()
     };
     // Apache's error responses drop `headers_out` (`ap_send_error_response`
@@ -325,9 +327,11 @@ mod tests {
             headers,
             framing: Default::default(),
             peer: "127.0.0.1:4000".parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:80".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 

@@ -14,9 +14,14 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     }
     // What the access logs' `env=` conditions will read, as the variables
     // stand once the answer is made (mod_log_config reads them at the end).
-    for name in &ctx.engine.log_env_names {
-        if let Some(value) = ctx.env.get(name) {
-            resp.log_env.push((name.clone(), value.to_string()));
+    if ctx.engine.log_env_all {
+        resp.log_env
+            .extend(ctx.env.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+    } else {
+        for name in &ctx.engine.log_env_names {
+            if let Some(value) = ctx.env.get(name) {
+                resp.log_env.push((name.clone(), value.to_string()));
+            }
         }
     }
     // mod_deflate's filter runs before mod_headers' (both content filters,

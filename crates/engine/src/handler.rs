@@ -87,6 +87,9 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         if crate::modules::proxy::http::wants(&ctx) {
             return crate::modules::proxy::http::decide(ctx, prev);
         }
+        if crate::modules::cgi::wants(&ctx) {
+            return crate::modules::cgi::decide(ctx, prev);
+        }
         match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
             None => break,
             Some(Ok((next, p))) => {
@@ -215,6 +218,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     if let Some(resp) = crate::modules::status::handler(ctx) {
         return Ok(resp);
     }
+    if let Some(answer) = crate::modules::negotiation::type_map_handler(ctx) {
+        return answer;
+    }
     match ctx.finfo.map(|f| f.kind) {
         // A handler set for a directory (ScriptAlias, SetHandler) takes it
         // away from mod_autoindex; the default handler then answers 404.
@@ -244,7 +250,9 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
 
 /// The default handler: the file itself, or its refusal (404, 405, 501).
 fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    if crate::modules::php::handler::refuses_as_file(ctx) {
+    if crate::modules::php::handler::refuses_as_file(ctx)
+        || crate::modules::cgi::refuses_as_file(ctx)
+    {
         return Err(403);
     }
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);
@@ -310,6 +318,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         content_encoding: ctx.encodings.last().map(String::as_str),
         content_language: language.as_deref(),
         etag_bits: ETagSet::effective(ctx.conf.core.etag),
+        vlist_validator: ctx.vlist_validator.as_deref(),
         content_md5: false,
         request_time_us: now,
         now_us: now,

@@ -22,6 +22,7 @@ pub mod header_table;
 pub mod htaccess;
 pub mod http;
 pub mod ipset;
+pub mod log_condition;
 pub mod log_format;
 pub mod modules;
 pub mod open_writers;

@@ -132,6 +132,9 @@ enum Kind {
     SslConn,
     RemoteHost,
     RemoteAddr,
+    /// `%{c}a`, `%{c}h`: the connection's own peer (the proxy behind a
+    /// PROXY header), where `%a` and `%h` are the client.
+    PeerAddr,
     LocalAddr,
     Logname,
     User,
@@ -320,6 +323,7 @@ fn with_arg(kind: Kind, arg: &str) -> Kind {
             "hextid" => PidOf::HexTid,
             _ => PidOf::Bogus,
         }),
+        Kind::RemoteHost | Kind::RemoteAddr if arg == "c" => Kind::PeerAddr,
         Kind::Duration(_) => Kind::Duration(match a.as_str() {
             "" | "s" => Unit::S,
             "ms" => Unit::Ms,
@@ -525,6 +529,7 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
     let req = e.request;
     match &f.kind {
         Kind::RemoteHost | Kind::RemoteAddr => display(e.remote.ip().to_canonical(), out),
+        Kind::PeerAddr => display(e.conn_peer.ip().to_canonical(), out),
         Kind::LocalAddr => display(e.local.ip().to_canonical(), out),
         Kind::Logname | Kind::Trailer => false,
         Kind::User => match e.remote_user {
@@ -1145,6 +1150,21 @@ fn escape_error_item(s: &[u8], room: usize, out: &mut String) {
     }
 }
 
+/// `Sat Nov 21 05:25:47 2026` in local time (`apr_ctime`).
+pub fn ctime(t: SystemTime) -> String {
+    let tm = local_tm(apr_time(t).div_euclid(1_000_000));
+    format!(
+        "{} {} {:02} {:02}:{:02}:{:02} {}",
+        DAYS[tm.tm_wday.clamp(0, 6) as usize],
+        month(&tm),
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        i64::from(tm.tm_year) + 1900
+    )
+}
+
 /// `Sat Nov 21 05:25:47.245137 2026` in local time.
 fn push_ctime(line: &mut String, t: SystemTime) {
     let at = apr_time(t);
@@ -1188,9 +1208,11 @@ mod tests {
             headers: h,
             framing: BodyFraming::None,
             peer: "127.0.0.1:43232".parse().unwrap(),
+            proxied_by: None,
             local: "127.0.0.1:18082".parse().unwrap(),
             secure: false,
             tls: None,
+            h2_stream: None,
         }
     }
 
@@ -1203,6 +1225,7 @@ mod tests {
         AccessEntry {
             request: req,
             remote: "127.0.0.1:43232".parse().unwrap(),
+            conn_peer: "127.0.0.1:43232".parse().unwrap(),
             local: "127.0.0.1:18082".parse().unwrap(),
             status,
             bytes_sent,

@@ -63,6 +63,9 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// `ScriptAlias` mapped the request (Apache's `alias-forced-type`
+    /// note): mod_cgi then runs it without `Options ExecCGI`.
+    pub script_aliased: bool,
     /// The request headers for byte ranges cut after the content filters
     /// (the handler saw no `Range` because `DEFLATE` may change the body).
     pub range_deferred: Option<crate::http::Headers>,
@@ -73,6 +76,17 @@ pub struct Ctx<'a> {
     pub notes: Vec<(String, String)>,
     /// The output filters already ran on this request's response.
     pub output_done: bool,
+    /// The handler passed the first part of its answer down the filters
+    /// while it had taken `Accept-Encoding` out of the request headers
+    /// (mod_autoindex running an HTML header file's sub-request): mod_deflate
+    /// made its decision then, and saw no `Accept-Encoding`.
+    pub accept_encoding_hidden_at_first_pass: bool,
+    /// The handler passed part of its answer down the filters before its
+    /// end, without a flush (mod_autoindex past Apache's write buffer, or
+    /// through a header or readme sub-request), so it set
+    /// `Transfer-Encoding: chunked`; a filter that holds all of its output
+    /// until the end (mod_deflate) makes the length known again.
+    pub body_passed_unflushed: bool,
     /// mod_rewrite: the scheduled internal redirect, `[END]`, `[T=]`/`[H=]`.
     pub rewrite: crate::modules::rewrite::RequestState,
     /// `r->user` and `r->ap_auth_type` once authentication accepted a user.
@@ -83,6 +97,9 @@ pub struct Ctx<'a> {
     /// Read through [`Ctx::useragent_ip`], which records it as an input
     /// of the answer.
     client_ip: std::net::IpAddr,
+    /// `r->useragent_addr->port` (`REMOTE_PORT`): the connection's (or
+    /// its PROXY header's), 0 once `RemoteIPHeader` replaced the address.
+    client_port: u16,
     /// The configuration, user and auth type of the request this one
     /// comes from (`r->main` or `r->prev`): access control is skipped when
     /// the configuration is the same object.
@@ -90,6 +107,12 @@ pub struct Ctx<'a> {
     /// A local `ErrorDocument` the error path left for a backend to serve
     /// (see `error_backend`).
     pub error_backend: Option<Box<crate::error_backend::Parked<'a>>>,
+    /// mod_negotiation's `variant-list` note: the HTML list of variants
+    /// a 406 or 300 page shows.
+    pub variant_list: Option<String>,
+    /// `r->vlist_validator`: the tag of the variant list a MultiViews
+    /// answer was chosen from, part of its `ETag`.
+    pub vlist_validator: Option<String>,
 }
 
 /// A status ending the phases early.
@@ -147,9 +170,29 @@ impl<'a> Ctx<'a> {
         self.request_time = us;
     }
 
-    /// mod_remoteip: the client found behind trusted proxies.
+    /// `r->useragent_addr->port` (`REMOTE_PORT`), recorded as an input
+    /// of the answer.
+    pub fn useragent_port(&self) -> u16 {
+        crate::answer_memo::note_remote();
+        self.client_port
+    }
+
+    /// `r->useragent_addr` for passing on to a request made from this one.
+    pub(crate) fn useragent_unrecorded(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::new(self.client_ip, self.client_port)
+    }
+
+    /// A request made from another keeps its client.
+    pub(crate) fn set_useragent(&mut self, addr: std::net::SocketAddr) {
+        self.client_ip = addr.ip();
+        self.client_port = addr.port();
+    }
+
+    /// mod_remoteip: the client found behind trusted proxies, whose port
+    /// is not known (Apache sets it to 0).
     pub fn set_useragent_ip(&mut self, ip: std::net::IpAddr) {
         self.client_ip = ip;
+        self.client_port = 0;
     }
 
     pub fn new(
@@ -187,17 +230,23 @@ impl<'a> Ctx<'a> {
             headers_in: joined_request_headers(&req.headers),
             err_headers_out: Vec::new(),
             context_prefix: None,
+            script_aliased: false,
             context_document_root: None,
             range_deferred: None,
             request_time: crate::engine::clock_us(),
             notes: Vec::new(),
             output_done: false,
+            accept_encoding_hidden_at_first_pass: false,
+            body_passed_unflushed: false,
             rewrite: Default::default(),
             user: None,
             auth_type: None,
             client_ip: req.peer.ip(),
+            client_port: req.peer.port(),
             auth_prev: None,
             error_backend: None,
+            variant_list: None,
+            vlist_validator: None,
         }
     }
 
@@ -224,7 +273,13 @@ impl<'a> Ctx<'a> {
         self.sub_request_path(name, None)
     }
 
-    fn sub_request_path(&self, path: &str, query: Option<String>) -> (Ctx<'a>, Result<(), Status>) {
+    /// A sub-request for a URI path taken as it is (absolute, or relative
+    /// to this request's directory) with the given query.
+    pub(crate) fn sub_request_path(
+        &self,
+        path: &str,
+        query: Option<String>,
+    ) -> (Ctx<'a>, Result<(), Status>) {
         let uri = if path.starts_with('/') {
             path.to_string()
         } else {
@@ -239,6 +294,7 @@ impl<'a> Ctx<'a> {
         sub.env = self.env.clone();
         sub.headers_in = self.headers_in.clone();
         sub.client_ip = self.client_ip;
+        sub.client_port = self.client_port;
         sub.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote()), &format!(
@@ -274,7 +330,7 @@ impl<'a> Ctx<'a> {
             self.header_parser();
         }
         self.check_access()?;
-        self.type_checker();
+        self.type_checker()?;
         self.fixups()?;
         Ok(())
     }
@@ -396,9 +452,12 @@ impl<'a> Ctx<'a> {
         crate::modules::authn_core::check_access(self)
     }
 
-    /// mod_mime's type checker, then the core's `ForceType`/`SetHandler`.
-    fn type_checker(&mut self) {
-        if let Some(FileInfo {
+    /// mod_negotiation's MultiViews (first, as in Apache), else mod_mime's
+    /// type checker; then the core's `ForceType`/`SetHandler`.
+    fn type_checker(&mut self) -> Result<(), Status> {
+        if crate::modules::negotiation::handle_multi(self)? {
+            // The chosen variant's type, languages and encoding came with it.
+        } else if let Some(FileInfo {
             kind: Kind::Dir, ..
         }) = self.finfo
         {
@@ -427,6 +486,7 @@ impl<'a> Ctx<'a> {
         if let Some(Some(h)) = &self.conf.core.handler {
             self.handler = Some(h.clone());
         }
+        Ok(())
     }
 
     /// The fixups, in Apache's order: mod_alias's per-directory redirects,
@@ -437,6 +497,8 @@ impl<'a> Ctx<'a> {
         crate::modules::alias::fixup(self)?;
         crate::modules::env::fixup(self);
         crate::modules::ssl::fixup(self);
+        crate::modules::http2::fixup(self);
+        crate::modules::negotiation::fix_encoding(self);
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
@@ -496,6 +558,10 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(()) => {}
                 Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
+                    // mod_negotiation leaves its list on the main request.
+                    if sub.variant_list.is_some() {
+                        self.variant_list = sub.variant_list;
+                    }
                     self.headers_out.extend(sub.headers_out);
                     // mod_dir overlays the sub-request's error headers too
                     // (a 401's challenge).
@@ -540,7 +606,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Apache's `ap_internal_fast_redirect`: become the sub-request.
-    fn fast_redirect(&mut self, sub: Ctx<'a>) {
+    pub(crate) fn fast_redirect(&mut self, sub: Ctx<'a>) {
         self.uri = sub.uri;
         self.args = sub.args;
         self.filename = sub.filename;
@@ -555,6 +621,9 @@ impl<'a> Ctx<'a> {
         self.context_document_root = sub.context_document_root;
         self.rewrite.absorb(sub.rewrite);
         self.headers_out.extend(sub.headers_out);
+        // Both header tables are overlaid: a negotiated index brings its
+        // `Vary`, `TCN` and `Content-Location`.
+        self.err_headers_out.extend(sub.err_headers_out);
         let mut env = sub.env;
         for (n, v) in self.env.iter() {
             if !env.contains(n) {

@@ -178,15 +178,14 @@ impl Site {
         }
     }
 
-    /// Whether this site answers to `host` (`ServerName` or a `ServerAlias` pattern).
+    /// Whether this site answers to `host`: its `ServerName`, or a
+    /// `ServerAlias` (a name, or a pattern of `*` and `?`), without regard
+    /// to case (Apache's `matches_aliases`: `ap_strcasecmp_match`).
     pub fn answers_to(&self, host: &str) -> bool {
         host.eq_ignore_ascii_case(&self.server_name)
-            || self.aliases.iter().any(|a| {
-                let a = a.to_ascii_lowercase();
-                crate::modules::core::sections::fnmatch(
-                    a.as_bytes(),
-                    host.to_ascii_lowercase().as_bytes(),
-                )
-            })
+            || self
+                .aliases
+                .iter()
+                .any(|a| htaccel_conf::fnmatch::strcmp_match(host.as_bytes(), a.as_bytes(), true))
     }
 }

@@ -512,7 +512,11 @@ fn apply_sections(site: &Site, base: &Arc<DirConf>, path: &str, depth: usize) ->
                 continue;
             }
             let hit = if *fnmatch {
-                crate::modules::core::sections::fnmatch(p.as_bytes(), path.as_bytes())
+                htaccel_conf::fnmatch::fnmatch(
+                    p.as_bytes(),
+                    path.as_bytes(),
+                    htaccel_conf::fnmatch::Flags::PATHNAME,
+                )
             } else {
                 p == path
             };

@@ -34,12 +34,9 @@ pub enum Cmd {
     CompiledModules,
     /// `-V`.
     Settings,
-    /// Compile every access file under a document root and report.
-    Check {
-        docroot: PathBuf,
-        file: Option<PathBuf>,
-        defines: Vec<String>,
-    },
+    /// Compile every access file under a document root (or of every
+    /// site of a configuration) and report.
+    Check(crate::check::Options),
     /// Answer one request without a socket and trace why.
     Explain {
         docroot: PathBuf,
@@ -156,9 +153,11 @@ fn command() -> Command {
         )
         .subcommand(
             Command::new("check")
-                .about("Compile every .htaccess under DOCROOT as a request would; list errors and unsupported directives")
-                .arg(Arg::new("docroot").value_name("DOCROOT").required(true).help("Directory to check"))
-                .arg(file.clone().help("Apache-syntax configuration whose override settings apply (default: the built-in serve configuration)"))
+                .about("Compile every .htaccess under DOCROOT as a request would, or, with -d or -f and no DOCROOT, of every site of a server (the migration report); list errors, unsupported directives and documented differences from Apache")
+                .arg(Arg::new("docroot").value_name("DOCROOT").required_unless_present_any(["root", "file"]).help("Directory to check"))
+                .arg(file.clone().help("Apache-syntax configuration (with DOCROOT: whose override settings apply, default the built-in serve configuration; without: the server to report on, relative to -d)"))
+                .arg(Arg::new("root").short('d').value_name("DIRECTORY").help("ServerRoot of the configuration to report on (as apache2 -d)"))
+                .arg(Arg::new("json").long("json").action(ArgAction::SetTrue).help("Write the findings as JSON"))
                 .arg(define.clone()),
         )
         .subcommand(
@@ -213,11 +212,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cmd, clap::Erro
                 php,
             })
         }
-        Some(("check", s)) => Ok(Cmd::Check {
-            docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
-            file: s.get_one::<String>("file").map(PathBuf::from),
-            defines: defines(s),
-        }),
+        Some(("check", s)) => Ok(Cmd::Check(crate::check::Options {
+            docroot: s.get_one::<String>("docroot").map(PathBuf::from),
+            start: Start {
+                server_root: s.get_one::<String>("root").map(PathBuf::from),
+                file: s.get_one::<String>("file").map(PathBuf::from),
+                defines: defines(s),
+                ..Start::default()
+            },
+            json: s.get_flag("json"),
+        })),
         Some(("explain", s)) => Ok(Cmd::Explain {
             docroot: PathBuf::from(s.get_one::<String>("docroot").expect("required")),
             url: s.get_one::<String>("url").expect("required").clone(),
@@ -369,11 +373,26 @@ mod tests {
         ));
         assert!(matches!(
             p(&["htaccel", "check", "site"]),
-            Cmd::Check { file: None, .. }
+            Cmd::Check(crate::check::Options {
+                docroot: Some(_),
+                start: Start { file: None, .. },
+                ..
+            })
         ));
         assert!(matches!(
             p(&["htaccel", "check", "site", "-f", "x.conf"]),
-            Cmd::Check { file: Some(_), .. }
+            Cmd::Check(crate::check::Options {
+                start: Start { file: Some(_), .. },
+                ..
+            })
+        ));
+        assert!(matches!(
+            p(&["htaccel", "check", "-d", "/etc/apache2", "--json"]),
+            Cmd::Check(crate::check::Options {
+                docroot: None,
+                json: true,
+                ..
+            })
         ));
         assert!(
             matches!(p(&["htaccel", "explain", "site", "/x", "--header", "A: b"]), Cmd::Explain { headers, .. } if headers == ["A: b"])

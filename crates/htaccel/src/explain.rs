@@ -112,9 +112,11 @@ fn run(q: &Query, out: &mut dyn Write) -> Result<(), String> {
         headers,
         framing: Default::default(),
         peer: SocketAddr::from(([127, 0, 0, 1], 50_000)),
+        proxied_by: None,
         local: SocketAddr::from(([127, 0, 0, 1], 80)),
         secure: q.url.starts_with("https://"),
         tls: None,
+        h2_stream: None,
     };
     let (resp, lines) = trace::capture(|| engine.handle(&req));
     let w = |out: &mut dyn Write, s: String| writeln!(out, "{s}").map_err(|e| e.to_string());

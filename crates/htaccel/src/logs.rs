@@ -117,8 +117,18 @@ impl Log for Logs {
         }
         let mut buf = Vec::with_capacity(256);
         for (file, format, condition) in &self.access {
-            if condition.as_ref().is_some_and(|c| !c.holds(entry.env)) {
-                continue;
+            match condition.as_ref().map(|c| c.holds(entry)) {
+                None | Some(Ok(true)) => {}
+                Some(Ok(false)) => continue,
+                Some(Err(reason)) => {
+                    self.error(
+                        "warn",
+                        "log_config",
+                        Some(entry.remote),
+                        &format!("AH00644: Error evaluating log condition: {reason}"),
+                    );
+                    continue;
+                }
             }
             buf.clear();
             format.render_with(entry, details, &mut buf);

@@ -30,8 +30,13 @@ impl PidFile {
                 path.display()
             ));
         }
-        std::fs::write(&path, format!("{}\n", std::process::id()))
-            .map_err(|e| format!("AH00099: could not create {}: {e}", path.display()))?;
+        // Through the privileged broker when there is one: the server's
+        // user may not write where root keeps pid files (`/run/apache2`).
+        match crate::privsep::pid_file(&path, false) {
+            Some(written) => written?,
+            None => std::fs::write(&path, format!("{}\n", std::process::id()))
+                .map_err(|e| format!("AH00099: could not create {}: {e}", path.display()))?,
+        }
         Ok(PidFile { path })
     }
 
@@ -43,6 +48,9 @@ impl PidFile {
 impl Drop for PidFile {
     fn drop(&mut self) {
         // Only our own: another server may have taken the path since.
+        if crate::privsep::pid_file(&self.path, true).is_some() {
+            return;
+        }
         if read(&self.path) == Some(std::process::id() as i32) {
             let _ = std::fs::remove_file(&self.path);
         }

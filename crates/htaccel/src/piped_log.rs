@@ -28,12 +28,25 @@ impl PipedLog {
         })
     }
 
-    /// Write one line; a broken pipe starts the logger again first.
+    /// A logger started elsewhere (by the privileged broker): `pipe` is
+    /// the write end of its standard input.
+    pub fn adopt(command: &str, pipe: File) -> PipedLog {
+        PipedLog {
+            command: command.to_string(),
+            pipe: Mutex::new(pipe),
+        }
+    }
+
+    /// Write one line; a broken pipe starts the logger again first (by
+    /// the privileged broker when there is one, so that it runs as root
+    /// as its predecessor did).
     pub fn write_line(&self, line: &[u8]) {
         let mut pipe = self.pipe.lock().unwrap_or_else(|e| e.into_inner());
         match pipe.write_all(line) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                if let Ok(fresh) = spawn(&self.command) {
+                let fresh = crate::privsep::restart_logger(&self.command)
+                    .unwrap_or_else(|| spawn(&self.command));
+                if let Ok(fresh) = fresh {
                     *pipe = fresh;
                     let _ = pipe.write_all(line);
                 }
@@ -46,7 +59,7 @@ impl PipedLog {
 /// Start a logger: `program args` or `|program args` run directly (no
 /// shell, no PATH search, as Apache's), `$command` by `/bin/sh -c`; the
 /// write end of its standard input.
-fn spawn(command: &str) -> std::io::Result<File> {
+pub(crate) fn spawn(command: &str) -> std::io::Result<File> {
     let mut cmd = if let Some(shell) = command.strip_prefix('$') {
         let mut c = std::process::Command::new("/bin/sh");
         c.arg("-c").arg(shell.trim());

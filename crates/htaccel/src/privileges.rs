@@ -1,5 +1,5 @@
 //! Dropping root after the listeners are bound, as Apache's mod_unixd does
-//! with `User` and `Group`.
+//! with `User` and `Group` (the root part that stays is `privsep`).
 
 use std::ffi::CString;
 

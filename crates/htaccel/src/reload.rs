@@ -13,13 +13,17 @@
 //! leaves the running generation serving; the reason goes to the running
 //! error log. What a generation cannot change in a running process is
 //! said there too: the listening sockets (`Listen`) and the user are those
-//! of the start.
+//! of the start. Started as root with `User`, the log and TLS files a
+//! generation names are opened by the privileged broker (`privsep`),
+//! which reads the configuration as root first.
 
-use crate::logs::{self, Logs};
+use crate::logs::Logs;
 use crate::pidfile::{self, PidFile};
-use htaccel_engine::config::server::ServerConf;
+use crate::privsep::Files;
+use htaccel_engine::config::server::{CustomLog, ServerConf};
 use htaccel_engine::engine::{Engine, Loaded};
 use htaccel_engine::http::{Handler, Log};
+use htaccel_engine::modules::ssl::opened_elsewhere::reading_with;
 use htaccel_server::{Control, ServerOptions, Signalled};
 use std::path::Path;
 use std::sync::Arc;
@@ -44,23 +48,19 @@ pub struct Generation {
 }
 
 impl Generation {
-    /// Open the logs `loaded` names and build its engine.
-    pub fn build(loaded: &Loaded) -> Result<Generation, String> {
+    /// Open the logs `loaded` names (through `files`) and build its engine.
+    pub fn build(loaded: &Loaded, files: &mut Files) -> Result<Generation, String> {
         let main = &loaded.build.main;
         let root = &loaded.env.server_root;
         let ssl = loaded.env.is_loaded("ssl_module");
-        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root, ssl)?);
+        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root, ssl, files)?);
         // A `<VirtualHost>` with an `ErrorLog`, `CustomLog` or `LogLevel`
         // of its own writes to its own logs; the others share the main
         // server's, as in Apache.
         let mut vhost_logs = Vec::new();
         for v in &loaded.build.vhosts {
-            let own = v.error_log.is_some()
-                || !v.custom_logs.is_empty()
-                || v.log_level.is_some()
-                || !v.log_level_modules.is_empty();
-            vhost_logs.push(match own {
-                true => Some(Arc::new(open_logs(v, main, root, ssl)?) as Arc<dyn Log>),
+            vhost_logs.push(match has_own_logs(v) {
+                true => Some(Arc::new(open_logs(v, main, root, ssl, files)?) as Arc<dyn Log>),
                 false => None,
             });
         }
@@ -72,7 +72,7 @@ impl Generation {
             None
         } else {
             Some(Arc::new(
-                htaccel_server::tls::TlsSetup::build(&tls_ports)
+                htaccel_server::tls::TlsSetup::build_reading(&tls_ports, &|p| files.read_tls(p))
                     .map_err(|e| format!("htaccel: {e}"))?,
             ))
         };
@@ -121,32 +121,79 @@ impl Generation {
     }
 }
 
-/// The logs of one server (the main one or a `<VirtualHost>`): its own
-/// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
-/// `LogFormat` nicknames its own, then the main server's.
-fn open_logs(conf: &ServerConf, main: &ServerConf, root: &Path, ssl: bool) -> Result<Logs, String> {
-    let error_target = conf
-        .error_log
+/// Whether a `<VirtualHost>` opens logs of its own.
+fn has_own_logs(v: &ServerConf) -> bool {
+    v.error_log.is_some()
+        || !v.custom_logs.is_empty()
+        || v.log_level.is_some()
+        || !v.log_level_modules.is_empty()
+}
+
+/// A server's `ErrorLog`, else the main server's, else standard error.
+fn error_target(conf: &ServerConf, main: &ServerConf) -> String {
+    conf.error_log
         .clone()
         .or_else(|| main.error_log.clone())
-        .unwrap_or_else(|| "/dev/stderr".into());
-    let error_file = logs::open_target(&relative_to(root, &error_target))
-        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
-    let custom = if conf.custom_logs.is_empty() {
+        .unwrap_or_else(|| "/dev/stderr".into())
+}
+
+/// A server's `CustomLog`s, else the main server's.
+fn custom_logs<'a>(conf: &'a ServerConf, main: &'a ServerConf) -> &'a [CustomLog] {
+    if conf.custom_logs.is_empty() {
         &main.custom_logs
     } else {
         &conf.custom_logs
-    };
+    }
+}
+
+/// Every log target a generation of `loaded` opens, in the order
+/// [`Generation::build`] opens them, resolved against `ServerRoot`, each
+/// with the words that name it in an error (the privileged broker opens
+/// these, and only these, for the server).
+pub fn log_targets(loaded: &Loaded) -> Vec<(String, String)> {
+    let main = &loaded.build.main;
+    let root = &loaded.env.server_root;
+    let mut out = Vec::new();
+    let own = loaded.build.vhosts.iter().filter(|v| has_own_logs(v));
+    for conf in std::iter::once(main).chain(own) {
+        let error = error_target(conf, main);
+        out.push((relative_to(root, &error), format!("error log file {error}")));
+        for cl in custom_logs(conf, main) {
+            out.push((
+                relative_to(root, &cl.target),
+                format!("transfer log file {}", cl.target),
+            ));
+        }
+    }
+    out
+}
+
+/// The logs of one server (the main one or a `<VirtualHost>`): its own
+/// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
+/// `LogFormat` nicknames its own, then the main server's.
+fn open_logs(
+    conf: &ServerConf,
+    main: &ServerConf,
+    root: &Path,
+    ssl: bool,
+    files: &mut Files,
+) -> Result<Logs, String> {
+    let error_target = error_target(conf, main);
+    let error_file = files
+        .open_log(&relative_to(root, &error_target))
+        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
     let mut formats = main.log_formats.clone();
     formats.extend(conf.log_formats.clone());
     let mut access = Vec::new();
-    for cl in custom {
-        let f = logs::open_target(&relative_to(root, &cl.target)).map_err(|e| {
-            format!(
-                "htaccel: could not open transfer log file {}: {e}",
-                cl.target
-            )
-        })?;
+    for cl in custom_logs(conf, main) {
+        let f = files
+            .open_log(&relative_to(root, &cl.target))
+            .map_err(|e| {
+                format!(
+                    "htaccel: could not open transfer log file {}: {e}",
+                    cl.target
+                )
+            })?;
         access.push((
             f,
             Logs::format(&cl.format, &formats, ssl).map_err(|e| format!("{}: {e}", cl.origin))?,
@@ -187,7 +234,14 @@ pub struct Reloads {
 
 impl Control for Reloads {
     fn reload(&mut self, _signal: Signalled) -> Option<(Arc<dyn Handler>, ServerOptions)> {
-        let next = match (self.read)().and_then(|loaded| Generation::build(&loaded)) {
+        // With a privileged broker, it reads the configuration first and
+        // opens what it names; then this process reads it to build the
+        // engine.
+        let next = match Files::for_next_generation().and_then(|mut files| {
+            let opened = files.tls_metadata();
+            reading_with(opened, || (self.read)())
+                .and_then(|loaded| Generation::build(&loaded, &mut files))
+        }) {
             Ok(next) => next,
             Err(e) => {
                 self.log.error(

@@ -4,6 +4,7 @@
 use crate::cli::Cmd;
 use crate::logs::{self, Logs};
 use crate::privileges;
+use crate::privsep::Files;
 use crate::reload::{Generation, ReadConfig, Reloads};
 use crate::startup;
 use htaccel_conf::ParseOptions;
@@ -17,13 +18,8 @@ const SERVE_CONF: &str = include_str!("serve.conf");
 
 /// Run a command; the process exit code.
 pub fn execute(cmd: Cmd) -> i32 {
-    if let Cmd::Check {
-        docroot,
-        file,
-        defines,
-    } = cmd
-    {
-        return crate::check::execute(&docroot, file.as_deref(), defines);
+    if let Cmd::Check(opts) = cmd {
+        return crate::check::execute(opts);
     }
     if let Cmd::Explain {
         docroot,
@@ -114,7 +110,7 @@ fn try_execute(cmd: Cmd) -> Result<(), String> {
             let threads = if start.single { 1 } else { 0 };
             serve(Box::new(move || start.load()), None, threads)
         }
-        Cmd::Check { .. } | Cmd::Explain { .. } => unreachable!("handled by execute"),
+        Cmd::Check(_) | Cmd::Explain { .. } => unreachable!("handled by execute"),
         Cmd::ConfigTest(start) => {
             start.redirect_startup_log()?;
             let loaded = start.load()?;
@@ -188,8 +184,18 @@ pub(crate) fn serve(
     serve_root: Option<&Path>,
     threads: usize,
 ) -> Result<(), String> {
+    // As root with worker threads to come, fork the privileged broker
+    // first, while this is the only thread (see `privsep`). It stays
+    // only if privileges are dropped below.
+    if privileges::is_root() && threads != 1 {
+        crate::privsep::start(&mut read)?;
+    }
     let loaded = read()?;
-    let first = Generation::build(&loaded)?;
+    let (switch, after_bind) = privilege_step(&loaded, serve_root)?;
+    if !switch {
+        crate::privsep::dismiss();
+    }
+    let first = Generation::build(&loaded, &mut Files::for_next_generation()?)?;
 
     let mut listen = Vec::new();
     for (spec, origin) in &loaded.build.global.listen {
@@ -208,7 +214,7 @@ pub(crate) fn serve(
         n => n,
     };
 
-    let after_bind = announce_ready(privilege_step(&loaded, serve_root)?);
+    let after_bind = announce_ready(after_bind);
     let pid_file = first.write_pid_file(None)?;
     let mut reloads = Reloads {
         read,
@@ -257,13 +263,17 @@ fn announce_ready(after_bind: AfterBind) -> AfterBind {
 /// the user never chose.
 type AfterBind = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
 
-fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBind, String> {
+/// Also says whether the user is switched.
+fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, AfterBind), String> {
     let g = &loaded.build.global;
     let Some(user) = g.user.clone().filter(|_| privileges::is_root()) else {
-        return Ok(Box::new(|| {
-            crate::apachectl::tell_ready();
-            Ok(())
-        }));
+        return Ok((
+            false,
+            Box::new(|| {
+                crate::apachectl::tell_ready();
+                Ok(())
+            }),
+        ));
     };
     let (uid, gid) =
         privileges::resolve(&user, g.group.as_deref()).map_err(|e| format!("htaccel: {e}"))?;
@@ -273,15 +283,21 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<AfterBin
                 "htaccel: warning: user {user} cannot read {}; serving as root. Run htaccel as an ordinary user, or make the directory readable by {user}.",
                 root.display()
             );
-            return Ok(Box::new(|| {
-                crate::apachectl::tell_ready();
-                Ok(())
-            }));
+            return Ok((
+                false,
+                Box::new(|| {
+                    crate::apachectl::tell_ready();
+                    Ok(())
+                }),
+            ));
         }
     }
-    Ok(Box::new(move || {
-        privileges::drop_to(uid, gid, &user)?;
-        crate::apachectl::tell_ready();
-        Ok(())
-    }))
+    Ok((
+        true,
+        Box::new(move || {
+            privileges::drop_to(uid, gid, &user)?;
+            crate::apachectl::tell_ready();
+            Ok(())
+        }),
+    ))
 }

@@ -64,3 +64,54 @@ fn kept_answers_follow_file_and_access_file_changes() {
     std::fs::remove_file(site.path().join("sub/a.txt")).unwrap();
     assert_eq!(answer(s.port, "/sub/a.txt").0, 404);
 }
+
+/// A MultiViews answer depends on the files beside the one asked for: a
+/// variant that appears or goes changes the next answer, and so does a
+/// variant that appears where only a `FallbackResource` answered before.
+#[test]
+fn negotiated_answers_follow_the_variants_on_disk() {
+    let site = TempDir::new("memo-neg");
+    let logs = TempDir::new("memo-neg-logs");
+    write_old(&site, "mv/index.html.en", "english\n");
+    write_old(&site, "mv/front.html", "front\n");
+    let dir = site.path().join("mv");
+    let conf = format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule mime_module modules/mod_mime.so\n\
+         LoadModule dir_module modules/mod_dir.so\n\
+         LoadModule negotiation_module modules/mod_negotiation.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         TypesConfig /etc/mime.types\nDocumentRoot \"{root}\"\n\
+         AddLanguage en .en\nAddLanguage fr .fr\n\
+         <Directory \"{dir}\">\n    Require all granted\n    Options MultiViews\n    \
+         LanguagePriority fr en\n    FallbackResource /mv/front.html\n</Directory>\n",
+        root = site.path().display(),
+        dir = dir.display(),
+    );
+    // The directory dated back too: its time is part of the answer's ETag,
+    // and a fresh one would make the answer depend on the clock.
+    let settle = || {
+        std::fs::File::open(&dir)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(3600))
+            .unwrap()
+    };
+    settle();
+    let s = Server::with_config(&conf, logs.path());
+    assert_eq!(answer(s.port, "/mv/index"), (200, "english\n".into()));
+    assert_eq!(answer(s.port, "/mv/page"), (200, "front\n".into()));
+
+    // A French variant comes: LanguagePriority prefers it.
+    write_old(&site, "mv/index.html.fr", "francais\n");
+    settle();
+    assert_eq!(answer(s.port, "/mv/index"), (200, "francais\n".into()));
+    // A variant for a name only the fallback answered.
+    write_old(&site, "mv/page.html.en", "page\n");
+    settle();
+    assert_eq!(answer(s.port, "/mv/page"), (200, "page\n".into()));
+
+    // The French one goes again.
+    std::fs::remove_file(dir.join("index.html.fr")).unwrap();
+    settle();
+    assert_eq!(answer(s.port, "/mv/index"), (200, "english\n".into()));
+}

@@ -27,6 +27,8 @@
 
 #[path = "backend_body.rs"]
 mod backend_body;
+#[path = "cgi/exchange.rs"]
+mod cgi_exchange;
 #[path = "fastcgi/exchange.rs"]
 mod fastcgi_exchange;
 #[path = "proxy_http/exchange.rs"]
@@ -35,6 +37,7 @@ mod http_exchange;
 use crate::body::{BodyError, BodyReader};
 use crate::chars::find_token;
 use crate::head::{Checked, HeadError, HeadParser, Parse};
+use crate::proxy_protocol::Client;
 use crate::scoreboard::Slot;
 use crate::shutdown::Stop;
 use crate::transport::Transport;
@@ -198,7 +201,7 @@ pub(crate) fn read_timeouts(shared: &Shared, local_addr: SocketAddr) -> ConnRead
 /// Serve one accepted connection to its end.
 pub(crate) async fn serve<T: Transport>(
     stream: T,
-    remote: SocketAddr,
+    remote: Client,
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     local: Rc<Local>,
@@ -218,7 +221,7 @@ pub(crate) async fn serve<T: Transport>(
 /// through the error path of the address's server, then the close.
 pub(crate) async fn refuse_plain_http<T: Transport>(
     stream: T,
-    remote: SocketAddr,
+    remote: Client,
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     local: Rc<Local>,
@@ -328,7 +331,10 @@ struct Exchange<'a> {
 
 pub(crate) struct Conn<T> {
     stream: T,
+    /// The client: the connection's peer, or the one its PROXY header named.
     remote: SocketAddr,
+    /// The connection's peer when a PROXY header was read (`%{c}a`).
+    proxied_by: Option<SocketAddr>,
     local_addr: SocketAddr,
     rbuf: BytesMut,
     out: Output,
@@ -369,9 +375,11 @@ fn unread_request(head: bool, remote: SocketAddr, local: SocketAddr) -> Request 
         headers: Default::default(),
         framing: BodyFraming::None,
         peer: remote,
+        proxied_by: None,
         local,
         secure: false,
         tls: None,
+        h2_stream: None,
     }
 }
 
@@ -388,7 +396,7 @@ const PIPELINED_BLANK_LINES: u32 = 10;
 impl<T: Transport> Conn<T> {
     fn new(
         stream: T,
-        remote: SocketAddr,
+        remote: Client,
         local_addr: SocketAddr,
         id: usize,
         local: Rc<Local>,
@@ -396,7 +404,8 @@ impl<T: Transport> Conn<T> {
     ) -> Self {
         Conn {
             stream,
-            remote,
+            remote: remote.addr,
+            proxied_by: remote.proxied_by,
             local_addr,
             rbuf: BytesMut::new(),
             out: Output::default(),
@@ -484,7 +493,7 @@ impl<T: Transport> Conn<T> {
         // For the access log: the request line, when one was read.
         let partial = self
             .parser
-            .line_request(&self.rbuf, self.remote, self.local_addr);
+            .line_request(&self.rbuf, self.peer(), self.local_addr);
         let ex = Exchange {
             request: partial.as_ref(),
             head,
@@ -503,7 +512,7 @@ impl<T: Transport> Conn<T> {
         // far, or (request line unusable) just the connection.
         let failed = partial
             .clone()
-            .unwrap_or_else(|| unread_request(head, self.remote, self.local_addr));
+            .unwrap_or_else(|| unread_request(head, self.peer(), self.local_addr));
         let resp = shared.handler.protocol_error(&ProtocolError {
             status,
             note,
@@ -685,58 +694,63 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let checked =
-            match self
-                .parser
-                .finish(&head, self.remote, self.local_addr, self.stream.tls())
-            {
-                Ok(c) => c,
-                Err(refused) => {
-                    let (e, req) = *refused;
-                    let conn = req.headers.get_joined("Connection");
-                    let conn = conn.as_deref().unwrap_or_default();
-                    if e.status == 417 {
-                        if let Some(answer) = self
-                            .discard_before_417(shared, &req, received, started)
-                            .await
-                        {
-                            return answer;
-                        }
+        let checked = match self.parser.finish(
+            &head,
+            self.remote,
+            self.local_addr,
+            self.stream.tls(),
+            self.stream.h2_stream(),
+        ) {
+            Ok(mut c) => {
+                c.req.proxied_by = self.proxied_by;
+                c
+            }
+            Err(refused) => {
+                let (e, req) = *refused;
+                let conn = req.headers.get_joined("Connection");
+                let conn = conn.as_deref().unwrap_or_default();
+                if e.status == 417 {
+                    if let Some(answer) = self
+                        .discard_before_417(shared, &req, received, started)
+                        .await
+                    {
+                        return answer;
                     }
-                    let ex = Exchange {
-                        request: Some(&req),
-                        head: e.head_only,
-                        proto_num: self.parser.proto_num(),
-                        http09: false,
-                        // Apache computes the headers of these answers as usual
-                        // (a 417 may say Keep-Alive) and closes regardless.
-                        close: false,
-                        expecting: false,
-                        client_close: find_token(conn, b"close"),
-                        client_keep_alive: find_token(conn, b"keep-alive"),
-                        no_length: false,
-                        received,
-                        started,
-                        open_body: false,
-                    };
-                    let expect = e
-                        .expect
-                        .as_ref()
-                        .map(|v| String::from_utf8_lossy(v).into_owned());
-                    let mut resp = shared.handler.protocol_error(&ProtocolError {
-                        status: e.status,
-                        note: e.note,
-                        method: Some(&req.method),
-                        expect: expect.as_deref(),
-                        head: e.head_only,
-                        request: Some(&req),
-                        additional: None,
-                    });
-                    resp.close = false;
-                    self.respond(shared, &ex, &resp).ok()?;
-                    return Some(false);
                 }
-            };
+                let ex = Exchange {
+                    request: Some(&req),
+                    head: e.head_only,
+                    proto_num: self.parser.proto_num(),
+                    http09: false,
+                    // Apache computes the headers of these answers as usual
+                    // (a 417 may say Keep-Alive) and closes regardless.
+                    close: false,
+                    expecting: false,
+                    client_close: find_token(conn, b"close"),
+                    client_keep_alive: find_token(conn, b"keep-alive"),
+                    no_length: false,
+                    received,
+                    started,
+                    open_body: false,
+                };
+                let expect = e
+                    .expect
+                    .as_ref()
+                    .map(|v| String::from_utf8_lossy(v).into_owned());
+                let mut resp = shared.handler.protocol_error(&ProtocolError {
+                    status: e.status,
+                    note: e.note,
+                    method: Some(&req.method),
+                    expect: expect.as_deref(),
+                    head: e.head_only,
+                    request: Some(&req),
+                    additional: None,
+                });
+                resp.close = false;
+                self.respond(shared, &ex, &resp).ok()?;
+                return Some(false);
+            }
+        };
         let Checked {
             req,
             proto_num,
@@ -758,7 +772,10 @@ impl<T: Transport> Conn<T> {
             head: req.method == "HEAD",
             proto_num,
             http09,
-            close,
+            // An HTTP/2 stream carries one request: as mod_http2's
+            // secondary connections, the exchange is its connection's last,
+            // so a body the answer does not need is not waited for.
+            close: close || req.h2_stream.is_some(),
             expecting: expect_100,
             client_close,
             client_keep_alive,
@@ -1136,6 +1153,12 @@ impl<T: Transport> Conn<T> {
         Ok(keep)
     }
 
+    /// The connection's own peer (the proxy, when a PROXY header named
+    /// another client).
+    fn peer(&self) -> SocketAddr {
+        self.proxied_by.unwrap_or(self.remote)
+    }
+
     /// Bytes read from the client and consumed (not waiting in the
     /// read buffer).
     fn consumed(&self) -> u64 {
@@ -1159,7 +1182,14 @@ impl<T: Transport> Conn<T> {
         htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
         shared.handler.log().access(&AccessEntry {
             request,
-            remote: self.remote,
+            // Without a request (a first request that timed out), Apache's
+            // client is still the connection's peer.
+            remote: if request.is_some() {
+                self.remote
+            } else {
+                self.peer()
+            },
+            conn_peer: self.peer(),
             local: self.local_addr,
             status,
             bytes_sent,

@@ -1,7 +1,7 @@
 //! Entry points for the fuzz targets in `fuzz/` (not an API): the parsers
 //! that read what a client sends, run over arbitrary bytes the way a
-//! connection runs them. Neither may panic, and both must finish in time
-//! linear in their input whatever the bytes are.
+//! connection runs them. None may panic, and each must finish in time
+//! linear in its input whatever the bytes are.
 
 use crate::body::BodyReader;
 use crate::head::{HeadParser, Parse};
@@ -25,7 +25,7 @@ pub fn request_head(data: &[u8]) {
     if let Parse::Done(n) = parsed {
         let head = Bytes::copy_from_slice(&data[..n]);
         let addr = SocketAddr::from(([127, 0, 0, 1], 8080));
-        let _ = parser.finish(&head, addr, addr, None);
+        let _ = parser.finish(&head, addr, addr, None, None);
     }
 }
 
@@ -40,6 +40,41 @@ pub fn chunked_body(data: &[u8]) {
         match reader.feed(rest, &limits) {
             Ok(0) | Err(_) => break,
             Ok(n) => rest = &rest[n.min(rest.len())..],
+        }
+    }
+}
+
+/// Read `data` as the start of a connection that must begin with a PROXY
+/// protocol header, in reads of the sizes the reader asks for (a line up
+/// to its LF; byte reads cut to a length the input chooses), as
+/// `proxy_protocol` reads a socket. The header may never take more than
+/// Apache's limits (108 bytes for v1, 232 for v2) off the connection.
+pub fn proxy_header(data: &[u8]) {
+    use htaccel_engine::modules::remoteip::proxy_header::{
+        HeaderReader, Progress, Read, LINE_READ_MAX,
+    };
+    let step = data.first().map_or(1, |&b| usize::from(b % 16) + 1);
+    let mut reader = HeaderReader::new(SocketAddr::from(([127, 0, 0, 1], 40000)));
+    let mut pos = 0;
+    while pos < data.len() {
+        let rest = &data[pos..];
+        let take = match reader.next_read() {
+            Read::Bytes(n) => n.min(step).min(rest.len()),
+            Read::Line => rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1)
+                .min(LINE_READ_MAX),
+        };
+        let progress = reader.feed(&rest[..take]);
+        pos += take;
+        match progress {
+            Progress::More(_) => {}
+            Progress::Done(..) => {
+                assert!(pos <= 232, "a header of {pos} bytes was accepted");
+                return;
+            }
+            Progress::Failed(_) => return,
         }
     }
 }

@@ -434,6 +434,7 @@ impl HeadParser {
         remote: SocketAddr,
         local: SocketAddr,
         tls: Option<&std::sync::Arc<htaccel_engine::http::TlsInfo>>,
+        h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
     ) -> Result<Checked, Box<(HeadError, Request)>> {
         let buf: &[u8] = head;
         let method = text(&buf[self.method.clone()]);
@@ -485,9 +486,11 @@ impl HeadParser {
             headers,
             framing: BodyFraming::None,
             peer: remote,
+            proxied_by: None,
             local,
             secure: tls.is_some(),
             tls: tls.cloned(),
+            h2_stream,
         };
         match self.check(buf, &mut req) {
             Ok((expect_100, close, conn)) => {
@@ -529,9 +532,11 @@ impl HeadParser {
             headers: Headers::new(),
             framing: BodyFraming::None,
             peer: remote,
+            proxied_by: None,
             local,
             secure: false,
             tls: None,
+            h2_stream: None,
         })
     }
 
@@ -1003,7 +1008,7 @@ mod tests {
         match p.parse(raw, &limits(), false) {
             Parse::Done(n) => {
                 let head = Bytes::copy_from_slice(&raw[..n]);
-                p.finish(&head, addr(), addr(), None)
+                p.finish(&head, addr(), addr(), None, None)
                     .map_err(|b| (b.0.status, b.0.note, b.0.head_only))
             }
             Parse::Error(e) => Err((e.status, e.note, e.head_only)),
@@ -1310,7 +1315,13 @@ mod tests {
         assert_eq!(n, raw.len() - 4);
         assert_eq!(i, n);
         let c = p
-            .finish(&Bytes::copy_from_slice(&raw[..n]), addr(), addr(), None)
+            .finish(
+                &Bytes::copy_from_slice(&raw[..n]),
+                addr(),
+                addr(),
+                None,
+                None,
+            )
             .unwrap();
         assert_eq!(c.req.headers.get_str("a"), Some("1 2"));
         p.reset();

@@ -66,6 +66,7 @@
 //! [`Handler::protocol_error`]: htaccel_engine::http::Handler::protocol_error
 
 mod body;
+mod cgi;
 mod chars;
 mod conn;
 mod fastcgi;
@@ -76,6 +77,7 @@ mod h2;
 mod head;
 mod listener;
 mod proxy_http;
+mod proxy_protocol;
 mod scoreboard;
 mod shutdown;
 mod spool;

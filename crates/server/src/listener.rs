@@ -371,40 +371,47 @@ async fn accept_loop(
                     .tls
                     .as_ref()
                     .and_then(|t| Some((t.clone(), t.port_for(local_addr)?)));
-                match tls {
-                    None => match shared.handler.h2c(local_addr) {
-                        None => {
-                            tokio::task::spawn_local(conn::serve(
-                                crate::transport::Plain(stream),
-                                remote,
-                                local_addr,
-                                shared,
-                                local.clone(),
-                            ));
+                let local = local.clone();
+                // mod_remoteip's PROXY header comes first, before TLS.
+                tokio::task::spawn_local(async move {
+                    let Some(remote) = crate::proxy_protocol::client(
+                        &stream,
+                        remote,
+                        local_addr,
+                        &shared,
+                        tls.is_some(),
+                    )
+                    .await
+                    else {
+                        return;
+                    };
+                    match tls {
+                        None => match shared.handler.h2c(local_addr) {
+                            None => {
+                                conn::serve(
+                                    crate::transport::Plain(stream),
+                                    remote,
+                                    local_addr,
+                                    shared,
+                                    local,
+                                )
+                                .await
+                            }
+                            Some(h2) => {
+                                crate::h2::serve_cleartext(
+                                    stream, remote, local_addr, h2, shared, local,
+                                )
+                                .await
+                            }
+                        },
+                        Some((setup, port)) => {
+                            crate::tls::serve(
+                                stream, remote, local_addr, setup, port, shared, local,
+                            )
+                            .await
                         }
-                        Some(h2) => {
-                            tokio::task::spawn_local(crate::h2::serve_cleartext(
-                                stream,
-                                remote,
-                                local_addr,
-                                h2,
-                                shared,
-                                local.clone(),
-                            ));
-                        }
-                    },
-                    Some((setup, port)) => {
-                        tokio::task::spawn_local(crate::tls::serve(
-                            stream,
-                            remote,
-                            local_addr,
-                            setup,
-                            port,
-                            shared,
-                            local.clone(),
-                        ));
                     }
-                }
+                });
             }
             Err(e) => {
                 // Out of descriptors or memory: wait a little rather than spin.

@@ -38,6 +38,11 @@ pub(crate) trait Transport {
 
     /// What the request sees of the TLS session (`None`: plain HTTP).
     fn tls(&self) -> Option<&Arc<TlsInfo>>;
+
+    /// The HTTP/2 stream this transport carries (`None`: a connection).
+    fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
+        None
+    }
 }
 
 /// Plain HTTP over TCP.

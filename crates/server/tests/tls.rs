@@ -112,6 +112,7 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         honor_cipher_order: false,
         session_tickets: true,
         session_cache: 0,
+        session_timeout: 300,
         client_auth: None,
         protocols: Default::default(),
         h2: None,
@@ -493,6 +494,41 @@ fn resumption_and_alpn() {
     assert_eq!(s.conn.alpn_protocol(), None);
     server.shutdown();
     server.wait().unwrap();
+}
+
+/// `SSLSessionCacheTimeout`: a session resumes while it is younger than
+/// the timeout, by ticket or by the session cache, and not after (the
+/// client drops a ticket past its announced lifetime; the server refuses a
+/// cached session past the timeout). What Apache does, checked against it
+/// with `openssl s_client -sess_out/-sess_in` (the difftest client does
+/// not resume sessions across requests).
+#[test]
+fn session_timeout_bounds_resumption() {
+    let dir = temp_dir();
+    let cert = make_cert(&dir, "localhost", false);
+    for tickets in [true, false] {
+        let mut spec = site(None, &["localhost"], vec![cert.clone()]);
+        spec.session_tickets = tickets;
+        spec.session_cache = if tickets { 0 } else { 64 };
+        spec.session_timeout = 1;
+        let (server, addr) = start(vec![spec], Duration::from_secs(20));
+        for versions in [ALL, &[&rustls::version::TLS12][..]] {
+            let config = client_config(versions, &[b"http/1.1"]);
+            let resumed = || {
+                let mut s = connect_with(addr, "localhost", config.clone());
+                s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                    .unwrap();
+                let text = String::from_utf8_lossy(&read_to_close(&mut s)).into_owned();
+                text.contains("resumed=true")
+            };
+            assert!(!resumed(), "tickets {tickets}, {versions:?}: first");
+            assert!(resumed(), "tickets {tickets}, {versions:?}: at once");
+            std::thread::sleep(Duration::from_millis(2100));
+            assert!(!resumed(), "tickets {tickets}, {versions:?}: after 2 s");
+        }
+        server.shutdown();
+        server.wait().unwrap();
+    }
 }
 
 #[test]

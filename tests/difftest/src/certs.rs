@@ -7,6 +7,15 @@
 //! `www.example.com`) signed by `ca.crt`, with `example.com-fullchain.pem`
 //! holding the leaf and the CA as certbot's `fullchain.pem` does; client
 //! certificates `alice` (issued by the CA) and `mallory` (self-signed).
+//!
+//! For the verification depth, an intermediate CA `int.crt` issued by the
+//! CA, and `carol`, a client certificate the intermediate issued:
+//! `carol.crt` holds the leaf alone, `carol-chain.crt` the leaf and the
+//! intermediate (the client then sends both; same key); `ca-int.crt`
+//! holds the CA and the intermediate, for an `SSLCACertificateFile` that
+//! knows both, and `int-only.crt` the intermediate alone. `dave` is a
+//! self-signed client certificate that is no CA, for a CA file naming the
+//! client certificate itself.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -188,7 +197,118 @@ fn issued(d: &Path) -> Result<(), String> {
             "extendedKeyUsage=clientAuth",
         ],
     )?;
-    let mut chain = std::fs::read(d.join("example.com.crt")).map_err(|e| e.to_string())?;
-    chain.extend(std::fs::read(d.join("ca.crt")).map_err(|e| e.to_string())?);
-    std::fs::write(d.join("example.com-fullchain.pem"), chain).map_err(|e| e.to_string())
+    // dave: self-signed but no CA (mallory, as `req -x509` makes it, is
+    // marked a CA), for a CA file listing the client certificate itself.
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-nodes",
+            "-days",
+            "90",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "dave.key",
+            "-out",
+            "dave.crt",
+            "-subj",
+            "/CN=dave",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+            "-addext",
+            "extendedKeyUsage=clientAuth",
+        ],
+    )?;
+    concat(
+        d,
+        &["example.com.crt", "ca.crt"],
+        "example.com-fullchain.pem",
+    )?;
+    intermediate(d)
+}
+
+/// The files `names` one after the other, as `out`.
+fn concat(d: &Path, names: &[&str], out: &str) -> Result<(), String> {
+    let mut all = Vec::new();
+    for name in names {
+        all.extend(std::fs::read(d.join(name)).map_err(|e| e.to_string())?);
+    }
+    std::fs::write(d.join(out), all).map_err(|e| e.to_string())
+}
+
+/// The intermediate CA and `carol`, the client certificate it issued.
+fn intermediate(d: &Path) -> Result<(), String> {
+    std::fs::write(
+        d.join("int.ext"),
+        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
+    )
+    .map_err(|e| e.to_string())?;
+    for (name, subject, ca, ca_key, ext) in [
+        (
+            "int",
+            "/O=htaccel tests/CN=htaccel intermediate CA",
+            "ca.crt",
+            "ca.key",
+            "int.ext",
+        ),
+        (
+            "carol",
+            "/C=DE/O=htaccel tests/CN=carol",
+            "int.crt",
+            "int.key",
+            "alice.ext",
+        ),
+    ] {
+        let (key, csr, crt) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+        );
+        openssl(
+            d,
+            &[
+                "req",
+                "-new",
+                "-nodes",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-keyout",
+                &key,
+                "-out",
+                &csr,
+                "-subj",
+                subject,
+            ],
+        )?;
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                ca,
+                "-CAkey",
+                ca_key,
+                "-CAcreateserial",
+                "-days",
+                "90",
+                "-extfile",
+                ext,
+                "-out",
+                &crt,
+            ],
+        )?;
+    }
+    concat(d, &["carol.crt", "int.crt"], "carol-chain.crt")?;
+    concat(d, &["carol.key"], "carol-chain.key")?;
+    concat(d, &["ca.crt", "int.crt"], "ca-int.crt")?;
+    concat(d, &["int.crt"], "int-only.crt")
 }

@@ -101,6 +101,11 @@ pub fn exchange(
     let idle = req.opts.timeout.unwrap_or(DEFAULT_IDLE);
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
+    if let Some(header) = &req.opts.proxy_header {
+        if let Err(e) = (&stream).write_all(header) {
+            return no_connection(format!("sending the PROXY header: {e}"));
+        }
+    }
     match &req.opts.tls {
         None => talk(stream, req, None),
         Some(tls) if tls.plain => talk(stream, req, None),

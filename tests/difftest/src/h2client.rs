@@ -91,11 +91,21 @@ async fn connect_and_talk(
         (Some(_), Some(p)) => (p, "https"),
         (Some(_), None) => return no_connection("the case has no TLS port (needs https)".into()),
     };
-    let tcp = match connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), req.opts.from).await {
+    let mut tcp = match connect(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), req.opts.from).await
+    {
         Ok(s) => s,
         Err(e) => return no_connection(e.to_string()),
     };
     let _ = tcp.set_nodelay(true);
+    if let Some(header) = &req.opts.proxy_header {
+        // The PROXY protocol header goes first, before TLS and the preface.
+        use tokio::io::AsyncWriteExt;
+        match within(idle, tcp.write_all(header)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return no_connection(format!("sending the PROXY header: {e}")),
+            Err(_) => return no_connection("sending the PROXY header: timed out".into()),
+        }
+    }
     let Some(tls) = &req.opts.tls else {
         return talk(tcp, None, scheme, streams, idle).await;
     };

@@ -51,6 +51,9 @@ pub struct RequestOptions {
     /// `# https`, `# sni NAME`, `# no-sni`, `# tls1.2`: send over TLS to
     /// the server's TLS port (cases that need `https`).
     pub tls: Option<TlsOptions>,
+    /// `# proxy-header BYTES`: bytes (escapes as in raw lines) sent first
+    /// on the connection, before TLS too: a PROXY protocol header.
+    pub proxy_header: Option<Vec<u8>>,
 }
 
 /// How the client speaks TLS for one request.
@@ -205,6 +208,19 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
                 .filter(|a: &std::net::Ipv4Addr| a.is_loopback())
                 .ok_or("from needs an address in 127.0.0.0/8")?;
             opts.from = Some(addr);
+        }
+        Some("proxy-header") => {
+            let text = line
+                .trim_start_matches('#')
+                .trim_start()
+                .strip_prefix("proxy-header")
+                .unwrap_or("")
+                .trim_start();
+            let (bytes, _) = unescape(text)?;
+            if bytes.is_empty() {
+                return Err("proxy-header needs the bytes to send".into());
+            }
+            opts.proxy_header = Some(bytes);
         }
         _ => {} // a comment
     }
@@ -505,6 +521,11 @@ mod tests {
         let f = parse("# from 127.0.0.2\nGET /\n").unwrap();
         assert_eq!(f[0].opts.from, Some(std::net::Ipv4Addr::new(127, 0, 0, 2)));
         assert!(parse("# from 10.0.0.1\nGET /\n").is_err());
+        let p = parse("# proxy-header PROXY TCP4 1.2.3.4 5.6.7.8 1 2\\r\\n\nGET /\n").unwrap();
+        assert_eq!(
+            p[0].opts.proxy_header.as_deref(),
+            Some(&b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"[..])
+        );
         assert!(String::from_utf8(r[0].bytes())
             .unwrap()
             .ends_with("Content-Length: 5\r\n\r\nab\ncd"));

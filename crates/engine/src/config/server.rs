@@ -44,26 +44,11 @@ pub struct CustomLog {
     pub target: String,
     pub format: String,
     pub origin: Origin,
-    /// `env=NAME` / `env=!NAME`: log only requests with (without) the
-    /// environment variable.
+    /// `env=NAME` / `env=!NAME` / `expr=…`: which requests are logged.
     pub condition: Option<LogCondition>,
 }
 
-/// A `CustomLog`'s `env=` clause.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogCondition {
-    pub name: String,
-    /// `env=!NAME`.
-    pub negate: bool,
-}
-
-impl LogCondition {
-    /// Whether a request whose environment (as logged) is `env` is logged.
-    pub fn holds(&self, env: &[(String, String)]) -> bool {
-        let set = env.iter().any(|(n, _)| n.eq_ignore_ascii_case(&self.name));
-        set != self.negate
-    }
-}
+pub use crate::log_condition::LogCondition;
 
 /// One server: the main server or a `<VirtualHost>`.
 #[derive(Clone, Debug, Default)]
@@ -143,6 +128,8 @@ pub struct Global {
     pub mod_php: Option<(Origin, String)>,
     /// `ExtendedStatus` (the core's; `None`: on when mod_status is loaded).
     pub extended_status: Option<bool>,
+    /// mod_remoteip's PROXY protocol addresses and exceptions.
+    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
 }

@@ -10,10 +10,10 @@
 //! limit reached" (Apache's guard), which `<If>` treats as false.
 
 use super::ast::{BinaryOp, Cond, UnaryOp, Word};
-use super::fnmatch::{fnmatch, Flags};
 use super::funcs;
 use super::vars::{Func, Var};
 use super::ExprContext;
+use htaccel_conf::fnmatch::{fnmatch, Flags};
 use std::borrow::Cow;
 
 /// Apache's `AP_EXPR_MAX_RECURSION`.
@@ -203,21 +203,14 @@ impl<'c> Eval<'c> {
                 let b = self.word(b).into_owned();
                 match op {
                     BinaryOp::IpMatch(subnet) => parse_ip(&a).is_some_and(|ip| subnet.contains(ip)),
-                    BinaryOp::FnMatch => fnmatch(
-                        &b,
-                        &a,
-                        Flags {
-                            pathname: true,
-                            case_blind: false,
-                        },
-                    ),
+                    BinaryOp::FnMatch => fnmatch(&b, &a, Flags::PATHNAME),
                     BinaryOp::StrMatch => fnmatch(&b, &a, Flags::default()),
                     BinaryOp::StrCMatch => fnmatch(
                         &b,
                         &a,
                         Flags {
-                            pathname: false,
                             case_blind: true,
+                            ..Flags::default()
                         },
                     ),
                 }

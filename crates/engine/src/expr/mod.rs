@@ -18,7 +18,6 @@
 
 pub mod ast;
 pub mod eval;
-pub mod fnmatch;
 pub mod funcs;
 pub mod lexer;
 pub mod parser;

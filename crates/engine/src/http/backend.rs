@@ -37,6 +37,8 @@ pub enum BackendAddr {
     Unix(PathBuf),
     /// `host:port` over TCP.
     Tcp(String),
+    /// A CGI program the server runs itself (mod_cgi).
+    Program(PathBuf),
 }
 
 impl std::fmt::Display for BackendAddr {
@@ -44,6 +46,7 @@ impl std::fmt::Display for BackendAddr {
         match self {
             BackendAddr::Unix(p) => write!(f, "unix:{}", p.display()),
             BackendAddr::Tcp(a) => write!(f, "{a}"),
+            BackendAddr::Program(p) => write!(f, "{}", p.display()),
         }
     }
 }
@@ -84,6 +87,82 @@ pub enum BackendRequest {
     },
     /// HTTP/1.1 (mod_proxy_http).
     Http(HttpRequest),
+    /// A CGI script run as a child process (mod_cgi, mod_cgid).
+    Cgi(Box<CgiRequest>),
+}
+
+/// A CGI script to run: the server starts `program` with `argv` and
+/// exactly `env` as its environment in `dir`, writes the request body
+/// (de-chunked, whatever its framing) to its standard input and reads its
+/// standard output as a CGI response; its standard error goes to the
+/// error log.
+#[derive(Clone, Debug)]
+pub struct CgiRequest {
+    pub program: PathBuf,
+    /// `argv[0]` is the script's path; then the ISINDEX words.
+    pub argv: Vec<Vec<u8>>,
+    pub env: Vec<(String, Vec<u8>)>,
+    pub dir: PathBuf,
+    /// An `nph-` script: its output goes to the client as it is, status
+    /// line included, and the connection closes after it.
+    pub nph: bool,
+    /// `CGIDScriptTimeout`: the longest wait for the script's output;
+    /// `None`: the server's `Timeout`.
+    pub timeout: Option<std::time::Duration>,
+    /// The script's file name, for the error log.
+    pub script: String,
+    /// `cgi` or `cgid`: the module the error-log lines name.
+    pub module: &'static str,
+    /// mod_cgi's `ScriptLog`, when one is configured.
+    pub script_log: Option<ScriptLog>,
+    /// Resource limits set in the child before it runs the script
+    /// (`setrlimit`: resource, soft, hard).
+    pub rlimits: Vec<(i32, u64, u64)>,
+}
+
+/// mod_cgi's `ScriptLog` for one request: the file, the size past which
+/// nothing more is written (`ScriptLogLength`), and how the entries name
+/// the request and the script.
+#[derive(Clone, Debug)]
+pub struct ScriptLog {
+    pub path: PathBuf,
+    pub max_bytes: u64,
+    /// `METHOD URI[?ARGS] PROTOCOL`.
+    pub request: String,
+    pub filename: String,
+}
+
+impl ScriptLog {
+    /// One `%error` entry, as mod_cgi's `log_scripterror` writes it: the
+    /// time and the request, the status and the script, the text. Nothing
+    /// is written once the file is larger than `max_bytes`, or when it
+    /// cannot be opened, or is not a regular file (it is opened without
+    /// blocking, so a FIFO cannot hold the server).
+    pub fn error(&self, status: u16, text: &str) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() > self.max_bytes) {
+            return;
+        }
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&self.path)
+        else {
+            return;
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return;
+        }
+        let entry = format!(
+            "%% [{}] {}\n%% {status} {}\n%error\n{text}\n",
+            crate::log_format::ctime(std::time::SystemTime::now()),
+            self.request,
+            self.filename
+        );
+        let _ = file.write_all(entry.as_bytes());
+    }
 }
 
 /// An HTTP/1.1 request head for an upstream. The server adds the body's
@@ -149,6 +228,11 @@ pub struct BackendAnswer<'a> {
     /// all of it (up to [`COLLECT_MAX`]) and sends the response this gives
     /// instead of `response`, which is then only a placeholder.
     pub collect: Option<Collect<'a>>,
+    /// Another exchange answers instead (a CGI script's local redirect to
+    /// a script): the server drops what remains of this backend's output
+    /// and performs this one, for a request without a body. `response`
+    /// is then only a placeholder.
+    pub then: Option<Box<BackendCall<'a>>>,
 }
 
 /// The continuation for a body collected whole.

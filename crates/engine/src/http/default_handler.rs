@@ -119,6 +119,10 @@ pub struct FileRequest<'a> {
     pub content_language: Option<&'a str>,
     /// The effective `FileETag` components (see [`super::etag`]; 0 = unset).
     pub etag_bits: u8,
+    /// `r->vlist_validator`: the tag of a negotiated resource's variant
+    /// list (mod_negotiation), folded into the `ETag` (see
+    /// [`super::etag::with_vlist`]).
+    pub vlist_validator: Option<&'a str>,
     /// `ContentDigest On`.
     pub content_md5: bool,
     /// When the request started, µs since the epoch.
@@ -210,6 +214,10 @@ pub fn serve(req: &FileRequest<'_>) -> Result<Response, Refusal> {
     // A digest that cannot be read gives no ETag, as in Apache.
     if let Ok(Some(etag)) = file_etag(req.etag_bits, stamp, req.request_time_us, &file.file, false)
     {
+        let etag = match req.vlist_validator {
+            Some(vlv) => super::etag::with_vlist(&etag, vlv),
+            None => etag,
+        };
         resp.add_header("ETag", etag);
     }
     resp.add_header("Accept-Ranges", req.range_limits.accept_ranges());
@@ -327,6 +335,7 @@ mod tests {
             content_encoding: None,
             content_language: None,
             etag_bits: 0,
+            vlist_validator: None,
             content_md5: false,
             request_time_us: later,
             now_us: later,

@@ -165,6 +165,44 @@ pub fn file_etag(
     }
 }
 
+/// The tag of a variant of a negotiated resource: its own tag with the
+/// variant list's (`vlv`, itself a tag such as `"661343b6e62f7"`) after a
+/// `;`. Apache's `etag_end` copies one byte too few of the list's tag, so
+/// the closing quote is lost (`"a-661343b6d69a6;661343b6e62f7`), and a
+/// weak list tag makes the whole tag weak; both are reproduced, since
+/// clients revalidate with the tag as sent.
+pub fn with_vlist(etag: &str, vlv: &str) -> String {
+    let (vlv_weak, vlv) = match vlv.strip_prefix("W/") {
+        Some(rest) => (true, rest),
+        None => (false, vlv),
+    };
+    // Past the list tag's opening quote, all but its last byte.
+    let body = vlv.get(1..vlv.len().saturating_sub(1)).unwrap_or("");
+    let own = etag.strip_suffix('"').unwrap_or(etag);
+    let mut out = String::with_capacity(own.len() + body.len() + 3);
+    if vlv_weak && !own.starts_with("W/") {
+        out.push_str("W/");
+    }
+    out.push_str(own);
+    out.push(';');
+    out.push_str(body);
+    out
+}
+
+/// The tag of a variant list: the directory's modification time
+/// (`ap_make_etag` on a request whose file does not exist), weak when it
+/// changed less than a second before the request.
+pub fn vlist_tag(dir_mtime_us: i64, request_time_us: i64) -> String {
+    let mut out = String::with_capacity(20);
+    if request_time_us.wrapping_sub(dir_mtime_us) < 1_000_000 {
+        out.push_str("W/");
+    }
+    out.push('"');
+    push_hex(&mut out, dir_mtime_us as u64);
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +227,20 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    #[test]
+    fn variant_list_tag_as_apache_writes_it() {
+        // Observed with Apache 2.4.71 for index.html.fr behind MultiViews.
+        assert_eq!(
+            with_vlist(
+                "\"a-661343b6d69a6\"",
+                &vlist_tag(0x661343b6e62f7, LATER_DIR)
+            ),
+            "\"a-661343b6d69a6;661343b6e62f7"
+        );
+        assert_eq!(with_vlist("\"a-1\"", "W/\"2\""), "W/\"a-1;2");
+    }
+    const LATER_DIR: i64 = 0x661343b6e62f7 + 5_000_000;
 
     #[test]
     fn components() {

@@ -21,3 +21,12 @@ impl Default for H2Settings {
         }
     }
 }
+
+/// The HTTP/2 stream a request arrived on: what mod_http2 shows of it
+/// (`H2_STREAM_ID`, `H2_STREAM_TAG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct H2Stream {
+    /// The session's number among the server's connections.
+    pub session: u64,
+    pub id: u32,
+}

@@ -193,11 +193,18 @@ pub struct Request {
     /// [`Request::remote_ip`], which tell the answer memo that the answer
     /// depends on it.
     pub peer: SocketAddr,
+    /// The connection's own peer when the connection began with a PROXY
+    /// header (mod_remoteip): `peer` is then the client the header named
+    /// (the connection's peer itself for `UNKNOWN` and `LOCAL`), and
+    /// `RemoteIPHeader` is not consulted.
+    pub proxied_by: Option<SocketAddr>,
     pub local: SocketAddr,
     /// Whether the connection is TLS (`HTTPS`).
     pub secure: bool,
     /// The TLS session, on a TLS connection (shared by its requests).
     pub tls: Option<Arc<TlsInfo>>,
+    /// The HTTP/2 stream the request came on (`None`: HTTP/1.x).
+    pub h2_stream: Option<http2::H2Stream>,
 }
 
 impl Request {
@@ -210,6 +217,19 @@ impl Request {
     pub fn remote_ip(&self) -> std::net::IpAddr {
         crate::answer_memo::note_remote_ip();
         self.peer.ip()
+    }
+    /// The connection's own peer's IP (`CONN_REMOTE_ADDR`): the proxy's
+    /// when a PROXY header named the client. Recorded as the client's IP,
+    /// which it is without a header; behind one, the answer memo keys on
+    /// the client only, so an answer that read the proxy is not kept.
+    pub fn conn_peer_ip(&self) -> std::net::IpAddr {
+        match self.proxied_by {
+            Some(peer) => {
+                crate::answer_memo::note_volatile();
+                peer.ip()
+            }
+            None => self.remote_ip(),
+        }
     }
     /// The TLS session's facts (SNI, protocol, cipher): an answer that
     /// reads them is not kept, since they differ between connections.
@@ -449,6 +469,12 @@ pub trait Handler: Send + Sync + 'static {
             ..Default::default()
         })
     }
+    /// mod_remoteip: whether a connection from `peer` to `local` must
+    /// begin with a PROXY protocol header.
+    fn proxy_protocol(&self, local: SocketAddr, peer: SocketAddr) -> bool {
+        let _ = (local, peer);
+        false
+    }
     /// mod_reqtimeout's stages for a connection accepted on `local`, from
     /// the server that address selects before any `Host` is known (Apache's
     /// base server). `None`: the server's own defaults.
@@ -521,7 +547,11 @@ pub trait Log: Send + Sync {
 /// What the access log may print about one exchange (`LogFormat` inputs).
 pub struct AccessEntry<'a> {
     pub request: Option<&'a Request>,
+    /// The client (`%a`, `%h`).
     pub remote: SocketAddr,
+    /// The connection's own peer (`%{c}a`, `%{c}h`): the proxy when a
+    /// PROXY header named the client, else `remote`.
+    pub conn_peer: SocketAddr,
     pub local: SocketAddr,
     pub status: u16,
     /// Body bytes sent (`%b`/`%B`).

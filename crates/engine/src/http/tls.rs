@@ -4,6 +4,7 @@
 //! dropped), and what a request sees of its session ([`TlsInfo`]).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// What a request sees of its connection's TLS session: the facts behind
@@ -37,7 +38,41 @@ pub struct TlsInfo {
     pub client: Option<ClientCert>,
     /// `SSL_SERVER_CERT`: the certificate sent, in PEM (`+ExportCertData`).
     pub server_cert_pem: Option<Arc<str>>,
+    /// The `SSLVerifyDepth` mod_ssl remembers for the connection, set by
+    /// its requests under client verification (see
+    /// `modules::ssl::check_access`).
+    pub verify_depth: RememberedDepth,
 }
+
+/// mod_ssl's `sslconn->verify_depth`: unset until a request of the
+/// connection sets it; shared by the connection's requests.
+#[derive(Debug, Default)]
+pub struct RememberedDepth(AtomicU32);
+
+impl RememberedDepth {
+    /// The depth a request of the connection last set.
+    pub fn get(&self) -> Option<u32> {
+        self.0.load(Ordering::Relaxed).checked_sub(1)
+    }
+
+    pub fn set(&self, depth: u32) {
+        self.0.store(depth.saturating_add(1), Ordering::Relaxed);
+    }
+}
+
+impl Clone for RememberedDepth {
+    fn clone(&self) -> Self {
+        RememberedDepth(AtomicU32::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl PartialEq for RememberedDepth {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for RememberedDepth {}
 
 /// A certificate in PEM as OpenSSL's `PEM_write_bio_X509` writes it
 /// (`SSL_SERVER_CERT`, `SSL_CLIENT_CERT`).
@@ -98,6 +133,9 @@ pub struct TlsSiteSpec {
     pub session_tickets: bool,
     /// `SSLSessionCache`: sessions kept for resumption by ID (0: none).
     pub session_cache: usize,
+    /// `SSLSessionCacheTimeout`: seconds a session (cached or in a ticket)
+    /// can be resumed for, and the lifetime a ticket announces.
+    pub session_timeout: u32,
     /// `SSLVerifyClient optional|require` with its CAs.
     pub client_auth: Option<ClientAuthSpec>,
     /// `Protocols`: what ALPN may choose.
@@ -115,6 +153,11 @@ pub struct ClientAuthSpec {
     /// `SSLCACertificateFile`, `SSLCACertificatePath`.
     pub ca_file: Option<PathBuf>,
     pub ca_path: Option<PathBuf>,
+    /// `SSLVerifyDepth`: how many certificates may stand above the
+    /// client's in the chain OpenSSL builds, up to and including the
+    /// self-signed CA (0: only a self-signed certificate of the CA file
+    /// itself; 1, the default: a certificate a configured CA issued).
+    pub depth: u32,
 }
 
 /// The servers whose TLS settings a connection to a local address may use:

@@ -715,6 +715,7 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
             ctx.filename = crate::walk::clean_path(&filename);
             if let Some(h) = hit.entry.handler {
                 ctx.handler = Some(h.to_string());
+                ctx.script_aliased = true;
             }
             if let Some((prefix, root)) = hit.context {
                 ctx.context_prefix = Some(prefix);

@@ -472,6 +472,9 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     }
     merge_header(resp, "Vary", "Accept-Encoding");
     if !ctx.env.contains("force-gzip") {
+        if ctx.accept_encoding_hidden_at_first_pass {
+            return;
+        }
         let ae = ctx.headers_in.get_joined("Accept-Encoding");
         let ae = ae.as_deref().map(String::from_utf8_lossy);
         if !accepts_gzip(ae.as_deref()) {
@@ -544,6 +547,10 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         // Apache had no length when the headers went out.
         resp.set_header("Transfer-Encoding", "chunked");
     } else {
+        if ctx.body_passed_unflushed {
+            // mod_deflate held everything it was given until the end.
+            resp.remove_header("Transfer-Encoding");
+        }
         resp.set_header("Content-Length", out_len.to_string());
     }
 }

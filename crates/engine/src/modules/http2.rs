@@ -208,6 +208,23 @@ fn set_honor_order(
     Ok(())
 }
 
+/// mod_http2's fixup: what a request on an HTTP/2 stream shows scripts
+/// (`HTTP2`, the push state, the stream's id and tag). Nothing is ever
+/// pushed here, so the push variables say so.
+pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) {
+    let Some(stream) = ctx.req.h2_stream else {
+        return;
+    };
+    ctx.env.set("HTTP2", "on");
+    ctx.env.set("H2PUSH", "off");
+    ctx.env.set("H2_PUSH", "off");
+    ctx.env.set("H2_PUSHED", "");
+    ctx.env.set("H2_PUSHED_ON", "");
+    ctx.env.set("H2_STREAM_ID", stream.id.to_string());
+    ctx.env
+        .set("H2_STREAM_TAG", format!("{}-{}", stream.session, stream.id));
+}
+
 /// The core's two directives (registered with the core's own).
 pub static CORE_DIRECTIVES: &[Directive] = &[
     Directive { name: "Protocols", args: Args::Iterate, req_override: RSRC_CONF, about: "Controls which protocols are allowed", run: set_protocols },

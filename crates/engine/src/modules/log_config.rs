@@ -29,22 +29,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "BufferedLogs", args: Args::Flag, req_override: RSRC_CONF, about: "Enable Buffered Logging (experimental)", run: |_w, _inv, _c| Ok(()) },
 ];
 
-/// `env=NAME` or `env=!NAME`; `expr=` is refused (not implemented yet).
 fn condition(clause: &str) -> Result<LogCondition, String> {
-    if let Some(name) = clause.strip_prefix("env=") {
-        let (negate, name) = match name.strip_prefix('!') {
-            Some(n) => (true, n),
-            None => (false, name),
-        };
-        return Ok(LogCondition {
-            name: name.to_string(),
-            negate,
-        });
-    }
-    if clause.starts_with("expr=") {
-        return Err("CustomLog with an expr= condition is not supported by htaccel yet".into());
-    }
-    Err("error in condition clause".into())
+    LogCondition::parse(clause)
 }
 
 pub static MODULE: Module = Module {

@@ -41,12 +41,31 @@ pub struct MimeDir {
     pub extensions: Arc<HashMap<String, ExtInfo>>,
     pub removals: Vec<(String, Attribute)>,
     pub default_language: Option<String>,
+    /// `MultiviewsMatch` bits ([`MULTIMATCH_ANY`] …); 0: not set here.
+    pub multimatch: u8,
 }
+
+/// `MultiviewsMatch Any`: every extension counts for MultiViews.
+pub const MULTIMATCH_ANY: u8 = 1;
+/// `MultiviewsMatch NegotiatedOnly`: only type, charset, language, encoding.
+pub const MULTIMATCH_NEGOTIATED: u8 = 2;
+/// `MultiviewsMatch Handlers`: a handler's extension counts too.
+pub const MULTIMATCH_HANDLERS: u8 = 4;
+/// `MultiviewsMatch Filters`: a filter's extension counts too.
+pub const MULTIMATCH_FILTERS: u8 = 8;
 
 impl MimeDir {
     pub fn merge(base: &MimeDir, new: &MimeDir) -> MimeDir {
+        let multimatch = if new.multimatch != 0 {
+            new.multimatch
+        } else {
+            base.multimatch
+        };
         if new.extensions.is_empty() && new.removals.is_empty() && new.default_language.is_none() {
-            return base.clone();
+            return MimeDir {
+                multimatch,
+                ..base.clone()
+            };
         }
         // This context's own mappings overlay the inherited ones, then its
         // removals drop attributes from the result: a `RemoveHandler` also
@@ -88,6 +107,7 @@ impl MimeDir {
                 .default_language
                 .clone()
                 .or_else(|| base.default_language.clone()),
+            multimatch,
         }
     }
 }
@@ -199,6 +219,45 @@ pub fn resolve(basename: &str, conf: &MimeDir, table: &TypesTable) -> MimeInfo {
     info
 }
 
+/// mod_mime's `ap-mime-exceptions-list` for a basename, which mod_negotiation
+/// reads: the base name (leading dots belong to it) and then every part of
+/// the name that no mapping recognised, in order; `None` when no part was
+/// recognised at all. A type, charset, language or encoding recognises a
+/// part; a handler or a filter only as `MultiviewsMatch` says, and with
+/// `MultiviewsMatch Any` every part does.
+pub fn exceptions(basename: &str, conf: &MimeDir, table: &TypesTable) -> Option<Vec<String>> {
+    let lead = basename.len() - basename.trim_start_matches('.').len();
+    let (base, rest) = match basename[lead..].find('.') {
+        Some(i) => (&basename[..lead + i], &basename[lead + i + 1..]),
+        None => (basename, ""),
+    };
+    let mut list = vec![base.to_string()];
+    let mut found_any = false;
+    for ext in rest.split('.').filter(|e| !e.is_empty()) {
+        let mapping = ext_get(&conf.extensions, ext);
+        let system_type =
+            mapping.is_none_or(|m| m.forced_type.is_none()) && ext_get(&table.types, ext).is_some();
+        let mm = conf.multimatch;
+        let found = system_type
+            || mm & MULTIMATCH_ANY != 0
+            || mapping.is_some_and(|m| {
+                m.forced_type.as_deref().is_some_and(|t| !t.is_empty())
+                    || m.charset.is_some()
+                    || m.language.is_some()
+                    || m.encoding.is_some()
+                    || (m.handler.is_some() && mm & MULTIMATCH_HANDLERS != 0)
+                    || ((m.input_filters.is_some() || m.output_filters.is_some())
+                        && mm & MULTIMATCH_FILTERS != 0)
+            });
+        if found {
+            found_any = true;
+        } else {
+            list.push(ext.to_string());
+        }
+    }
+    found_any.then_some(list)
+}
+
 fn ext_key(ext: &str) -> String {
     ext.trim_start_matches('.').to_ascii_lowercase()
 }
@@ -226,6 +285,58 @@ fn remove_type(conf: &mut DirConf, inv: &Invocation<'_>) {
     for ext in &inv.words {
         map.entry(ext_key(ext)).or_default().forced_type = Some(String::new());
     }
+}
+
+/// `MultiviewsMatch`: which extensions MultiViews counts as recognised.
+fn run_multiviews_match(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    if w.ctx.within(crate::config::SectionKind::Location) {
+        let section = match &w.ctx.parent {
+            Some(p) if p.eq_ignore_ascii_case("LocationMatch") => "<LocationMatch>",
+            _ => "<Location>",
+        };
+        return Err(format!(
+            "MultiviewsMatch cannot occur within {section} section"
+        ));
+    }
+    let m = &mut c.mime.multimatch;
+    for word in &inv.words {
+        let (bit, incompatible, message) = if word.eq_ignore_ascii_case("Any") {
+            (
+                MULTIMATCH_ANY,
+                !MULTIMATCH_ANY,
+                "Any is incompatible with NegotiatedOnly, Filters and Handlers",
+            )
+        } else if word.eq_ignore_ascii_case("NegotiatedOnly") {
+            (
+                MULTIMATCH_NEGOTIATED,
+                !MULTIMATCH_NEGOTIATED,
+                "NegotiatedOnly is incompatible with Any, Filters and Handlers",
+            )
+        } else if word.eq_ignore_ascii_case("Filters") {
+            (
+                MULTIMATCH_FILTERS,
+                MULTIMATCH_NEGOTIATED | MULTIMATCH_ANY,
+                "Filters is incompatible with Any and NegotiatedOnly",
+            )
+        } else if word.eq_ignore_ascii_case("Handlers") {
+            (
+                MULTIMATCH_HANDLERS,
+                MULTIMATCH_NEGOTIATED | MULTIMATCH_ANY,
+                "Handlers is incompatible with Any and NegotiatedOnly",
+            )
+        } else {
+            return Err(format!("Unrecognized option '{word}'"));
+        };
+        if *m & incompatible != 0 {
+            return Err(message.into());
+        }
+        *m |= bit;
+    }
+    Ok(())
 }
 
 fn run_types_config(
@@ -393,6 +504,13 @@ pub static DIRECTIVES: &[Directive] = &[
         },
     },
     Directive {
+        name: "MultiviewsMatch",
+        args: Args::Iterate,
+        req_override: OR_FILEINFO,
+        about: "NegotiatedOnly (default), Handlers and/or Filters, or Any",
+        run: run_multiviews_match,
+    },
+    Directive {
         name: "DefaultLanguage",
         args: Args::Take1,
         req_override: FI,
@@ -469,6 +587,28 @@ mod tests {
                 .as_deref(),
             Some("text/x-perl")
         );
+    }
+
+    #[test]
+    fn exceptions_list_names_what_nothing_recognised() {
+        let table = TypesTable::parse("text/html html\n");
+        let mut conf = MimeDir::default();
+        Arc::make_mut(&mut conf.extensions).insert(
+            "en".into(),
+            ExtInfo {
+                language: Some("en".into()),
+                ..Default::default()
+            },
+        );
+        let ex = |n: &str| exceptions(n, &conf, &table);
+        assert_eq!(ex("index.html.en"), Some(vec!["index".to_string()]));
+        assert_eq!(
+            ex("index.html.foo"),
+            Some(vec!["index".into(), "foo".into()])
+        );
+        assert_eq!(ex("readme.bak"), None);
+        assert_eq!(ex(".html"), None);
+        assert_eq!(ex("..a.html"), Some(vec!["..a".to_string()]));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod authn_file;
 pub mod authz_core;
 pub mod authz_groupfile;
 pub mod autoindex;
+pub mod cgi;
 pub mod core;
 pub mod deflate;
 pub mod dir;
@@ -21,6 +22,7 @@ pub mod headers;
 pub mod http2;
 pub mod log_config;
 pub mod mime;
+pub mod negotiation;
 pub mod php;
 pub mod proxy;
 pub mod remoteip;
@@ -41,6 +43,7 @@ pub static ALL: &[&Module] = &[
     &core::SERVER_MODULE,
     &unsupported::CORE_EXTRA,
     &http2::CORE_MODULE,
+    &cgi::CORE_MODULE,
     &filter::CORE_MODULE,
     &log_config::MODULE,
     &VERSION_MODULE,
@@ -58,6 +61,7 @@ pub static ALL: &[&Module] = &[
     &auth_basic::MODULE,
     &access_compat::MODULE,
     &mime::MODULE,
+    &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,
     &rewrite::MODULE,
@@ -78,6 +82,8 @@ pub static ALL: &[&Module] = &[
     &ssl::MODULE,
     &http2::MODULE,
     &xsendfile::MODULE,
+    &cgi::CGI_MODULE,
+    &cgi::CGID_MODULE,
     &php::MODULE,
     &php::MODULE7,
     &php::MODULE5,

@@ -7,7 +7,7 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 
 /// Nothing to carry: the directives here never configure anything.
 #[derive(Clone, Debug, Default)]
@@ -40,7 +40,6 @@ macro_rules! unsupported {
 }
 
 const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
-const AU: u32 = OR_AUTHCFG | ACCESS_CONF;
 
 /// `<If>`/`<ElseIf>`/`<Else>` and `SetInputFilter` belong to the core.
 pub static CORE_EXTRA: Module = Module {
@@ -48,6 +47,6 @@ pub static CORE_EXTRA: Module = Module {
     identifier: "core_module",
     builtin: true,
     directives: unsupported!(
-        "SetInputFilter" => FI, "CGIPassAuth" => AU, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
+        "SetInputFilter" => FI, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
     ),
 };

@@ -94,6 +94,11 @@ impl<T: crate::transport::Transport> Conn<T> {
                     .http_backend(shared, ex, req, addr, head, body_limit, send_length, finish)
                     .await
             }
+            BackendRequest::Cgi(script) => {
+                return self
+                    .cgi_backend(shared, ex, req, *script, body_limit, finish)
+                    .await
+            }
         };
         let timeout = shared.timeouts.timeout;
         let has_body = match req.framing {

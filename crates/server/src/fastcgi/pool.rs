@@ -185,6 +185,8 @@ async fn new_connection(
                 let _ = s.set_nodelay(true);
                 Ok(Stream::Tcp(s))
             }
+            // A program is run, never connected to (`crate::cgi`).
+            BackendAddr::Program(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     })
     .await

@@ -31,7 +31,7 @@ use crate::conn::{Local, Shared};
 use htaccel_engine::http::http2::H2Settings;
 use htaccel_engine::http::TlsInfo;
 use std::cell::Cell;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -42,13 +42,19 @@ use tokio::time::Instant;
 /// The client's connection preface (RFC 9113, section 3.4).
 pub(crate) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// Sessions started so far (each one's number in `H2_STREAM_TAG`).
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// What the streams of one session share.
 struct Session {
-    remote: SocketAddr,
+    /// The client (the PROXY header's when the connection began with one).
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     tls: Option<Arc<TlsInfo>>,
     shared: Arc<Shared>,
     local: Rc<Local>,
+    /// This session's number (`H2_STREAM_TAG`).
+    number: u64,
     /// `H2MaxDataFrameLen` (0: the client's limit).
     max_data_frame: usize,
     /// Streams being answered.
@@ -62,7 +68,7 @@ struct Session {
 pub(crate) async fn serve<IO>(
     io: IO,
     tls: Option<Arc<TlsInfo>>,
-    remote: SocketAddr,
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     settings: H2Settings,
     shared: Arc<Shared>,
@@ -94,6 +100,7 @@ pub(crate) async fn serve<IO>(
         tls,
         shared: shared.clone(),
         local: local.clone(),
+        number: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         max_data_frame: settings.max_data_frame_len as usize,
         open: Cell::new(0),
         ended: tokio::sync::Notify::new(),
@@ -156,8 +163,6 @@ pub(crate) async fn serve<IO>(
     // it (their tasks see their sends fail).
 }
 
-use std::future::Future;
-
 /// A connection to a cleartext address whose server allows `h2c` with
 /// prior knowledge (`H2Direct`): HTTP/2 when its first bytes are the
 /// connection preface, HTTP/1.x otherwise (mod_http2 looks at the same
@@ -165,7 +170,7 @@ use std::future::Future;
 /// bytes is the first request's: the header stage, at most `Timeout`.
 pub(crate) async fn serve_cleartext(
     tcp: tokio::net::TcpStream,
-    remote: SocketAddr,
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     settings: H2Settings,
     shared: Arc<Shared>,

@@ -54,6 +54,8 @@ struct Inbound {
     /// The body is sent chunked (no `content-length` was given).
     chunked: bool,
     error: Option<io::Error>,
+    /// The exchange ended: reads see the end of input.
+    abandoned: bool,
 }
 
 impl Inbound {
@@ -155,6 +157,9 @@ pub(super) struct StreamTransport {
     outbound: Outbound,
     head_request: bool,
     tls: Option<Arc<TlsInfo>>,
+    /// How long a request body the answer did not need is drained.
+    drain_limit: Duration,
+    stream: htaccel_engine::http::http2::H2Stream,
     max_data_frame: usize,
     chunk: Vec<u8>,
 }
@@ -178,6 +183,7 @@ impl StreamTransport {
         respond: SendResponse<Bytes>,
         session: &Session,
     ) -> StreamTransport {
+        let stream_id = u32::from(respond.stream_id());
         let (parts, body) = request.into_parts();
         let mut head = BytesMut::with_capacity(512);
         head.extend_from_slice(parts.method.as_str().as_bytes());
@@ -228,11 +234,17 @@ impl StreamTransport {
                 body: has_body.then_some(body),
                 chunked,
                 error: None,
+                abandoned: false,
             }),
             respond: Some(respond),
             outbound: Outbound::Head(Vec::new()),
             head_request: parts.method == http::Method::HEAD,
             tls: session.tls.clone(),
+            drain_limit: session.shared.timeouts.timeout,
+            stream: htaccel_engine::http::http2::H2Stream {
+                session: session.number,
+                id: stream_id,
+            },
             max_data_frame: session.max_data_frame,
             chunk: Vec::new(),
         }
@@ -479,6 +491,27 @@ impl StreamTransport {
     }
 }
 
+impl Drop for StreamTransport {
+    /// A request body the exchange did not read is read and dropped in
+    /// the background, so that the answer already queued reaches the
+    /// client instead of being cut by a reset of the stream; a client
+    /// that sends nothing more is reset after `Timeout`.
+    fn drop(&mut self) {
+        let Some(mut body) = self.inbound.get_mut().body.take() else {
+            return;
+        };
+        let limit = self.drain_limit;
+        tokio::task::spawn_local(async move {
+            let drain = async {
+                while let Some(Ok(data)) = body.data().await {
+                    let _ = body.flow_control().release_capacity(data.len());
+                }
+            };
+            let _ = tokio::time::timeout(limit, drain).await;
+        });
+    }
+}
+
 impl Transport for StreamTransport {
     fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         let inbound = self.inbound.get_mut();
@@ -491,7 +524,7 @@ impl Transport for StreamTransport {
         if let Some(e) = inbound.error.take() {
             return Err(e);
         }
-        if inbound.body.is_none() {
+        if inbound.body.is_none() || inbound.abandoned {
             return Ok(0);
         }
         Err(io::ErrorKind::WouldBlock.into())
@@ -499,7 +532,11 @@ impl Transport for StreamTransport {
 
     fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut inbound = self.inbound.borrow_mut();
-        if !inbound.ready.is_empty() || inbound.error.is_some() || inbound.body.is_none() {
+        if !inbound.ready.is_empty()
+            || inbound.error.is_some()
+            || inbound.body.is_none()
+            || inbound.abandoned
+        {
             return Poll::Ready(Ok(()));
         }
         inbound.poll_body(cx).map(Ok)
@@ -529,9 +566,18 @@ impl Transport for StreamTransport {
             let _ = send.send_data(Bytes::new(), true);
         }
         self.outbound = Outbound::Done;
+        // The exchange is over: it reads no more (what the client still
+        // sends is drained when the transport is dropped).
+        let inbound = self.inbound.get_mut();
+        inbound.abandoned = true;
+        inbound.ready.clear();
     }
 
     fn tls(&self) -> Option<&Arc<TlsInfo>> {
         self.tls.as_ref()
+    }
+
+    fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
+        Some(self.stream)
     }
 }

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 /// (Apache's handshake happens within the first request's read, under the
 /// header stage), each by its first limit; without either, `Timeout` alone,
 /// as Apache without mod_reqtimeout. At most `Timeout`.
-fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
+pub(crate) fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
     let stages = conn::read_timeouts(shared, local_addr);
     let limit = if stages.enabled && !stages.handshake.is_off() {
         stages.handshake.timeout
@@ -49,7 +49,7 @@ fn is_plain_http(first: &[u8]) -> bool {
 /// Serve a connection to a TLS address (`port` of `setup`).
 pub(crate) async fn serve(
     tcp: TcpStream,
-    remote: SocketAddr,
+    remote: crate::proxy_protocol::Client,
     local_addr: SocketAddr,
     setup: Arc<TlsSetup>,
     port: usize,
@@ -193,8 +193,15 @@ async fn handshake(
         match conn.read_tls(&mut SockIo(&tcp)) {
             Ok(0) => return None,
             Ok(_) => {
-                if conn.process_new_packets().is_err() {
-                    let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+                if let Err(e) = conn.process_new_packets() {
+                    match super::client_verify::plain_alert_for(&e, conn.protocol_version()) {
+                        Some(alert) => {
+                            let _ = tcp.try_write(alert);
+                        }
+                        None => {
+                            let _ = write_records(&tcp, &mut conn, Duration::from_secs(1)).await;
+                        }
+                    }
                     return None;
                 }
             }
@@ -245,6 +252,7 @@ async fn handshake(
             }),
         server_cert_pem: Some(key.pem.clone()),
         handshake_site: site.site,
+        verify_depth: Default::default(),
     };
     // The client chose HTTP/2 by ALPN.
     let h2 = site

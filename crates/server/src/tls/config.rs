@@ -1,14 +1,16 @@
 //! From a server's TLS settings ([`TlsSiteSpec`]) to rustls configurations:
 //! certificates and keys read and checked (a missing, unreadable or
 //! mismatched file is an error naming it), protocol versions, cipher
-//! suites by their OpenSSL names, session resumption.
+//! suites by their OpenSSL names, session resumption (bounded by
+//! `SSLSessionCacheTimeout`, see `super::sessions`).
 //!
 //! A server with both an RSA and an ECDSA certificate gets one rustls
 //! configuration per certificate; the handshake picks one by what the
 //! client can verify, as OpenSSL picks among a server's keys.
 
 use super::der;
-use htaccel_engine::http::tls::{ClientAuthSpec, KeyPairSpec, TlsSiteSpec};
+use super::sessions::{TimedSessions, TimedTickets};
+use htaccel_engine::http::tls::{KeyPairSpec, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -74,7 +76,10 @@ fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
 }
 
 /// Build the configurations of one server: one per certificate.
-pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
+pub(crate) fn build(
+    spec: &TlsSiteSpec,
+    read: &super::ReadFile<'_>,
+) -> Result<Vec<KeyConfig>, String> {
     if spec.keys.is_empty() {
         return Err("SSLEngine on but no SSLCertificateFile".into());
     }
@@ -98,27 +103,31 @@ pub(crate) fn build(spec: &TlsSiteSpec) -> Result<Vec<KeyConfig>, String> {
         ..ring::default_provider()
     });
     let chain = match &spec.chain {
-        Some(p) => read_certs(p)?,
+        Some(p) => read_certs(p, read)?,
         None => Vec::new(),
     };
     let storage: Arc<dyn rustls::server::StoresServerSessions + Send + Sync> =
         if spec.session_cache > 0 {
-            ServerSessionMemoryCache::new(spec.session_cache)
+            TimedSessions::new(
+                ServerSessionMemoryCache::new(spec.session_cache),
+                spec.session_timeout,
+            )
         } else {
             Arc::new(NoServerSessionStorage {})
         };
-    let ticketer = if spec.session_tickets {
-        Some(ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?)
+    let ticketer: Option<Arc<dyn rustls::server::ProducesTickets>> = if spec.session_tickets {
+        let keys = ring::Ticketer::new().map_err(|e| format!("session tickets: {e}"))?;
+        Some(TimedTickets::new(keys, spec.session_timeout))
     } else {
         None
     };
     let client_verifier = match &spec.client_auth {
-        Some(auth) => Some(client_verifier(auth, &provider)?),
+        Some(auth) => Some(super::client_verify::verifier(auth, &provider, read)?),
         None => None,
     };
     let mut out = Vec::new();
     for pair in &spec.keys {
-        let (key, mut certs) = load_pair(pair, &provider)?;
+        let (key, mut certs) = load_pair(pair, &provider, read)?;
         certs.extend(chain.iter().cloned());
         let cert = der::CertFacts::of(&certs[0]);
         let pem: Arc<str> = htaccel_engine::http::tls::pem(&certs[0]).into();
@@ -174,48 +183,6 @@ impl rustls::server::ResolvesServerCert for Fixed {
     }
 }
 
-/// `SSLVerifyClient optional|require`: client certificates verified
-/// against the CAs of `SSLCACertificateFile` and `SSLCACertificatePath`
-/// (every certificate file in that directory).
-fn client_verifier(
-    auth: &ClientAuthSpec,
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    let mut files = Vec::new();
-    if let Some(f) = &auth.ca_file {
-        files.push(f.clone());
-    }
-    if let Some(dir) = &auth.ca_path {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| format!("SSLCACertificatePath {}: {e}", dir.display()))?;
-        let mut found: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        found.sort();
-        files.extend(found.into_iter().filter(|p| p.is_file()));
-    }
-    for f in &files {
-        let pem = read_file(f, "CA certificate file")?;
-        for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
-            roots
-                .add(cert)
-                .map_err(|e| format!("CA certificate file {}: {e}", f.display()))?;
-        }
-    }
-    if roots.is_empty() {
-        return Err("SSLVerifyClient needs SSLCACertificateFile or SSLCACertificatePath with at least one CA certificate".into());
-    }
-    let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    );
-    let builder = if auth.required {
-        builder
-    } else {
-        builder.allow_unauthenticated()
-    };
-    builder.build().map_err(|e| format!("SSLVerifyClient: {e}"))
-}
-
 /// The schemes a key can sign with.
 fn signable(key: &Arc<dyn rustls::sign::SigningKey>) -> Vec<SignatureScheme> {
     use SignatureScheme::*;
@@ -237,13 +204,16 @@ fn signable(key: &Arc<dyn rustls::sign::SigningKey>) -> Vec<SignatureScheme> {
         .collect()
 }
 
-fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()))
+fn read_file(path: &Path, what: &str, read: &super::ReadFile<'_>) -> Result<Vec<u8>, String> {
+    read(path).map_err(|e| format!("{what} {}: {e}", path.display()))
 }
 
 /// Every certificate of a PEM file, the leaf first.
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = read_file(path, "certificate file")?;
+fn read_certs(
+    path: &Path,
+    read: &super::ReadFile<'_>,
+) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = read_file(path, "certificate file", read)?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("certificate file {}: {e}", path.display()))?;
@@ -265,6 +235,7 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 fn load_pair(
     pair: &KeyPairSpec,
     provider: &CryptoProvider,
+    read: &super::ReadFile<'_>,
 ) -> Result<
     (
         Arc<dyn rustls::sign::SigningKey>,
@@ -272,9 +243,9 @@ fn load_pair(
     ),
     String,
 > {
-    let certs = read_certs(&pair.cert)?;
+    let certs = read_certs(&pair.cert, read)?;
     let key_path = pair.key.as_deref().unwrap_or(&pair.cert);
-    let pem = read_file(key_path, "private key file")?;
+    let pem = read_file(key_path, "private key file", read)?;
     if contains(&pem, b"ENCRYPTED") {
         return Err(format!(
             "private key file {}: the key is encrypted, and htaccel cannot ask for its pass phrase (SSLPassPhraseDialog builtin is not supported): store it decrypted (openssl pkey -in KEY -out KEY.plain), readable by root only",

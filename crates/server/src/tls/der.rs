@@ -82,6 +82,21 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
     })
 }
 
+/// The issuer and subject names of a certificate, as encoded (the
+/// contents of each `Name`), for matching a certificate to its issuer.
+pub(crate) fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (_, certificate, _) = element(cert)?;
+    let (_, tbs, _) = element(certificate)?;
+    let (tag, _, rest) = element(tbs)?;
+    let rest = if tag == 0xa0 { rest } else { tbs };
+    let (_, _serial, rest) = element(rest)?;
+    let (_, _sig_alg, rest) = element(rest)?;
+    let (_, issuer, rest) = element(rest)?;
+    let (_, _validity, rest) = element(rest)?;
+    let (_, subject, _) = element(rest)?;
+    Some((issuer, subject))
+}
+
 /// A `Name` as OpenSSL's `XN_FLAG_RFC2253` prints it: the last RDN first,
 /// joined by `,`, multi-valued RDNs by `+`, short attribute names.
 fn name(mut b: &[u8]) -> Option<String> {

@@ -2,8 +2,10 @@
 //!
 //! Which local addresses speak TLS, and with which certificates and
 //! settings, comes from mod_ssl's configuration ([`TlsPortSpec`], built by
-//! the engine). [`TlsSetup::build`] reads every certificate and key when
-//! the server starts, before privileges are dropped. A connection to a TLS
+//! the engine). [`TlsSetup::build`] reads every certificate and key with
+//! each configuration generation ([`TlsSetup::build_reading`]: through
+//! the binary's privileged broker when the server runs as `User`, since
+//! keys are root's). A connection to a TLS
 //! address goes through `accept` (plain HTTP refused as mod_ssl refuses
 //! it, the ClientHello read, the server chosen by SNI, the handshake
 //! finished within the handshake time limit) and is then served by the
@@ -17,15 +19,21 @@
 
 mod accept;
 mod async_io;
+mod client_verify;
 mod config;
 mod der;
+mod sessions;
 mod stream;
 
-pub(crate) use accept::serve;
+pub(crate) use accept::{handshake_limit, serve};
 
 use htaccel_engine::http::tls::TlsPortSpec;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// How certificate, key and CA files are read.
+pub type ReadFile<'a> = dyn Fn(&Path) -> std::io::Result<Vec<u8>> + 'a;
 
 /// Every TLS address of the server with its servers, ready for handshakes.
 pub struct TlsSetup {
@@ -61,6 +69,13 @@ impl TlsSetup {
     /// Read every certificate and key and build the configurations; an
     /// error names the file (or setting) at fault.
     pub fn build(specs: &[TlsPortSpec]) -> Result<TlsSetup, String> {
+        Self::build_reading(specs, &|p: &Path| std::fs::read(p))
+    }
+
+    /// [`TlsSetup::build`], with every certificate, key and CA file read
+    /// by `read` (the binary's privileged broker hands over files only
+    /// root may read).
+    pub fn build_reading(specs: &[TlsPortSpec], read: &ReadFile<'_>) -> Result<TlsSetup, String> {
         let mut ports = Vec::new();
         for p in specs {
             let mut sites = Vec::new();
@@ -71,12 +86,16 @@ impl TlsSetup {
                 // them: the address's default server's server cipher order
                 // and its refusal of tickets stay in force.
                 let mut s = s.clone();
+                // Sessions are made by the address's first context
+                // (OpenSSL's `session_ctx`), so their timeout is the
+                // default server's too.
                 if let Some(d) = default {
                     s.honor_cipher_order |= d.honor_cipher_order;
                     s.session_tickets &= d.session_tickets;
+                    s.session_timeout = d.session_timeout;
                 }
                 let s = &s;
-                let keys = config::build(s).map_err(|e| {
+                let keys = config::build(s, read).map_err(|e| {
                     let server = s.names.first().map_or("the main server", String::as_str);
                     format!("SSL setup of {server} ({}): {e}", p.addr)
                 })?;
@@ -98,6 +117,37 @@ impl TlsSetup {
         Ok(TlsSetup { ports })
     }
 
+    /// Every file [`TlsSetup::build`] reads for `specs`: certificates,
+    /// keys, chains, CA files and the files of CA directories.
+    pub fn files(specs: &[TlsPortSpec]) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut add = |p: &Path| {
+            if !out.iter().any(|o: &PathBuf| o == p) {
+                out.push(p.to_path_buf());
+            }
+        };
+        for s in specs.iter().flat_map(|p| &p.sites) {
+            for pair in &s.keys {
+                add(&pair.cert);
+                add(pair.key.as_deref().unwrap_or(&pair.cert));
+            }
+            if let Some(c) = &s.chain {
+                add(c);
+            }
+            if let Some(auth) = &s.client_auth {
+                if let Some(f) = &auth.ca_file {
+                    add(f);
+                }
+                if let Some(dir) = &auth.ca_path {
+                    for f in client_verify::ca_path_files(dir).unwrap_or_default() {
+                        add(&f);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Whether no address speaks TLS.
     pub fn is_empty(&self) -> bool {
         self.ports.is_empty()
@@ -117,7 +167,7 @@ impl Port {
         sni.and_then(|name| {
             self.sites.iter().find(|s| {
                 s.names.iter().any(|n| {
-                    htaccel_engine::modules::core::sections::fnmatch(n.as_bytes(), name.as_bytes())
+                    htaccel_conf::fnmatch::strcmp_match(name.as_bytes(), n.as_bytes(), true)
                 })
             })
         })

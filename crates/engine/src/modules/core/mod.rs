@@ -67,9 +67,11 @@ impl FilesMatcher {
     pub fn matches(&self, basename: &[u8]) -> bool {
         match self {
             FilesMatcher::Exact(s) => s.as_bytes() == basename,
-            FilesMatcher::Glob(p) => {
-                crate::modules::core::sections::fnmatch(p.as_bytes(), basename)
-            }
+            FilesMatcher::Glob(p) => htaccel_conf::fnmatch::fnmatch(
+                p.as_bytes(),
+                basename,
+                htaccel_conf::fnmatch::Flags::PATHNAME,
+            ),
             FilesMatcher::Regex(r) => r.is_match(basename),
         }
     }
@@ -283,7 +285,8 @@ fn run_add_default_charset(
     conf.core.add_default_charset = Some(if v.eq_ignore_ascii_case("off") {
         None
     } else if v.eq_ignore_ascii_case("on") {
-        Some("ISO-8859-1".to_string())
+        // Apache's DEFAULT_ADD_DEFAULT_CHARSET_NAME.
+        Some("iso-8859-1".to_string())
     } else {
         Some(v.clone())
     });

@@ -89,93 +89,6 @@ pub fn compile_regex(pattern: &str) -> Result<crate::regex_engine::Regex, String
         .map_err(|_| "Regex could not be compiled".to_string())
 }
 
-/// Shell-style wildcard match where `*`, `?` and `[...]` never match `/`
-/// (Apache's `apr_fnmatch` with `APR_FNM_PATHNAME`).
-pub fn fnmatch(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0usize, 0usize);
-    let (mut star_p, mut star_t) = (usize::MAX, 0usize);
-    while t < text.len() {
-        if p < pattern.len() {
-            match pattern[p] {
-                b'*' => {
-                    star_p = p;
-                    star_t = t;
-                    p += 1;
-                    continue;
-                }
-                b'?' if text[t] != b'/' => {
-                    p += 1;
-                    t += 1;
-                    continue;
-                }
-                b'[' => {
-                    if let Some((matched, next)) = class_match(&pattern[p..], text[t]) {
-                        if matched && text[t] != b'/' {
-                            p += next;
-                            t += 1;
-                            continue;
-                        }
-                    } else if text[t] == b'[' {
-                        p += 1;
-                        t += 1;
-                        continue;
-                    }
-                }
-                b'\\' if p + 1 < pattern.len() && pattern[p + 1] == text[t] => {
-                    p += 2;
-                    t += 1;
-                    continue;
-                }
-                c if c != b'?' && c != b'\\' && c == text[t] => {
-                    p += 1;
-                    t += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        if star_p != usize::MAX && text[star_t] != b'/' {
-            p = star_p + 1;
-            star_t += 1;
-            t = star_t;
-            continue;
-        }
-        return false;
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// Match one byte against a `[...]` class at the start of `pat`; returns
-/// whether it matched and the class length, or `None` if the class is unterminated.
-fn class_match(pat: &[u8], c: u8) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(pat.get(1), Some(b'!') | Some(b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while i < pat.len() {
-        if pat[i] == b']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        let lo = pat[i];
-        if i + 2 < pat.len() && pat[i + 1] == b'-' && pat[i + 2] != b']' {
-            if lo <= c && c <= pat[i + 2] {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            if lo == c {
-                matched = true;
-            }
-            i += 1;
-        }
-    }
-    None
-}
-
 /// Whether a path contains shell wildcards (`apr_fnmatch_test`).
 pub fn has_wildcards(s: &str) -> bool {
     s.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
@@ -670,17 +583,6 @@ pub fn is_read_error(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnmatch_never_crosses_slash() {
-        assert!(fnmatch(b"*.txt", b"a.txt"));
-        assert!(!fnmatch(b"*.txt", b"a/b.txt"));
-        assert!(fnmatch(b"/srv/w*/", b"/srv/www/"));
-        assert!(!fnmatch(b"/srv/w*/", b"/srv/www/x/"));
-        assert!(fnmatch(b"[a-c]?", b"bz"));
-        assert!(!fnmatch(b"[!a-c]?", b"bz"));
-        assert!(fnmatch(b"*", b""));
-    }
 
     #[test]
     fn if_version_compares() {

@@ -134,6 +134,13 @@ fn number<T: std::str::FromStr>(inv: &Invocation<'_>) -> Result<T, String> {
         .map_err(|_| format!("{} argument is not parsable.", inv.name))
 }
 
+/// Whether `d` is accepted with no effect in htaccel (`htaccel check`
+/// reports where a configuration uses one).
+pub fn is_without_effect(d: &crate::registry::Directive) -> bool {
+    let without: crate::registry::RunFn = ignored;
+    d.run as usize == without as usize
+}
+
 /// Apache's accepted-and-ignored directives (process tuning and runtime files).
 fn ignored(_w: &mut Walker<'_>, _inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     Ok(())

@@ -6,10 +6,13 @@
 //! variables (`ap_add_cgi_vars`: `REQUEST_URI` as sent, `SCRIPT_NAME`,
 //! `PATH_INFO`, `PATH_TRANSLATED`).
 //!
+//! mod_cgi's scripts get the same variables ([`build_cgi`]).
+//!
 //! Deliberate details, all Apache's: `Authorization` and
-//! `Proxy-Authorization` are never exported (scripts must not see
-//! passwords; applications get them through `SetEnvIf … HTTP_AUTHORIZATION`
-//! or `[E=HTTP_AUTHORIZATION:…]`), nor is `Proxy` (httpoxy); a header whose
+//! `Proxy-Authorization` are not exported unless `CGIPassAuth On` says so
+//! (scripts must not see passwords; applications get them through
+//! `SetEnvIf … HTTP_AUTHORIZATION` or `[E=HTTP_AUTHORIZATION:…]`), nor is
+//! `Proxy` (httpoxy); a header whose
 //! name has a character other than letters, digits and `-` is skipped;
 //! `PATH` is the server's own.
 
@@ -76,6 +79,25 @@ fn original_uri(request_line: &str) -> &str {
 /// (`r->prev`: its URI and query), for `REDIRECT_URL` and
 /// `REDIRECT_QUERY_STRING`.
 pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(String, Vec<u8>)> {
+    let mut e = common(ctx, script_filename, prev);
+    // php_value/php_flag recorded for PHP-FPM (`htaccel serve --php`).
+    if let Some(v) = ctx.conf.php.php_value() {
+        e.set("PHP_VALUE", v);
+    }
+    if let Some(v) = ctx.conf.php.php_admin_value() {
+        e.set("PHP_ADMIN_VALUE", v);
+    }
+    e.vars
+}
+
+/// The environment of a CGI script run by mod_cgi: the same variables,
+/// the script's own file as `SCRIPT_FILENAME`.
+pub fn build_cgi(ctx: &Ctx<'_>, prev: Option<&Prev>) -> Vec<(String, Vec<u8>)> {
+    common(ctx, &ctx.filename, prev).vars
+}
+
+/// `ap_add_common_vars` and `ap_add_cgi_vars` over the request's `env`.
+fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     let mut e = Env::default();
     for (n, v) in ctx.env.iter() {
         // Values built from the path (`[E=CAP:$1]`) are in its text form.
@@ -86,10 +108,16 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             e.set("CONTENT_TYPE", value.to_vec());
         } else if name.eq_ignore_ascii_case("Content-Length") {
             e.set("CONTENT_LENGTH", value.to_vec());
-        } else if name.eq_ignore_ascii_case("Proxy")
-            || name.eq_ignore_ascii_case("Authorization")
+        } else if name.eq_ignore_ascii_case("Proxy") {
+        } else if name.eq_ignore_ascii_case("Authorization")
             || name.eq_ignore_ascii_case("Proxy-Authorization")
         {
+            // `CGIPassAuth On` lets the script see them.
+            if ctx.conf.cgi.pass_auth == Some(true) {
+                if let Some(var) = http2env(name) {
+                    e.set(&var, value.to_vec());
+                }
+            }
         } else if let Some(var) = http2env(name) {
             e.set(&var, value.to_vec());
         }
@@ -142,7 +170,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             .unwrap_or("[no address given]"),
     );
     e.set_path("SCRIPT_FILENAME", script_filename);
-    e.set("REMOTE_PORT", req.remote().port().to_string());
+    e.set("REMOTE_PORT", ctx.useragent_port().to_string());
     if let Some(prev) = prev {
         e.set_path("REDIRECT_URL", &prev.uri);
         if let Some(q) = &prev.args {
@@ -154,7 +182,13 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
     e.set("SERVER_PROTOCOL", req.version.as_str());
     e.set("REQUEST_METHOD", &*ctx.method);
     e.set_path("QUERY_STRING", ctx.args.as_deref().unwrap_or(""));
-    e.set("REQUEST_URI", original_uri(&req.request_line));
+    // `CGIVar REQUEST_URI current-uri`: the path after internal
+    // redirects, decoded, without the query.
+    if ctx.conf.cgi.request_uri_current == Some(true) {
+        e.set_path("REQUEST_URI", &ctx.uri);
+    } else {
+        e.set("REQUEST_URI", original_uri(&req.request_line));
+    }
     if ctx.path_info.is_empty() {
         e.set_path("SCRIPT_NAME", &ctx.uri);
     } else {
@@ -177,14 +211,7 @@ pub fn build(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Vec<(
             );
         }
     }
-    // php_value/php_flag recorded for PHP-FPM (`htaccel serve --php`).
-    if let Some(v) = ctx.conf.php.php_value() {
-        e.set("PHP_VALUE", v);
-    }
-    if let Some(v) = ctx.conf.php.php_admin_value() {
-        e.set("PHP_ADMIN_VALUE", v);
-    }
-    e.vars
+    e
 }
 
 #[cfg(test)]

@@ -532,6 +532,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
                     response: resp,
                     pass_body: false,
                     collect: None,
+                    then: None,
                 };
             }
         }

@@ -28,11 +28,23 @@ pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
         response: resp,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
-/// The response for a backend's header block.
-pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
+/// A header block sorted into Apache's tables.
+struct Sorted {
+    status: Option<u16>,
+    status_text: Option<String>,
+    normal: Vec<(String, String)>,
+    content_type: Option<String>,
+}
+
+/// Sort the block's fields: the script's own `Status` and `Content-Type`,
+/// the normal table (`Location`, `ETag`, …), and the rest merged into the
+/// "always" table on `ctx`. A line that is no field is a 500, with
+/// Apache's error-log line.
+fn sort_fields(ctx: &mut Ctx<'_>, head: &BackendHead) -> Result<Sorted, u16> {
     let mut status: Option<u16> = None;
     let mut normal: Vec<(String, String)> = Vec::new();
     let mut merge: Vec<(String, String)> = Vec::new();
@@ -49,7 +61,7 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
                     basename(&ctx.filename)
                 ),
             ));
-            return error(ctx, 500);
+            return Err(500);
         };
         let value = value.trim_start_matches([' ', '\t']);
         let lower = name.to_ascii_lowercase();
@@ -76,17 +88,6 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             _ => merge.push((name.to_string(), value.to_string())),
         }
     }
-    let status_from_script = status;
-    let status = match status {
-        Some(s) if (100..600).contains(&s) => s,
-        Some(_) => {
-            ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
-            return error(ctx, 500);
-        }
-        // Without one, the status the request has: an error document's
-        // is the error's (and no conditional check applies to it).
-        None => ctx.prev_status.unwrap_or(200),
-    };
     // Overlap (merge) onto the "always" table, cookies last.
     for (n, v) in merge {
         match ctx
@@ -113,6 +114,55 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         ctx.err_headers_out.extend(old);
         ctx.err_headers_out.extend(cookies);
     }
+    Ok(Sorted {
+        status,
+        status_text,
+        normal,
+        content_type,
+    })
+}
+
+/// Only the "always" table's share of a header block (for an answer that
+/// replaces the script's, such as mod_cgi's redirects); a malformed block
+/// gives the error answer instead.
+pub fn keep_fields<'a>(
+    ctx: &mut Ctx<'a>,
+    head: &BackendHead,
+) -> Result<(), Box<BackendAnswer<'a>>> {
+    sort_fields(ctx, head).map(|_| ()).map_err(|status| {
+        let mut resp = crate::errors::error_response(ctx, status);
+        crate::filters::output(ctx, &mut resp, true);
+        Box::new(BackendAnswer {
+            response: resp,
+            pass_body: false,
+            collect: None,
+            then: None,
+        })
+    })
+}
+
+/// The response for a backend's header block.
+pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
+    let Sorted {
+        status,
+        status_text,
+        normal,
+        content_type,
+    } = match sort_fields(&mut ctx, &head) {
+        Ok(s) => s,
+        Err(status) => return error(ctx, status),
+    };
+    let status_from_script = status;
+    let status = match status {
+        Some(s) if (100..600).contains(&s) => s,
+        Some(_) => {
+            ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
+            return error(ctx, 500);
+        }
+        // Without one, the status the request has: an error document's
+        // is the error's (and no conditional check applies to it).
+        None => ctx.prev_status.unwrap_or(200),
+    };
     let mut resp = Response::new(status);
     resp.headers = normal.into_iter().map(|(n, v)| (n.into(), v)).collect();
     // The script's own status text is kept (Apache's r->status_line).
@@ -193,6 +243,7 @@ pub fn stream<'a>(
         response: resp,
         pass_body,
         collect: None,
+        then: None,
     }
 }
 
@@ -223,6 +274,7 @@ pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAns
             }
             resp
         })),
+        then: None,
     }
 }
 
@@ -241,6 +293,7 @@ fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {
         response: resp,
         pass_body: false,
         collect: None,
+        then: None,
     }
 }
 
@@ -250,7 +303,7 @@ fn set(table: &mut Vec<(String, String)>, name: &str, value: &str) {
 }
 
 /// C's `atoi`: leading blanks, optional sign, digits; 0 when none.
-fn atoi(s: &str) -> u16 {
+pub(crate) fn atoi(s: &str) -> u16 {
     let s = s.trim_start();
     let digits: String = s.chars().take_while(char::is_ascii_digit).take(5).collect();
     digits

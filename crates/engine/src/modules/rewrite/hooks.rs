@@ -697,7 +697,7 @@ pub fn redirect_next<'a>(
     new.env.set("REDIRECT_STATUS", status.to_string());
     new.prev_status = ctx.prev_status;
     new.headers_in = ctx.headers_in.clone();
-    new.set_useragent_ip(ctx.useragent_ip_unrecorded());
+    new.set_useragent(ctx.useragent_unrecorded());
     new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
     new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
@@ -709,6 +709,7 @@ pub fn redirect_next<'a>(
     }
     new.rewrite = ctx.rewrite.for_redirect();
     new.set_request_time(ctx.request_time_unrecorded());
+    new.vlist_validator = ctx.vlist_validator.clone();
     if super::trace::enabled() {
         super::trace::line(format!(
             "internal redirect {} -> {}{}",

@@ -118,7 +118,7 @@ pub(super) fn sub_request<'a>(ctx: &Ctx<'a>, target: &str) -> (Ctx<'a>, Result<(
     let uri = crate::walk::clean_path(&uri);
     let mut sub = Ctx::new(ctx.engine, ctx.site, ctx.req, uri, query);
     sub.is_subreq = true;
-    sub.set_useragent_ip(ctx.useragent_ip_unrecorded());
+    sub.set_useragent(ctx.useragent_unrecorded());
     sub.rewrite.main_uri = Some(ctx.uri.clone());
     if ctx.redirects >= ctx.site.limit_internal_recursion {
         ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
@@ -188,7 +188,7 @@ impl Host for HostCtx<'_, '_> {
             Fact::ServerAddr => Some(ctx.req.local.ip().to_string()),
             Fact::RemoteAddr | Fact::RemoteHost => Some(ctx.useragent_ip().to_string()),
             Fact::ConnRemoteAddr => Some(ctx.req.remote_ip().to_string()),
-            Fact::RemotePort => Some(ctx.req.remote().port().to_string()),
+            Fact::RemotePort => Some(ctx.useragent_port().to_string()),
             Fact::RemoteUser => ctx.user.clone(),
             Fact::AuthType => ctx.auth_type.clone(),
             Fact::RemoteIdent => None,

@@ -14,9 +14,13 @@
 //! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
 //! implemented, `optional_no_ca`, revocation lists, OCSP stapling and
 //! HTTPS to proxied servers (`SSLProxyEngine on`). Client certificates
-//! are asked for in the handshake (`SSLVerifyClient` per server).
+//! are asked for in the handshake (`SSLVerifyClient` per server), their
+//! chain bounded by the server's `SSLVerifyDepth`; a directory's
+//! `SSLVerifyDepth` acts at request time as mod_ssl's does for a client
+//! that cannot be asked again ([`check_access`]).
 
 pub mod ciphers;
+pub mod opened_elsewhere;
 pub mod ports;
 pub mod protocol;
 pub mod vars;
@@ -49,7 +53,8 @@ pub struct SslServer {
     pub suites13: Option<Vec<&'static str>>,
     pub honor_cipher_order: Option<bool>,
     pub session_tickets: Option<bool>,
-    pub session_cache_timeout: Option<u64>,
+    /// `SSLSessionCacheTimeout`: how long a session can be resumed.
+    pub session_cache_timeout: Option<u32>,
     pub strict_sni: Option<bool>,
     /// `SSLSessionCache` (a global setting in Apache): sessions kept by ID.
     pub session_cache: Option<bool>,
@@ -59,7 +64,39 @@ pub struct SslServer {
     /// certificate is verified against.
     pub ca_file: Option<PathBuf>,
     pub ca_path: Option<PathBuf>,
+    /// `SSLVerifyDepth` at the server level.
     pub verify_depth: Option<u32>,
+}
+
+/// `SSLSessionCacheTimeout` where none is set (`SSL_SESSION_CACHE_TIMEOUT`).
+pub const DEFAULT_SESSION_CACHE_TIMEOUT: u32 = 300;
+
+/// `SSLVerifyDepth` where none is set (`ssl_init_ctx_verify`).
+pub const DEFAULT_VERIFY_DEPTH: u32 = 1;
+
+/// A number as C's `atoi` reads it (leading blanks and a sign, then
+/// digits; `abc` is 0), as mod_ssl reads its counts; `None` below 0.
+fn atoi(arg: &str) -> Option<u32> {
+    let t = arg.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let value = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0u32, |v, d| {
+            v.saturating_mul(10)
+                .saturating_add(u32::from(d - b'0'))
+                .min(i32::MAX as u32)
+        });
+    (!negative || value == 0).then_some(value)
+}
+
+/// `ssl_cmd_verify_depth_parse`.
+pub fn parse_verify_depth(name: &str, arg: &str) -> Result<u32, String> {
+    atoi(arg).ok_or_else(|| format!("{name}: Invalid argument '{arg}'"))
 }
 
 /// `SSLVerifyClient` (`optional_no_ca` is refused).
@@ -122,6 +159,8 @@ pub struct SslDir {
     /// The options were set absolutely (no `+`/`-`) in this context.
     absolute: bool,
     require_ssl: Option<bool>,
+    /// `SSLVerifyDepth` in a directory context (`nVerifyDepth`).
+    verify_depth: Option<u32>,
 }
 
 impl SslDir {
@@ -140,6 +179,7 @@ impl SslDir {
             del,
             absolute: new.absolute,
             require_ssl: new.require_ssl.or(base.require_ssl),
+            verify_depth: new.verify_depth.or(base.verify_depth),
         }
     }
 
@@ -156,7 +196,7 @@ fn server_path(w: &Walker<'_>, arg: &str) -> PathBuf {
 /// configuration is read (`ssl_cmd_check_file`).
 fn check_file(w: &Walker<'_>, inv: &Invocation<'_>) -> Result<PathBuf, String> {
     let path = server_path(w, &inv.words[0]);
-    match std::fs::metadata(&path) {
+    match opened_elsewhere::metadata(&path) {
         Ok(m) if m.is_file() && m.len() > 0 => Ok(path),
         _ => Err(format!(
             "{}: file '{}' does not exist or is empty",
@@ -304,11 +344,8 @@ fn run_session_timeout(
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    let secs: i64 = inv.words[0].parse().unwrap_or(-1);
-    if secs < 0 {
-        return Err("SSLSessionCacheTimeout: Invalid argument".into());
-    }
-    w.server()?.ssl.session_cache_timeout = Some(secs as u64);
+    let secs = atoi(&inv.words[0]).ok_or("SSLSessionCacheTimeout: Invalid argument")?;
+    w.server()?.ssl.session_cache_timeout = Some(secs);
     Ok(())
 }
 
@@ -385,9 +422,25 @@ fn run_verify_client(
     Ok(())
 }
 
-/// `SSLCACertificateFile`/`Path` and `SSLVerifyDepth` for client
-/// certificates (server level; per directory they would need a
-/// renegotiation).
+/// `SSLVerifyDepth`: for the server, the bound on the client's chain in
+/// the handshake; in a directory, what `check_access` compares with the
+/// depth the connection's certificate was verified under.
+fn run_verify_depth(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    let depth = parse_verify_depth(inv.name, &inv.words[0])?;
+    if in_directory(w) {
+        c.ssl.verify_depth = Some(depth);
+    } else {
+        w.server()?.ssl.verify_depth = Some(depth);
+    }
+    Ok(())
+}
+
+/// `SSLCACertificateFile`/`Path` for client certificates (server level;
+/// per directory they would need a renegotiation).
 fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     if in_directory(w) {
         return Err(format!(
@@ -396,17 +449,10 @@ fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
         ));
     }
     let name = inv.name.to_ascii_lowercase();
-    if name == "sslverifydepth" {
-        let depth: u32 = inv.words[0]
-            .parse()
-            .map_err(|_| format!("{}: Invalid argument", inv.name))?;
-        w.server()?.ssl.verify_depth = Some(depth);
-        return Ok(());
-    }
     let path = server_path(w, &inv.words[0]);
     let ssl = &mut w.server()?.ssl;
     if name == "sslcacertificatefile" {
-        if !path.is_file() {
+        if !opened_elsewhere::metadata(&path).is_ok_and(|m| m.is_file()) {
             return Err(format!(
                 "{}: file '{}' does not exist or is empty",
                 inv.name,
@@ -500,10 +546,14 @@ pub fn fixup(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// `ssl_hook_Access` for `SSLRequireSSL`: a request over plain HTTP is
-/// forbidden, with mod_ssl's error-log line.
+/// `ssl_hook_Access`: over plain HTTP, `SSLRequireSSL` (a 403 with
+/// mod_ssl's error-log line); over TLS, the client verification the
+/// request asks for beyond the handshake's ([`post_handshake_verification`]).
 pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
-    if ctx.conf.ssl.require_ssl != Some(true) || ctx.req.secure {
+    if ctx.req.secure {
+        return post_handshake_verification(ctx);
+    }
+    if ctx.conf.ssl.require_ssl != Some(true) {
         return Ok(());
     }
     if ctx.reason.is_none() && !ctx.is_subreq {
@@ -517,6 +567,73 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             format!("AH02219: access to {what} failed, reason: SSL connection required"),
         ));
     }
+    Err(403)
+}
+
+/// The verification a request's server asks for (`SSL_VERIFY_*` bits as
+/// mod_ssl sets them: optional asks, require also fails without one).
+fn verify_bits(mode: Option<VerifyClient>) -> u8 {
+    match mode {
+        Some(VerifyClient::Require) => 3,
+        Some(VerifyClient::Optional) => 1,
+        _ => 0,
+    }
+}
+
+/// `ssl_hook_Access_modern` (TLS 1.3): when the request's server verifies
+/// client certificates more strictly than the handshake did, or its
+/// `SSLVerifyDepth` (the directory's, else the server's) is lower than the
+/// depth the connection was last verified under (the handshake server's
+/// until a request sets it), mod_ssl asks the client for its certificate
+/// again by post-handshake authentication. rustls cannot ask; the answer is
+/// the one Apache gives a client that did not offer it (browsers and curl
+/// do not): 403, with its reason. mod_ssl remembers the new depth for the
+/// connection's later requests either way.
+///
+/// Over TLS 1.2 (`ssl_hook_Access_classic`) mod_ssl only renegotiates
+/// when the verification mode changes, which a per-directory depth does
+/// not change: nothing to do.
+fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    // The configuration alone decides whether the session is read, so the
+    // answers of servers without client verification stay reusable.
+    let needed = verify_bits(ctx.site.ssl.verify_client);
+    if needed == 0 {
+        return Ok(());
+    }
+    let Some(tls) = ctx.req.tls_info() else {
+        return Ok(());
+    };
+    if tls.protocol != "TLSv1.3" {
+        return Ok(());
+    }
+    let handshake = match tls.handshake_site {
+        Some(i) => &ctx.engine.vhosts[i].ssl,
+        None => &ctx.engine.main.ssl,
+    };
+    let in_place = verify_bits(handshake.verify_client);
+    let stricter = in_place == 0 || needed & !in_place != 0;
+    let ask_again = stricter || {
+        let server_depth = |s: &SslServer| s.verify_depth.unwrap_or(DEFAULT_VERIFY_DEPTH);
+        let verified_under = tls
+            .verify_depth
+            .get()
+            .unwrap_or_else(|| server_depth(handshake));
+        let wanted = ctx
+            .conf
+            .ssl
+            .verify_depth
+            .unwrap_or_else(|| server_depth(&ctx.site.ssl));
+        tls.verify_depth.set(wanted);
+        wanted < verified_under
+    };
+    if !ask_again {
+        return Ok(());
+    }
+    ctx.reason = Some((
+        "error".into(),
+        "AH10158: cannot perform post-handshake authentication".into(),
+    ));
+    ctx.error_note = Some("Reason: Cannot perform Post-Handshake Authentication.<br />".into());
     Err(403)
 }
 
@@ -542,7 +659,7 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLOptions", args: Args::Argv, req_override: OR_OPTIONS | ACCESS_CONF | RSRC_CONF, about: "Set one or more options to configure the SSL engine('[+-]option[=value] ...' - see manual)", run: run_options },
     Directive { name: "SSLRequireSSL", args: Args::NoArgs, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Require the SSL protocol for the per-directory context (no arguments)", run: run_require_ssl },
     Directive { name: "SSLVerifyClient", args: Args::Take1, req_override: ALL, about: "SSL Client verify type ('none', 'optional', 'require', 'optional_no_ca')", run: run_verify_client },
-    Directive { name: "SSLVerifyDepth", args: Args::Take1, req_override: ALL, about: "SSL Client verify depth ('N' - number of intermediate certificates)", run: run_client_ca },
+    Directive { name: "SSLVerifyDepth", args: Args::Take1, req_override: ALL, about: "SSL Client verify depth ('N' - number of intermediate certificates)", run: run_verify_depth },
     Directive { name: "SSLCACertificateFile", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate file ('/path/to/file' - PEM encoded)", run: run_client_ca },
     Directive { name: "SSLCACertificatePath", args: Args::Take1, req_override: ALL, about: "SSL CA Certificate path ('/path/to/dir' - contains PEM encoded files)", run: run_client_ca },
     Directive { name: "SSLCARevocationFile", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) file ('/path/to/file' - PEM encoded)", run: refuse },
@@ -609,6 +726,24 @@ mod tests {
         let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
         run_options(&mut w, &inv, &mut c).unwrap();
         c.ssl
+    }
+
+    #[test]
+    fn verify_depth_is_read_as_atoi_reads_it() {
+        let parse = |arg| parse_verify_depth("SSLVerifyDepth", arg);
+        assert_eq!(parse("2"), Ok(2));
+        assert_eq!(parse("abc"), Ok(0));
+        assert_eq!(parse("3x"), Ok(3));
+        assert_eq!(parse(" +4"), Ok(4));
+        assert_eq!(parse("-0"), Ok(0));
+        assert_eq!(
+            parse("-1"),
+            Err("SSLVerifyDepth: Invalid argument '-1'".to_string())
+        );
+        // SSLSessionCacheTimeout reads its seconds the same way.
+        assert_eq!(atoi("300s"), Some(300));
+        assert_eq!(atoi("-5"), None);
+        assert_eq!(atoi("99999999999"), Some(i32::MAX as u32));
     }
 
     #[test]

@@ -82,6 +82,9 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
             .unwrap_or_else(super::ciphers::tls13_default),
         honor_cipher_order: ssl.honor_cipher_order.unwrap_or(false),
         session_tickets: ssl.session_tickets.unwrap_or(true),
+        session_timeout: ssl
+            .session_cache_timeout
+            .unwrap_or(super::DEFAULT_SESSION_CACHE_TIMEOUT),
         session_cache: if ssl.session_cache == Some(true) {
             SESSION_CACHE_ENTRIES
         } else {
@@ -92,6 +95,7 @@ fn site_spec(site: &Site, index: Option<usize>) -> TlsSiteSpec {
                 required: mode == VerifyClient::Require,
                 ca_file: ssl.ca_file.clone(),
                 ca_path: ssl.ca_path.clone(),
+                depth: ssl.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH),
             }),
             _ => None,
         },
@@ -161,7 +165,8 @@ fn compatible(a: &SslServer, b: &SslServer) -> bool {
         && a.key_files == b.key_files
         && a.verify_client.unwrap_or(VerifyClient::None)
             == b.verify_client.unwrap_or(VerifyClient::None)
-        && a.verify_depth == b.verify_depth
+        && a.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH)
+            == b.verify_depth.unwrap_or(super::DEFAULT_VERIFY_DEPTH)
         && a.ca_file == b.ca_file
         && a.ca_path == b.ca_path
 }

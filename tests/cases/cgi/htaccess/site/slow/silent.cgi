@@ -1,0 +1,5 @@
+#!/bin/sh
+sleep 5
+echo "Content-Type: text/plain"
+echo
+echo "too late"

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "this is not a header"
+echo

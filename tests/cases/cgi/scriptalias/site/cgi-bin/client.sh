@@ -1,0 +1,4 @@
+#!/bin/sh
+echo "Location: http://example.com/elsewhere"
+echo
+echo "ignored"

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "dying" >&2
+exit 3

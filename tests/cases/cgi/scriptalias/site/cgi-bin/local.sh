@@ -1,0 +1,4 @@
+#!/bin/sh
+echo "Location: /target.txt"
+echo
+echo "ignored"

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "Location: /nowhere.txt"
+echo
