@@ -224,11 +224,7 @@ fn h2_path(target: &[u8]) -> Result<String, String> {
             .into());
     }
     if !target.starts_with('/') {
-        return Err(
-            "a target not in origin-form (absolute-form, authority-form, \
-                    `*` with another method than OPTIONS)"
-                .into(),
-        );
+        return Err("a target not in origin-form (absolute- or authority-form)".into());
     }
     // The `http` crate, through which `h2` takes the target, accepts a
     // :path only in URI syntax (no `#`, `<`, spaces, control bytes...).
