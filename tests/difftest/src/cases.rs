@@ -21,6 +21,10 @@ pub struct Case {
     /// Why the case is not run by default (a `PENDING` file: behaviour that
     /// a later milestone implements).
     pub pending: Option<String>,
+    /// Why the case is not run over HTTP/2 (`--http2`): an `HTTP1-ONLY`
+    /// file, one line, for a case whose every request is about HTTP/1.x
+    /// itself or whose oracle cannot speak HTTP/2.
+    pub http1_only: Option<String>,
     /// What the case needs besides the two servers (a `needs` file, one
     /// word a line): `php-fpm` starts a private PHP-FPM pool whose socket
     /// `server.conf` names as `@PHP_FPM@`; `upstream` starts
@@ -102,6 +106,8 @@ fn load(root: &Path, dir: &Path) -> Case {
             })
             .unwrap_or_default(),
         pending: read("PENDING").map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
+        http1_only: read("HTTP1-ONLY")
+            .map(|r| r.lines().next().unwrap_or_default().trim().to_string()),
         dir: dir.to_path_buf(),
         name,
         requests,

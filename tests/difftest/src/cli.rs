@@ -31,6 +31,12 @@ contains one of them.
                         compared with Apache, each answer compared with
                         Apache's one (answers htaccel keeps are then served
                         from memory: crates/engine/src/answer_memo.rs)
+  --http2               speak HTTP/2 to both servers (also DIFFTEST_PROTOCOL=h2):
+                        mod_http2 and `Protocols h2 h2c http/1.1` are added to
+                        every case's configuration, each request goes as
+                        HTTP/2 (h2c with prior knowledge on the plain port,
+                        h2 by ALPN over TLS); requests HTTP/2 cannot express
+                        are counted per case and not sent
   --keep                keep the temporary trees of the cases
   --list                list the cases and exit
   -h, --help            this text
@@ -57,6 +63,8 @@ pub struct Options {
     pub summary_json: Option<PathBuf>,
     pub list: bool,
     pub help: bool,
+    /// `--http2` or `DIFFTEST_PROTOCOL`.
+    pub protocol: crate::protocol::Protocol,
 }
 
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -76,6 +84,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
         summary_json: None,
         list: false,
         help: false,
+        protocol: crate::protocol::Protocol::from_env()?,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -104,6 +113,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--compat-report" => o.compat_report = Some(value()?.into()),
             "--summary-json" => o.summary_json = Some(value()?.into()),
             "--list" => o.list = true,
+            "--http2" => o.protocol = crate::protocol::Protocol::Http2,
             "-h" | "--help" => o.help = true,
             f if f.starts_with('-') => return Err(format!("unknown option {f}")),
             _ => o.filters.push(arg),

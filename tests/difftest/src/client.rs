@@ -29,6 +29,9 @@ pub enum End {
     Open,
     /// The client could not connect.
     NoConnection(String),
+    /// HTTP/2 (`--http2`): every stream answered (the client then closes),
+    /// or the stream or connection error that ended the exchange.
+    Http2(String),
 }
 
 impl End {
@@ -38,6 +41,7 @@ impl End {
             End::Reset => "connection reset by the server".into(),
             End::Open => "connection left open (client timed out)".into(),
             End::NoConnection(e) => format!("could not connect: {e}"),
+            End::Http2(e) => format!("HTTP/2: {e}"),
         }
     }
 }

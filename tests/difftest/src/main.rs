@@ -13,10 +13,13 @@ mod compare;
 mod compat;
 mod flask;
 mod fpm;
+mod h2client;
+mod h2request;
 mod httpdate;
 mod jsonmask;
 mod locate;
 mod procs;
+mod protocol;
 mod report;
 mod requests;
 mod response;
@@ -93,6 +96,12 @@ fn run(opts: cli::Options) -> Result<bool, String> {
     let (pending, cases): (Vec<_>, Vec<_>) = cases
         .into_iter()
         .partition(|c| c.pending.is_some() && !opts.pending);
+    let (other_protocol, mut cases): (Vec<_>, Vec<_>) = cases
+        .into_iter()
+        .partition(|c| opts.protocol.excludes(c).is_some());
+    for c in &mut cases {
+        opts.protocol.configure(c);
+    }
     // The compatibility table lists pending cases too, with their reason.
     let report_cases = || pending.iter().chain(cases.iter());
     if cases.is_empty() {
@@ -132,6 +141,7 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         keep: opts.keep,
         apache_only: opts.apache_only,
         repeat: opts.repeat,
+        protocol: opts.protocol,
     };
     let against = match &other {
         _ if opts.apache_only => "nothing (--apache-only)".to_string(),
@@ -139,9 +149,10 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         Other::Htaccel(p) => p.display().to_string(),
     };
     println!(
-        "difftest: {} cases, {} at a time; oracle config {}; Apache vs {against}",
+        "difftest: {} cases, {} at a time, over {}; oracle config {}; Apache vs {against}",
         cases.len(),
         opts.jobs,
+        opts.protocol.name(),
         oracle_path.display()
     );
     let done = AtomicBool::new(false);
@@ -158,7 +169,7 @@ fn run(opts: cli::Options) -> Result<bool, String> {
     }
     if !opts.apache_only {
         for r in results.iter().filter(|r| !r.passed()) {
-            println!("\n{}", report::failure(r));
+            println!("\n{}", report::failure(r, opts.protocol));
         }
         println!("logs of each case: {}", settings.out_root.display());
     }
@@ -166,6 +177,13 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         println!("\nnot run (PENDING; --pending runs them):");
         for c in &pending {
             println!("  {}: {}", c.name, c.pending.as_deref().unwrap_or(""));
+        }
+    }
+    if !other_protocol.is_empty() {
+        println!("\nnot run over {} (HTTP1-ONLY):", opts.protocol.name());
+        for c in &other_protocol {
+            let why = opts.protocol.excludes(c).unwrap_or("");
+            println!("  {}: {why}", c.name);
         }
     }
     if opts.apache_only {
@@ -176,7 +194,9 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         );
         return Ok(broken == 0);
     }
-    if let Some(path) = &opts.compat_report {
+    if let (Some(_), protocol::Protocol::Http2) = (&opts.compat_report, opts.protocol) {
+        println!("compatibility table not written: it records the HTTP/1.1 run");
+    } else if let Some(path) = &opts.compat_report {
         let mut all: Vec<&cases::Case> = report_cases()
             .filter(|c| c.name.starts_with(compat::GROUP))
             .collect();
@@ -194,7 +214,7 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         summary::write(&path, &results, opts.repeat)?;
         println!("summary written to {}", path.display());
     }
-    print!("\n{}", report::summary(&results));
+    print!("\n{}", report::summary(&results, opts.protocol));
     let _ = std::io::stdout().flush();
     Ok(results.iter().all(CaseResult::passed))
 }
@@ -212,7 +232,7 @@ fn run_all(cases: &[cases::Case], s: &Settings, jobs: usize) -> Vec<CaseResult> 
                 let r = catch_unwind(AssertUnwindSafe(|| run_case(case, s))).unwrap_or_else(|_| {
                     CaseResult::failed(case, "the harness panicked on this case".into())
                 });
-                progress(&r, s.apache_only);
+                progress(&r, s);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
@@ -225,14 +245,15 @@ fn run_all(cases: &[cases::Case], s: &Settings, jobs: usize) -> Vec<CaseResult> 
         .collect()
 }
 
-fn progress(r: &CaseResult, apache_only: bool) {
+fn progress(r: &CaseResult, s: &Settings) {
     let mut out = std::io::stdout().lock();
-    if apache_only {
+    if s.apache_only {
         let _ = writeln!(out, "\n######## {}", r.name);
         if let Some(readme) = &r.readme {
             let _ = writeln!(out, "# {readme}");
         }
         let _ = write!(out, "{}", r.transcript);
+        let _ = write!(out, "{}", report::skipped(r, s.protocol));
         if let Some(e) = &r.error {
             let _ = writeln!(out, "error: {e}");
         }
@@ -246,13 +267,18 @@ fn progress(r: &CaseResult, apache_only: bool) {
         (None, 0) => "ok".to_string(),
         (None, n) => format!("FAIL ({n} of {} differ)", r.requests),
     };
+    let skipped = match r.skipped.len() {
+        0 => String::new(),
+        n => format!(", {n} not expressible in {}", s.protocol.name()),
+    };
     let _ = writeln!(
         out,
-        "{verdict:<6} {} ({} requests, {:.1}s)",
+        "{verdict:<6} {} ({} requests{skipped}, {:.1}s)",
         r.name,
         r.requests,
         r.elapsed.as_secs_f64()
     );
+    let _ = write!(out, "{}", report::skipped(r, s.protocol));
 }
 
 /// Stops the whole run when the time limit is reached.

@@ -2,9 +2,11 @@
 //! the per-case table, and the closing `N passed, M failed` line.
 
 use crate::client::Exchange;
+use crate::protocol::Protocol;
 use crate::requests::Request;
 use crate::response::Response;
 use crate::runner::CaseResult;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Bytes of a body shown before cutting it short.
@@ -95,19 +97,44 @@ pub fn show_exchange(e: &Exchange) -> String {
     out
 }
 
+/// The request as the case writes it and, over HTTP/2, as it was sent
+/// (pseudo-header fields, fields, body), each line after `prefix`.
+fn show_request(req: &Request, protocol: Protocol, prefix: &str) -> String {
+    let mut out = indent(&show_bytes(&req.bytes(), REQUEST_SHOWN), prefix);
+    if protocol == Protocol::Http2 {
+        if let Ok(streams) = crate::h2request::translate(req) {
+            for s in streams {
+                let _ = writeln!(out, "{prefix}[sent as HTTP/2]");
+                let mut text = format!(
+                    ":method: {}\n:path: {}\n:authority: {}\n",
+                    s.method, s.path, s.authority
+                );
+                for (n, v) in &s.headers {
+                    let _ = writeln!(text, "{n}: {}", show_body(v, REQUEST_SHOWN));
+                }
+                if !s.body.is_empty() {
+                    let _ = writeln!(text, "\n{}", show_body(&s.body, REQUEST_SHOWN));
+                }
+                out.push_str(&indent(&text, prefix));
+            }
+        }
+    }
+    out
+}
+
 /// `--apache-only`: one request and Apache's answer.
-pub fn transcript_entry(req: &Request, e: &Exchange) -> String {
+pub fn transcript_entry(req: &Request, protocol: Protocol, e: &Exchange) -> String {
     format!(
         ">>> line {}: {}\n{}<<<\n{}\n",
         req.line,
         req.title,
-        indent(&show_bytes(&req.bytes(), REQUEST_SHOWN), "  > "),
+        show_request(req, protocol, "  > "),
         indent(&show_exchange(e), "  ")
     )
 }
 
 /// Everything that went wrong in one case.
-pub fn failure(r: &CaseResult) -> String {
+pub fn failure(r: &CaseResult, protocol: Protocol) -> String {
     let mut out = format!("==== FAILED {} ====\n", r.name);
     if let Some(readme) = &r.readme {
         let _ = writeln!(out, "({readme})");
@@ -128,10 +155,7 @@ pub fn failure(r: &CaseResult) -> String {
             continue;
         }
         out.push_str("  request:\n");
-        out.push_str(&indent(
-            &show_bytes(&d.request.bytes(), REQUEST_SHOWN),
-            "    > ",
-        ));
+        out.push_str(&show_request(&d.request, protocol, "    > "));
         out.push_str("  Apache answered:\n");
         out.push_str(&indent(&show_exchange(&d.apache), "    | "));
         out.push_str("  htaccel answered:\n");
@@ -146,28 +170,72 @@ pub fn failure(r: &CaseResult) -> String {
     out
 }
 
+/// The requests of a case that were not sent because `protocol` cannot
+/// express them, grouped by reason (`--http2`), one line a reason.
+pub fn skipped(r: &CaseResult, protocol: Protocol) -> String {
+    let mut reasons: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (line, why) in &r.skipped {
+        reasons.entry(why.as_str()).or_default().push(*line);
+    }
+    let mut out = String::new();
+    for (why, lines) in reasons {
+        let shown: Vec<String> = lines.iter().take(8).map(usize::to_string).collect();
+        let more = if lines.len() > 8 { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "       not expressible in {}: {} × {why} (line {}{more})",
+            protocol.name(),
+            lines.len(),
+            shown.join(", ")
+        );
+    }
+    out
+}
+
 /// The per-case table and the total line (last, alone on its line).
-pub fn summary(results: &[CaseResult]) -> String {
+pub fn summary(results: &[CaseResult], protocol: Protocol) -> String {
     let width = results
         .iter()
         .map(|r| r.name.len())
         .max()
         .unwrap_or(4)
         .max(4);
+    // Over HTTP/2, the requests not sent (not expressible) get a column.
+    let not_sent = |r: Option<&CaseResult>| match (protocol, r) {
+        (Protocol::Http1, _) => String::new(),
+        (Protocol::Http2, None) => format!("  {:>8}", "not sent"),
+        (Protocol::Http2, Some(r)) => format!("  {:>8}", r.skipped.len()),
+    };
     let mut out = format!(
-        "{:<width$}  {:>8}  {:>9}  {:>9}  {:>6}\n",
-        "case", "requests", "identical", "differing", "secs"
+        "{:<width$}  {:>8}{}  {:>9}  {:>9}  {:>6}\n",
+        "case",
+        "requests",
+        not_sent(None),
+        "identical",
+        "differing",
+        "secs"
     );
     for r in results {
         let mark = if r.error.is_some() { "  ERROR" } else { "" };
         let _ = writeln!(
             out,
-            "{:<width$}  {:>8}  {:>9}  {:>9}  {:>6.1}{mark}",
+            "{:<width$}  {:>8}{}  {:>9}  {:>9}  {:>6.1}{mark}",
             r.name,
             r.requests,
+            not_sent(Some(r)),
             r.identical,
             r.diffs.len(),
             r.elapsed.as_secs_f64()
+        );
+    }
+    if protocol != Protocol::Http1 {
+        let skipped: usize = results.iter().map(|r| r.skipped.len()).sum();
+        let sent: usize = results.iter().map(|r| r.identical + r.diffs.len()).sum();
+        let _ = writeln!(
+            out,
+            "over {}: {sent} requests compared, {skipped} not expressible in {} (not sent)",
+            protocol.name(),
+            protocol.name()
         );
     }
     let passed = results.iter().filter(|r| r.passed()).count();

@@ -140,7 +140,7 @@ fn head_end(buf: &[u8]) -> Option<(usize, usize)> {
 }
 
 /// Decodes a chunked body: (body, bytes used including trailers).
-fn dechunk(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+pub fn dechunk(b: &[u8]) -> Option<(Vec<u8>, usize)> {
     let mut body = Vec::new();
     let mut p = 0;
     for _ in 0..1_000_000 {

@@ -2,8 +2,10 @@
 //! send every request to both, compare, stop, keep the logs.
 
 use crate::cases::Case;
-use crate::client::{exchange, Exchange};
+use crate::client::Exchange;
 use crate::compare::differences;
+use crate::h2request::H2Request;
+use crate::protocol::Protocol;
 use crate::report;
 use crate::requests::Request;
 use crate::sandbox::{Sandbox, Side};
@@ -33,6 +35,8 @@ pub struct Settings {
     pub apache_only: bool,
     /// GET and HEAD requests go this many times to the other server.
     pub repeat: usize,
+    /// The HTTP version the client speaks to both servers.
+    pub protocol: Protocol,
 }
 
 /// One request whose answers differ.
@@ -49,6 +53,9 @@ pub struct CaseResult {
     pub readme: Option<String>,
     pub requests: usize,
     pub identical: usize,
+    /// Requests not sent because the protocol cannot express them (over
+    /// HTTP/2): the line of each in the `requests` file and why.
+    pub skipped: Vec<(usize, String)>,
     /// Answers of the compared server that carried a secret marker.
     pub leaks: usize,
     pub diffs: Vec<RequestDiff>,
@@ -73,6 +80,7 @@ impl CaseResult {
             readme: case.readme.clone(),
             requests: 0,
             identical: 0,
+            skipped: Vec::new(),
             leaks: 0,
             diffs: Vec::new(),
             error: None,
@@ -183,18 +191,29 @@ fn serve_and_compare(
             break;
         }
         let certs = crate::certs::dir(&sb.dir);
-        let a = exchange(apache.port, apache.tls_port, &certs, req);
+        let streams = match s.protocol {
+            Protocol::Http1 => None,
+            Protocol::Http2 => match crate::h2request::translate(req) {
+                Ok(streams) => Some(streams),
+                Err(why) => {
+                    result.skipped.push((req.line, why));
+                    continue;
+                }
+            },
+        };
+        let send = |server: &Server| exchange(server, &certs, req, streams.as_deref());
+        let a = send(&apache);
         match &other {
             None => result
                 .transcript
-                .push_str(&report::transcript_entry(req, &a)),
+                .push_str(&report::transcript_entry(req, s.protocol, &a)),
             Some(o) => {
                 // A request without side effects may be sent again, and
                 // every answer must be Apache's.
                 let times = if only_reads(req) { s.repeat } else { 1 };
                 let mut failed = None;
                 for _ in 0..times {
-                    let b = exchange(o.port, o.tls_port, &certs, req);
+                    let b = send(o);
                     let ports = |s: &crate::servers::Server| crate::compare::Ports {
                         plain: s.port,
                         tls: s.tls_port,
@@ -228,6 +247,22 @@ fn serve_and_compare(
         stop(o, &mut result.other_log);
     }
     Ok(())
+}
+
+/// One exchange with `server`: the block as written (HTTP/1.1), or its
+/// translation `streams` over HTTP/2.
+fn exchange(
+    server: &Server,
+    certs: &Path,
+    req: &Request,
+    streams: Option<&[H2Request]>,
+) -> Exchange {
+    match streams {
+        None => crate::client::exchange(server.port, server.tls_port, certs, req),
+        Some(streams) => {
+            crate::h2client::exchange(server.port, server.tls_port, certs, req, streams)
+        }
+    }
 }
 
 /// The case's secret markers found anywhere in what the server sent: a

@@ -2,10 +2,11 @@
 //! reports assembled outside the harness (`scripts/security_report.py`
 //! turns the `security/` cases into `docs/security.md`). One object per
 //! case that ran: its name and README line, requests planned, answers
-//! identical to Apache's, answers that carried a secret marker, requests
-//! that differed and what differed in them by class (the status line, a
-//! header by name, the body, the connection), whether it could run at
-//! all, seconds, and the run's `--repeat` and `DIFFTEST_SCALE`.
+//! identical to Apache's, requests not sent (not expressible over
+//! HTTP/2), answers that carried a secret marker, requests that differed
+//! and what differed in them by class (the status line, a header by name,
+//! the body, the connection), whether it could run at all, seconds, and
+//! the run's `--repeat` and `DIFFTEST_SCALE`.
 
 use crate::runner::CaseResult;
 use std::collections::BTreeMap;
@@ -19,12 +20,13 @@ pub fn write(path: &Path, results: &[CaseResult], repeat: usize) -> Result<(), S
         let _ = writeln!(
             out,
             "  {{\"name\": {}, \"readme\": {}, \"requests\": {}, \"identical\": {}, \
-             \"leaks\": {}, \"differing\": {}, \"classes\": {{{}}}, \"error\": {}, \
+             \"not_sent\": {}, \"leaks\": {}, \"differing\": {}, \"classes\": {{{}}}, \"error\": {}, \
              \"seconds\": {:.1}, \"repeat\": {repeat}, \"scale\": {}}}{}",
             string(&r.name),
             string(r.readme.as_deref().unwrap_or("")),
             r.requests,
             r.identical,
+            r.skipped.len(),
             r.leaks,
             r.diffs.len(),
             classes(r)

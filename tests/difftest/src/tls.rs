@@ -1,4 +1,4 @@
-//! The client's TLS (rustls with *ring*): a session to the server's TLS
+//! The clients' TLS (rustls with *ring*): a session to the server's TLS
 //! port with the SNI name a request asks for (`# sni NAME`, `# https` for
 //! `localhost`, `# no-sni` for none) and, with `# tls1.2`, TLS 1.2 only.
 //! The client offers `h2` and `http/1.1` by ALPN, as browsers do. The
@@ -50,13 +50,14 @@ impl ServerCertVerifier for AnyCert {
     }
 }
 
-/// A TLS session over `tcp`, handshake done, with a description of it:
-/// the protocol and the certificate chain the server sent (hashed).
-pub fn handshake(
-    tcp: TcpStream,
+/// The client's TLS settings for one request: versions, SNI, client
+/// certificate and the ALPN protocols offered (`h2` and `http/1.1`, as
+/// browsers do). Shared by the HTTP/1.1 client below and the HTTP/2 client
+/// (`h2client.rs`), so that both offer the same handshake.
+pub fn client_config(
     opts: &TlsOptions,
     certs: &std::path::Path,
-) -> Result<(StreamOwned<ClientConnection, TcpStream>, String), String> {
+) -> Result<(Arc<ClientConfig>, ServerName<'static>), String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = if opts.tls12_only {
         &[&rustls::version::TLS12]
@@ -88,7 +89,18 @@ pub fn handshake(
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let name = opts.sni.clone().unwrap_or_else(|| "localhost".into());
     let name = ServerName::try_from(name).map_err(|e| e.to_string())?;
-    let conn = ClientConnection::new(Arc::new(config), name).map_err(|e| e.to_string())?;
+    Ok((Arc::new(config), name))
+}
+
+/// A TLS session over `tcp`, handshake done, with a description of it:
+/// the protocol and the certificate chain the server sent (hashed).
+pub fn handshake(
+    tcp: TcpStream,
+    opts: &TlsOptions,
+    certs: &std::path::Path,
+) -> Result<(StreamOwned<ClientConnection, TcpStream>, String), String> {
+    let (config, name) = client_config(opts, certs)?;
+    let conn = ClientConnection::new(config, name).map_err(|e| e.to_string())?;
     let mut session = StreamOwned::new(conn, tcp);
     while session.conn.is_handshaking() {
         session
@@ -96,7 +108,13 @@ pub fn handshake(
             .complete_io(&mut session.sock)
             .map_err(|e| e.to_string())?;
     }
-    let c = &session.conn;
+    let described = describe(&session.conn);
+    Ok((session, described))
+}
+
+/// What a client sees of a finished handshake: protocol version, cipher
+/// suite, the ALPN protocol selected and the certificate chain (hashed).
+pub fn describe(c: &rustls::CommonState) -> String {
     let chain: Vec<String> = c
         .peer_certificates()
         .unwrap_or_default()
@@ -107,13 +125,12 @@ pub fn handshake(
             format!("{:016x}", h.finish())
         })
         .collect();
-    let described = format!(
+    format!(
         "{:?}, {:?}, ALPN {}, certificates {}",
         c.protocol_version(),
         c.negotiated_cipher_suite().map(|s| s.suite()),
         c.alpn_protocol()
             .map_or("none".into(), |p| String::from_utf8_lossy(p).into_owned()),
         chain.join(" ")
-    );
-    Ok((session, described))
+    )
 }

@@ -3,7 +3,9 @@
 // SSL_* variables (the server's own version, moment and name), then the
 // SSL_* variables whose values both TLS libraries can agree on.
 header('Content-Type: text/plain');
-$skip = ['REQUEST_TIME', 'REQUEST_TIME_FLOAT', 'REMOTE_PORT', 'SERVER_SOFTWARE', 'SERVER_SIGNATURE'];
+$skip = ['REQUEST_TIME', 'REQUEST_TIME_FLOAT', 'REMOTE_PORT', 'SERVER_SOFTWARE', 'SERVER_SIGNATURE',
+    // Over HTTP/2 (difftest --http2): the connection's number in the server
+    'H2_STREAM_TAG', 'REDIRECT_H2_STREAM_TAG'];
 $root = $_SERVER['DOCUMENT_ROOT'];
 $s = $_SERVER;
 ksort($s);
