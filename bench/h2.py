@@ -82,10 +82,16 @@ https://127.0.0.1:{port} {{
 """
 
 
-def certificate(base):
-    crt, key = os.path.join(base, "tls.crt"), os.path.join(base, "tls.key")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", crt,
+KEY_ALGORITHMS = {"ecdsa-p256": ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+                  "rsa-2048": ["rsa:2048"]}
+
+
+def certificate(base, algorithm="ecdsa-p256"):
+    """A self-signed certificate and its key, `tls-<algorithm>.crt/.key`."""
+    crt = os.path.join(base, f"tls-{algorithm}.crt")
+    key = os.path.join(base, f"tls-{algorithm}.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey"] + KEY_ALGORITHMS[algorithm] + [
+                    "-nodes", "-keyout", key, "-out", crt,
                     "-days", "2", "-subj", "/CN=localhost", "-addext",
                     # Caddy picks a certificate by its names, also without SNI.
                     "subjectAltName=IP:127.0.0.1,DNS:localhost"], check=True, capture_output=True)
@@ -93,8 +99,9 @@ def certificate(base):
     return crt, key
 
 
-def write_config(server, rundir, docroot, port, override, crt, key):
-    """bench/servers.py's pinned configuration, then TLS and HTTP/2."""
+def write_config(server, rundir, docroot, port, override, crt, key, tweak=None):
+    """bench/servers.py's pinned configuration, then TLS and HTTP/2; `tweak`
+    (server, text, values) -> text adds what a caller measures besides."""
     cmd = servers.write_config(server, rundir, docroot, port, override, True)
     path = next(a for a in cmd if a.startswith(rundir))
     with open(path) as f:
@@ -108,6 +115,8 @@ def write_config(server, rundir, docroot, port, override, crt, key):
         text = text.replace(H2O_TLS[0].format(**v), H2O_TLS[1].format(**v))
     elif server == "caddy":
         text = CADDY_TLS.format(**v)
+    if tweak:
+        text = tweak(server, text, v)
     with open(path, "w") as f:
         f.write(text)
     return cmd
@@ -131,14 +140,14 @@ def h2load(port, path, extra, pin=True):
             "command": " ".join(cmd)}
 
 
-def start(server, base, tree, override, crt, key, callgrind=False):
+def start(server, base, tree, override, crt, key, callgrind=False, tweak=None):
     """The server answering over h2; under callgrind its counts go to
     `callgrind.out` in its run directory (the server's user writes it)."""
     rundir = tempfile.mkdtemp(prefix=f"{server}-", dir=base)
     os.chmod(rundir, 0o777)
     port = servers.free_port(28480)
     docroot = os.path.join(base, "trees", tree)
-    cmd = write_config(server, rundir, docroot, port, override, crt, key)
+    cmd = write_config(server, rundir, docroot, port, override, crt, key, tweak)
     if callgrind:
         # Started as the user it would switch to: valgrind writes its
         # output at exit, with the rights the process has then.

@@ -97,20 +97,25 @@ def section():
     return "\n".join(o)
 
 
-def main():
+def replace_section(title, new):
+    """Put `new` in place of bench/REPORT.md's section `title` (up to the
+    next `## `), or before "## Charts" when it is not there yet."""
     path = os.path.join(HERE, "REPORT.md")
     with open(path) as f:
         text = f.read()
-    new = section()
-    if TITLE in text:
-        start = text.index(TITLE)
-        end = text.find("\n## ", start + len(TITLE))
+    if title in text:
+        start = text.index(title)
+        end = text.find("\n## ", start + len(title))
         text = text[:start] + new + (text[end + 1:] if end != -1 else "")
     else:
         anchor = text.find("## Charts")
         text = (text[:anchor] + new + "\n" + text[anchor:]) if anchor != -1 else text + "\n" + new
     with open(path, "w") as f:
         f.write(text)
+
+
+def main():
+    replace_section(TITLE, section())
     print("wrote the HTTP/2 section of bench/REPORT.md")
     return 0
 

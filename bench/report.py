@@ -11,6 +11,7 @@ import sys
 
 import flask_report
 import h2_report
+import https_report
 
 import matplotlib
 
@@ -457,6 +458,8 @@ def report(res, rel):
 
     # HTTP/2 over TLS (bench/h2.py's newest run).
     o.append(h2_report.section())
+    # HTTPS with HTTP/1.1 (bench/https.py's newest run).
+    o.append(https_report.section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip
