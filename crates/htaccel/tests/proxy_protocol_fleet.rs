@@ -4,8 +4,10 @@
 //! HAProxy sends as `LOCAL` headers). Checked: both backends are healthy
 //! and share the requests; each sees the real client's address (for
 //! `REMOTE_ADDR`, `Require ip` and its access log) rather than HAProxy's;
-//! and a graceful reload (`SIGUSR1`) of one backend under load loses no
-//! request.
+//! both serve one shared document root without inotify (`AccessFileWatch
+//! Off`, as on NFS), where an `.htaccess` edited by one host is in force
+//! on both within `AccessFileCheckInterval`; and a rolling graceful reload
+//! (`SIGUSR1`) of both backends under load loses no request.
 
 mod common;
 
@@ -21,8 +23,9 @@ use std::time::{Duration, Instant};
 /// the backends from 127.0.0.1).
 const CLIENT: [u8; 4] = [127, 0, 0, 5];
 
-fn backend_conf(root: &std::path::Path, name: &str) -> String {
+fn backend_conf(root: &std::path::Path, shared: &std::path::Path, name: &str) -> String {
     let r = root.display();
+    let s = shared.display();
     format!(
         "ServerRoot {r}\n\
          LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
@@ -37,9 +40,9 @@ fn backend_conf(root: &std::path::Path, name: &str) -> String {
          RemoteIPProxyProtocol On\n\
          Header always set X-Backend {name}\n\
          Header always set X-Client \"expr=%{{REMOTE_ADDR}}\"\n\
-         DocumentRoot {r}/site\n\
-         <Directory {r}/site>\n  Require all granted\n</Directory>\n\
-         <Directory {r}/site/only-client>\n  Require ip 127.0.0.5\n</Directory>\n"
+         AccessFileWatch Off\nAccessFileCheckInterval 1\n\
+         DocumentRoot {s}\n\
+         <Directory {s}>\n  Require all granted\n  AllowOverride All\n</Directory>\n"
     )
 }
 
@@ -48,12 +51,20 @@ struct Backend {
     server: Server,
 }
 
-fn backend(name: &str) -> Backend {
+/// The document root both backends serve.
+fn shared_site() -> TempDir {
+    let site = TempDir::new("fleet-shared");
+    site.write("index.html", "shared\n");
+    site.write("health", "ok\n");
+    site.write("only-client/.htaccess", "Require ip 127.0.0.5\n");
+    site.write("only-client/f.txt", "client\n");
+    site.write("gate/f.txt", "open\n");
+    site
+}
+
+fn backend(name: &str, shared: &std::path::Path) -> Backend {
     let root = TempDir::new(&format!("fleet-{name}"));
-    root.write("site/index.html", &format!("{name}\n"));
-    root.write("site/health", "ok\n");
-    root.write("site/only-client/f.txt", "client\n");
-    let conf = backend_conf(root.path(), name);
+    let conf = backend_conf(root.path(), shared, name);
     let server = Server::with_config(&conf, root.path());
     Backend { root, server }
 }
@@ -130,8 +141,9 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 
 #[test]
 fn haproxy_balances_two_backends_that_see_the_real_client() {
-    let b1 = backend("b1");
-    let b2 = backend("b2");
+    let shared = shared_site();
+    let b1 = backend("b1", shared.path());
+    let b2 = backend("b2", shared.path());
     let dir = TempDir::new("fleet-haproxy");
     let port = common::free_port();
     let _lb = haproxy(dir.path(), port, &[b1.server.port, b2.server.port]);
@@ -189,7 +201,43 @@ fn haproxy_balances_two_backends_that_see_the_real_client() {
         }
     );
 
-    // A graceful reload of one backend under load: not one request lost.
+    // An edit of the shared tree, made beside the servers (as another
+    // host of the fleet would): in force on both within the interval.
+    let through_both = |path: &str| -> Vec<(String, u16)> {
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            if let Some((status, head)) = get_from_client(port, path) {
+                seen.push((
+                    header(&head, "X-Backend").unwrap_or("?").to_string(),
+                    status,
+                ));
+            }
+        }
+        seen
+    };
+    assert!(through_both("/gate/f.txt").iter().all(|(_, s)| *s == 200));
+    shared.write("gate/.htaccess", "Require all denied\n");
+    let edited = Instant::now();
+    let deadline = edited + Duration::from_secs(5);
+    loop {
+        let seen = through_both("/gate/f.txt");
+        let denied_by = |b: &str| seen.iter().any(|(n, s)| n == b && *s == 403);
+        if denied_by("b1") && denied_by("b2") && seen.iter().all(|(_, s)| *s == 403) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the edit is not in force on both backends: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "the shared edit was in force on both backends after {:?} (AccessFileCheckInterval 1)",
+        edited.elapsed()
+    );
+
+    // A rolling graceful reload of both backends under load: not one
+    // request lost.
     let stop = Arc::new(AtomicBool::new(false));
     let (ok, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let load: Vec<_> = (0..4)
@@ -209,25 +257,31 @@ fn haproxy_balances_two_backends_that_see_the_real_client() {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     for _ in 0..3 {
-        // SAFETY: kill(2) on the pid of a child this test started.
-        assert_eq!(
-            unsafe { libc::kill(b1.server.pid() as i32, libc::SIGUSR1) },
-            0
-        );
-        std::thread::sleep(Duration::from_millis(700));
+        for b in [&b1, &b2] {
+            // SAFETY: kill(2) on the pid of a child this test started.
+            assert_eq!(
+                unsafe { libc::kill(b.server.pid() as i32, libc::SIGUSR1) },
+                0
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
     stop.store(true, Ordering::Relaxed);
     for l in load {
         l.join().expect("load thread");
     }
     let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
-    eprintln!("under three graceful reloads of b1: {ok} requests answered, {failed} failed");
+    eprintln!(
+        "under three rolling graceful reloads of b1 and b2: {ok} requests answered, {failed} failed"
+    );
     assert_eq!(failed, 0, "{ok} answered");
     assert!(ok > 50, "the load loop ran: {ok}");
-    let errors = std::fs::read_to_string(b1.root.path().join("error.log")).unwrap_or_default();
-    assert_eq!(
-        errors.matches("AH00493: SIGUSR1 received").count(),
-        3,
-        "{errors}"
-    );
+    for b in [&b1, &b2] {
+        let errors = std::fs::read_to_string(b.root.path().join("error.log")).unwrap_or_default();
+        assert_eq!(
+            errors.matches("AH00493: SIGUSR1 received").count(),
+            3,
+            "{errors}"
+        );
+    }
 }
