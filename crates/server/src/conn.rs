@@ -71,8 +71,8 @@ const READ_BUF: usize = 8 * 1024;
 const FLUSH_AT: u64 = 64 * 1024;
 /// Lingering close: each wait for the client to finish, and the whole of it
 /// (Apache's `SECONDS_TO_LINGER` and `MAX_SECS_TO_LINGER`).
-const LINGER_READ: Duration = Duration::from_secs(2);
-const LINGER_MAX: Duration = Duration::from_secs(30);
+pub(crate) const LINGER_READ: Duration = Duration::from_secs(2);
+pub(crate) const LINGER_MAX: Duration = Duration::from_secs(30);
 
 /// What every connection of the server shares.
 pub(crate) struct Shared {

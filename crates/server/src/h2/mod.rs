@@ -25,12 +25,13 @@
 //! bounded by `Timeout`. A session without open streams closes after
 //! `KeepAliveTimeout`, with GOAWAY, as mod_http2's does.
 
+mod linger;
 mod stream;
 
 use crate::conn::{Local, Shared};
 use htaccel_engine::http::http2::H2Settings;
 use htaccel_engine::http::TlsInfo;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -90,7 +91,9 @@ pub(crate) async fn serve<IO>(
     let id = local.register();
     let _registered = crate::conn::Registered(&local, id);
     let timeout = shared.timeouts.timeout;
-    let mut conn = match tokio::time::timeout(timeout, builder.handshake(io)).await {
+    let io = Rc::new(RefCell::new(io));
+    let handshake = builder.handshake(linger::Lent(io.clone()));
+    let mut conn = match tokio::time::timeout(timeout, handshake).await {
         Ok(Ok(c)) => c,
         _ => return,
     };
@@ -159,8 +162,14 @@ pub(crate) async fn serve<IO>(
             }
         }
     }
-    // The connection ended: what the streams still hold is dropped with
-    // it (their tasks see their sends fail).
+    // The session ended: what the streams still hold is dropped with it
+    // (their tasks see their sends fail), and the connection closes
+    // without losing the session's last frames to a reset.
+    drop(conn);
+    let Ok(io) = Rc::try_unwrap(io) else {
+        return;
+    };
+    linger::linger(&mut io.into_inner()).await;
 }
 
 /// A connection to a cleartext address whose server allows `h2c` with
