@@ -110,6 +110,12 @@ def measure(kind, root, rundir, attack, extra_conf=""):
         server.stop()
 
 
+# The shortest wall time a CPU bound is taken over: an attack of a few
+# frames ends within one 10 ms tick of the kernel's CPU accounting, and
+# its 0.01 s of CPU is no share of a wall time that rounds to 0.0 s.
+MIN_WALL_S = 0.2
+
+
 def both(root, rundir, attack, extra_conf="", check=lambda f: True, cpu_share=0.9):
     """The attack on htaccel, then on Apache; htaccel's verdict: alive, the
     normal client always answered with p99 <= 0.5 s, peak memory growth
@@ -119,7 +125,8 @@ def both(root, rundir, attack, extra_conf="", check=lambda f: True, cpu_share=0.
     theirs = measure("apache", root, rundir, attack, extra_conf)
     ok = (ours["alive"] and "error" not in ours and ours["normal_failed"] == 0
           and ours["normal_p99_s"] <= 0.5 and ours["peak_rss_growth_mib"] <= 64
-          and ours["server_cpu_s"] <= cpu_share * ours["attack_s"] and check(ours))
+          and ours["server_cpu_s"] <= cpu_share * max(ours["attack_s"], MIN_WALL_S)
+          and check(ours))
     return ok, ours, theirs
 
 
