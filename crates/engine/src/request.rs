@@ -138,7 +138,27 @@ fn joined_request_headers(headers: &crate::http::Headers) -> Cow<'_, crate::http
     }
 }
 
+/// The handler `ap_invoke_handler` takes from a content type when no
+/// directive set one: the type up to its parameters, without the spaces
+/// before the `;` (nothing else is trimmed).
+fn content_type_handler(t: &str) -> &str {
+    match t.find(';') {
+        Some(i) => t[..i].trim_end_matches(' '),
+        None => t,
+    }
+}
+
 impl<'a> Ctx<'a> {
+    /// The name the handlers answer to, as `ap_invoke_handler` derives it:
+    /// `r->handler` when a directive set one, else the content type
+    /// without its parameters (up to `;`, trailing spaces dropped).
+    pub fn handler_name(&self) -> Option<&str> {
+        match self.handler.as_deref() {
+            Some(h) => Some(h),
+            None => self.content_type.as_deref().map(content_type_handler),
+        }
+    }
+
     /// `r->useragent_ip`, recorded as an input of the answer
     /// ([`crate::answer_memo`]).
     pub fn useragent_ip(&self) -> std::net::IpAddr {
@@ -694,4 +714,26 @@ pub fn alt_svc(ctx: &Ctx<'_>) -> Option<crate::http::http3::AltSvc> {
 /// An `ErrorDocument` configured for `status`, if any.
 pub fn error_document(conf: &DirConf, status: u16) -> Option<&ErrorDocument> {
     conf.core.error_documents.get(&status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_type_handler;
+
+    #[test]
+    fn a_content_type_names_its_handler_without_parameters() {
+        assert_eq!(
+            content_type_handler("application/x-httpd-php"),
+            "application/x-httpd-php"
+        );
+        assert_eq!(
+            content_type_handler("text/html; charset=utf-8"),
+            "text/html"
+        );
+        assert_eq!(content_type_handler("text/x-php  ;q=1"), "text/x-php");
+        // Only spaces before the `;` go, as in ap_invoke_handler.
+        assert_eq!(content_type_handler("text/x-php\t;q=1"), "text/x-php\t");
+        assert_eq!(content_type_handler(" text/plain"), " text/plain");
+        assert_eq!(content_type_handler(";"), "");
+    }
 }

@@ -387,18 +387,8 @@ fn loaded(ctx: &Ctx<'_>) -> Option<&'static str> {
 
 /// The handler name the request is dispatched on: `r->handler`, or its
 /// content type when no handler is set (`ap_invoke_handler`).
-fn handler_name<'c>(ctx: &'c Ctx<'_>) -> Option<&'c str> {
-    match ctx.handler.as_deref() {
-        Some(h) => Some(h),
-        None => {
-            let t = ctx.content_type.as_deref()?;
-            Some(t.split(';').next().unwrap_or(t).trim())
-        }
-    }
-}
-
 fn is_cgi_handler(ctx: &Ctx<'_>) -> bool {
-    handler_name(ctx).is_some_and(|h| HANDLERS.contains(&h))
+    ctx.handler_name().is_some_and(|h| HANDLERS.contains(&h))
 }
 
 /// Whether mod_cgi's (or mod_cgid's) handler takes the request.
@@ -425,7 +415,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
         format!(
             "{}: not sent: its handler is {} and neither mod_cgi nor mod_cgid is loaded (htaccel never sends a script's source; LoadModule cgid_module to run it)",
             ctx.filename,
-            handler_name(ctx).unwrap_or_default()
+            ctx.handler_name().unwrap_or_default()
         ),
     ));
     true

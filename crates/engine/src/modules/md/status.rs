@@ -121,7 +121,7 @@ fn domain(md: &ManagedDomain, now: i64) -> String {
 /// The handler: every managed domain, or the one named after the
 /// handler's path (`/md-status/example.org`).
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
-    if ctx.handler.as_deref() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
+    if ctx.handler_name() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
         return None;
     }
     if ctx.method != "GET" && ctx.method != "HEAD" {

@@ -376,12 +376,8 @@ fn fill_lengths(filename: &str, vars: &mut [Variant]) {
 /// Whether the request is for a type map (the `type-map` handler, or a
 /// file of type `application/x-type-map` with no handler).
 fn is_map(ctx: &Ctx<'_>) -> bool {
-    match ctx.handler.as_deref() {
-        Some(h) => h == "type-map" || h == super::MAP_FILE_MAGIC_TYPE,
-        None => ctx.content_type.as_deref().is_some_and(|t| {
-            t.split(';').next().unwrap_or("").trim_end() == super::MAP_FILE_MAGIC_TYPE
-        }),
-    }
+    ctx.handler_name()
+        .is_some_and(|h| h == "type-map" || h == super::MAP_FILE_MAGIC_TYPE)
 }
 
 /// The handler: `None` when the request is not for a type map (or the

@@ -40,13 +40,7 @@ pub enum Kind {
 /// Apache's `ap_invoke_handler` takes as the handler.
 pub fn kind(ctx: &Ctx<'_>) -> Option<Kind> {
     ctx.engine.php.as_ref()?;
-    let name = match ctx.handler.as_deref() {
-        Some(h) => h,
-        None => {
-            let t = ctx.content_type.as_deref()?;
-            t.split(';').next().unwrap_or(t).trim()
-        }
-    };
+    let name = ctx.handler_name()?;
     if RUN.iter().any(|r| name.eq_ignore_ascii_case(r)) {
         Some(Kind::Run)
     } else if name.eq_ignore_ascii_case(SOURCE) {

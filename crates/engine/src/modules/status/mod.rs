@@ -71,7 +71,7 @@ impl StatusSettings {
 /// method is `GET` (or `HEAD`); `None` lets the default handler answer, as
 /// Apache's handler declines.
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
-    let name = ctx.handler.as_deref()?;
+    let name = ctx.handler_name()?;
     let status = name == STATUS_HANDLER || name == STATUS_MAGIC_TYPE;
     if !(status && ctx.engine.status.loaded || name == METRICS_HANDLER) {
         return None;
