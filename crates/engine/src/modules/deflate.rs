@@ -414,7 +414,40 @@ fn merge_header(resp: &mut Response, name: &str, value: &str) {
             v.push_str(", ");
             v.push_str(value);
         }
-        None => resp.add_header(name.to_string(), value),
+        None => table_add(resp, name, value.to_string()),
+    }
+}
+
+/// `apr_table_addn` on `headers_out`, as it reaches the wire: before the
+/// content type, which Apache's header filter writes after the whole table
+/// (`r->content_type`). So a compressed answer ends `Vary`,
+/// `Content-Encoding`, `Content-Length`, `Content-Type`, as Apache's does.
+fn table_add(resp: &mut Response, name: &str, value: String) {
+    let at = resp
+        .headers
+        .iter()
+        .position(|(n, _)| n.eq_ignore_ascii_case("Content-Type"))
+        .unwrap_or(resp.headers.len());
+    resp.headers.insert(at, (name.to_string().into(), value));
+}
+
+/// `apr_table_setn`: the first entry takes the value where it stands and
+/// the others go; without one, a new entry ([`table_add`]).
+fn table_set(resp: &mut Response, name: &str, value: String) {
+    let mut found = false;
+    resp.headers.retain_mut(|(n, v)| {
+        if !n.eq_ignore_ascii_case(name) {
+            return true;
+        }
+        if found {
+            return false;
+        }
+        found = true;
+        v.clone_from(&value);
+        true
+    });
+    if !found {
+        table_add(resp, name, value);
     }
 }
 
@@ -510,9 +543,9 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         Some(enc.finish())
     };
     match encoding.as_deref() {
-        None => resp.set_header("Content-Encoding", "gzip"),
+        None => table_set(resp, "Content-Encoding", "gzip".into()),
         Some(e) if e.eq_ignore_ascii_case("identity") => {
-            resp.set_header("Content-Encoding", "gzip")
+            table_set(resp, "Content-Encoding", "gzip".into())
         }
         Some(_) => merge_header(resp, "Content-Encoding", "gzip"),
     }
@@ -551,7 +584,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
             // mod_deflate held everything it was given until the end.
             resp.remove_header("Transfer-Encoding");
         }
-        resp.set_header("Content-Length", out_len.to_string());
+        table_set(resp, "Content-Length", out_len.to_string());
     }
 }
 
