@@ -263,7 +263,7 @@ pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
 /// `Host` is looked at. Only a 417 comes after the virtual host was chosen
 /// from `Host` (`ap_check_request_header` tests `Expect` last).
 pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Response {
-    if let Some(req) = e.request.filter(|_| e.additional.is_none()) {
+    if let Some(req) = e.request {
         let site = if e.status == 417 {
             engine.site_for(req)
         } else {
@@ -272,7 +272,13 @@ pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Re
         let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
         let mut ctx = Ctx::new(engine, site, req, uri, None);
         ctx.error_note = e.note.map(str::to_string);
-        let mut resp = error_response(&mut ctx, e.status);
+        let mut resp = match e.additional {
+            None => error_response(&mut ctx, e.status),
+            // An error met while answering another: the built-in page
+            // naming both (no ErrorDocument is tried again), through the
+            // output filters all the same (`Header always`).
+            Some(first) => canned(&ctx, e.status, None, Some(first)),
+        };
         crate::filters::output(&mut ctx, &mut resp, true);
         resp.close = true;
         return resp;

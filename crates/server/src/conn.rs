@@ -551,9 +551,14 @@ impl<T: Transport> Conn<T> {
         let mut started = now;
         loop {
             if !self.rbuf.is_empty() {
+                let limits = if self.stream.carries_one_request() {
+                    &crate::stream_limits::HEAD_LIMITS
+                } else {
+                    &shared.limits
+                };
                 match self
                     .parser
-                    .parse(&self.rbuf, &shared.limits, self.stream.tls().is_some())
+                    .parse(&self.rbuf, limits, self.stream.tls().is_some())
                 {
                     Parse::Done(n) => {
                         return Next::Head(n, received.unwrap_or_else(SystemTime::now), started)
@@ -760,6 +765,37 @@ impl<T: Transport> Conn<T> {
             client_close,
             client_keep_alive,
         } = checked;
+        if let Some(status) = self.stream.refusal() {
+            // mod_http2 refused the stream's fields: Apache dies with that
+            // status before `Host` chooses a virtual host (the address's
+            // default server answers), and a `:path` it did not take makes
+            // its request line fail to parse too (the 414 page names the
+            // 400 as well).
+            let ex = Exchange {
+                request: Some(&req),
+                head: req.method == "HEAD",
+                proto_num,
+                http09,
+                close: true,
+                expecting: false,
+                client_close,
+                client_keep_alive,
+                no_length: false,
+                received,
+                started,
+                open_body: false,
+            };
+            let resp = shared.handler.protocol_error(&ProtocolError {
+                status,
+                method: Some(&req.method),
+                head: req.method == "HEAD",
+                request: Some(&req),
+                additional: (status == 414).then_some(400),
+                ..Default::default()
+            });
+            self.respond(shared, &ex, &resp).ok()?;
+            return Some(false);
+        }
         // mod_reqtimeout's body stage is the request's own server's.
         if self.stages.enabled && req.framing != BodyFraming::None {
             self.body_stage = shared

@@ -88,6 +88,7 @@ mod scoreboard;
 mod shutdown;
 mod spool;
 mod stream_exchange;
+mod stream_limits;
 mod target;
 pub mod tls;
 mod transport;

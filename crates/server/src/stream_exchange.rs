@@ -15,6 +15,7 @@
 //! gives through [`RequestBody`] and [`ResponseSink`] (`crate::h2::stream`,
 //! `crate::h3::stream`).
 
+pub(crate) use crate::stream_limits::Verdict;
 use crate::transport::Transport;
 use crate::write::{Output, Piece};
 use bytes::{Bytes, BytesMut};
@@ -79,15 +80,36 @@ pub(crate) trait ResponseSink {
 }
 
 /// The request's head as HTTP/1.1 text (`version`: `HTTP/2.0`,
-/// `HTTP/3.0`), and whether its body (`has_body`) is sent chunked.
+/// `HTTP/3.0`), and whether its body (`has_body`) is sent chunked. A
+/// request mod_http2's limits refused (`crate::stream_limits`) is written
+/// as its request line and `Host` alone, for the error path that answers
+/// it (`/` for a `:path` that was not taken).
 pub(crate) fn request_head(
     parts: &http::request::Parts,
     has_body: bool,
     version: &str,
+    verdict: Verdict,
 ) -> (BytesMut, bool) {
     let mut head = BytesMut::with_capacity(512);
     head.extend_from_slice(parts.method.as_str().as_bytes());
     head.extend_from_slice(b" ");
+    if let Verdict::Refuse { path_refused, .. } = verdict {
+        let target = match parts.uri.path_and_query() {
+            Some(p) if !path_refused => p.as_str(),
+            _ => "/",
+        };
+        head.extend_from_slice(target.as_bytes());
+        head.extend_from_slice(b" ");
+        head.extend_from_slice(version.as_bytes());
+        head.extend_from_slice(b"\r\n");
+        if let Some(a) = parts.uri.authority() {
+            head.extend_from_slice(b"Host: ");
+            head.extend_from_slice(a.as_str().as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+        return (head, false);
+    }
     let target = if parts.method == http::Method::CONNECT {
         parts.uri.authority().map_or("", |a| a.as_str())
     } else {
@@ -128,12 +150,16 @@ pub(crate) fn request_head(
             continue;
         }
         has_length |= name == http::header::CONTENT_LENGTH;
-        for value in values {
-            push_camel_case(&mut head, name.as_str().as_bytes());
-            head.extend_from_slice(b": ");
+        // Repeated names merged, `, ` between (`apr_table_mergen`).
+        push_camel_case(&mut head, name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                head.extend_from_slice(b", ");
+            }
             head.extend_from_slice(value.as_bytes());
-            head.extend_from_slice(b"\r\n");
         }
+        head.extend_from_slice(b"\r\n");
     }
     if let (Some(a), false) = (authority, host_written) {
         head.extend_from_slice(b"Host: ");
@@ -245,6 +271,8 @@ pub(crate) struct StreamTransport<B: RequestBody + 'static, S> {
     drain_limit: Duration,
     /// The HTTP/2 stream, for what mod_http2 shows of it.
     h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
+    /// The status mod_http2's limits answer the request with.
+    refusal: Option<u16>,
     sink: S,
     /// The final response head was sent.
     responded: bool,
@@ -289,6 +317,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             }),
             drain_limit: Duration::ZERO,
             h2_stream: None,
+            refusal: None,
             sink,
             responded: false,
             outbound: Outbound::Head(Vec::new()),
@@ -309,6 +338,15 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
     /// The HTTP/2 stream this is (mod_http2's variables for its request).
     pub(crate) fn on_h2_stream(mut self, stream: htaccel_engine::http::http2::H2Stream) -> Self {
         self.h2_stream = Some(stream);
+        self
+    }
+
+    /// The request was refused by mod_http2's limits
+    /// (`crate::stream_limits`): the exchange answers it with that status.
+    pub(crate) fn refused_by(mut self, verdict: Verdict) -> Self {
+        if let Verdict::Refuse { status, .. } = verdict {
+            self.refusal = Some(status);
+        }
         self
     }
 
@@ -609,6 +647,10 @@ impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B,
     fn carries_one_request(&self) -> bool {
         true
     }
+
+    fn refusal(&self) -> Option<u16> {
+        self.refusal
+    }
 }
 
 #[cfg(test)]
@@ -630,18 +672,18 @@ mod tests {
             "https://example.com:8443/a?b=c",
             &[("cookie", "a=1"), ("cookie", "b=2"), ("x-one", "1")],
         );
-        let (head, chunked) = request_head(&p, true, "HTTP/3.0");
+        let (head, chunked) = request_head(&p, true, "HTTP/3.0", Verdict::Accept);
         assert!(chunked);
         assert_eq!(
             &head[..],
             &b"POST /a?b=c HTTP/3.0\r\nCookie: a=1; b=2\r\nX-One: 1\r\nHost: example.com:8443\r\nTransfer-Encoding: chunked\r\n\r\n"[..]
         );
         let p = parts("PUT", "https://h/x", &[("content-length", "3")]);
-        let (head, chunked) = request_head(&p, true, "HTTP/2.0");
+        let (head, chunked) = request_head(&p, true, "HTTP/2.0", Verdict::Accept);
         assert!(!chunked);
         assert!(head.ends_with(b"Content-Length: 3\r\nHost: h\r\n\r\n"));
         let p = parts("GET", "https://h/", &[]);
-        let (head, chunked) = request_head(&p, false, "HTTP/2.0");
+        let (head, chunked) = request_head(&p, false, "HTTP/2.0", Verdict::Accept);
         assert!(!chunked);
         assert_eq!(&head[..], &b"GET / HTTP/2.0\r\nHost: h\r\n\r\n"[..]);
         // A `host` the client sent takes `:authority`'s value where it stands.
@@ -650,7 +692,7 @@ mod tests {
             "https://a.test/",
             &[("x-a", "1"), ("host", "b.test"), ("x-b", "2")],
         );
-        let (head, _) = request_head(&p, false, "HTTP/2.0");
+        let (head, _) = request_head(&p, false, "HTTP/2.0", Verdict::Accept);
         assert_eq!(
             &head[..],
             &b"GET / HTTP/2.0\r\nX-A: 1\r\nHost: a.test\r\nX-B: 2\r\n\r\n"[..]

@@ -46,6 +46,13 @@ pub(crate) trait Transport {
         false
     }
 
+    /// The status a multiplexed protocol's own limits answer this
+    /// stream's request with (`crate::stream_limits`, which replace
+    /// HTTP/1.1's limits for every stream).
+    fn refusal(&self) -> Option<u16> {
+        None
+    }
+
     /// The HTTP/2 stream this transport carries (`None`: a connection).
     fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
         None

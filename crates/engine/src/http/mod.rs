@@ -535,8 +535,10 @@ pub struct ProtocolError<'a> {
     /// The status of the error whose answer was being made when this one
     /// was found (Apache's recursive error: a 417 whose discarded request
     /// body turned out malformed is answered 400 with "Additionally, a 417
-    /// Expectation Failed error was encountered …"). Such an answer is the
-    /// plain built-in page: Apache does not retry a custom one.
+    /// Expectation Failed error was encountered …"; a stream whose `:path`
+    /// mod_http2 refused is answered 414 naming the 400 of its unparsable
+    /// request line). Such an answer is the built-in page: Apache does not
+    /// retry a custom one.
     pub additional: Option<u16>,
 }
 

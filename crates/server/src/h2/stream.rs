@@ -25,7 +25,15 @@ pub(super) async fn serve(
     let stream_id = u32::from(respond.stream_id());
     let (parts, body) = request.into_parts();
     let has_body = !body.is_end_stream();
-    let (head, chunked) = stream_exchange::request_head(&parts, has_body, "HTTP/2.0");
+    let verdict = crate::stream_limits::verdict(&parts, &session.shared.limits);
+    if verdict == stream_exchange::Verdict::Reset {
+        let mut respond = respond;
+        respond.send_reset(h2::Reason::ENHANCE_YOUR_CALM);
+        session.open.set(session.open.get() - 1);
+        session.ended.notify_one();
+        return;
+    }
+    let (head, chunked) = stream_exchange::request_head(&parts, has_body, "HTTP/2.0", verdict);
     let sink = H2Sink {
         respond: Some(respond),
         send: None,
@@ -40,6 +48,7 @@ pub(super) async fn serve(
         session.tls.clone(),
     )
     .draining_for(session.shared.timeouts.timeout)
+    .refused_by(verdict)
     .on_h2_stream(htaccel_engine::http::http2::H2Stream {
         session: session.number,
         id: stream_id,

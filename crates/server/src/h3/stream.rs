@@ -56,7 +56,16 @@ async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
         Some(BodyEvent::End(None)) => false,
         Some(_) => true,
     };
-    let (head, chunked) = stream_exchange::request_head(&parts, has_body, "HTTP/3.0");
+    // mod_http2's limits, as HTTP/3 has no Apache of its own; a request
+    // HTTP/2 would reset is answered 431 here.
+    let verdict = match crate::stream_limits::verdict(&parts, &session.shared.limits) {
+        stream_exchange::Verdict::Reset => stream_exchange::Verdict::Refuse {
+            status: 431,
+            path_refused: false,
+        },
+        v => v,
+    };
+    let (head, chunked) = stream_exchange::request_head(&parts, has_body, "HTTP/3.0", verdict);
     let mut transport = StreamTransport::new(
         head,
         chunked,
@@ -69,7 +78,8 @@ async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
         },
         Some(session.tls.clone()),
     )
-    .draining_for(session.shared.timeouts.timeout);
+    .draining_for(session.shared.timeouts.timeout)
+    .refused_by(verdict);
     match first {
         Some(BodyEvent::Data(d)) => transport.push_body(&d),
         Some(BodyEvent::End(t @ Some(_))) => transport.end_body(t),
