@@ -1,4 +1,5 @@
-//! `cargo test` also runs the application cases (`corpus/`, `apps/`) over
+//! `cargo test` also runs the application cases (`corpus/`, `apps/`) and
+//! the protocol cases (`protocol/`: what mod_http2 itself refuses) over
 //! HTTP/2: the `difftest` binary with `--http2`, both servers configured
 //! with `Protocols h2 h2c http/1.1`, every request the cases' HTTP/1.1
 //! blocks can express sent as HTTP/2 (h2c with prior knowledge, h2 by ALPN
@@ -11,7 +12,7 @@
 use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
-const DEFAULT_ARGS: &str = "corpus/ apps/";
+const DEFAULT_ARGS: &str = "corpus/ apps/ protocol/";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {
