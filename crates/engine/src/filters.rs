@@ -39,7 +39,16 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     crate::modules::filter::deferred_ranges(ctx, resp);
     // Apache's HTTP header filter, after every module had its say.
     crate::http::vary::fixup_vary(&mut resp.headers);
-    if let Err(message) = crate::header_table::check(&mut resp.headers) {
+    // Its check of the fields does not run on a stream of HTTP/2
+    // (mod_http2's secondary connection) or HTTP/3: there the server
+    // resets the stream when the protocol cannot carry a field.
+    let multiplexed = ctx.req.h2_stream.is_some() || ctx.req.version == crate::http::Version::Http3;
+    let checked = if multiplexed {
+        Ok(())
+    } else {
+        crate::header_table::check(&mut resp.headers)
+    };
+    if let Err(message) = checked {
         // Apache's header filter refuses the response and answers 500.
         ctx.site
             .log

@@ -1009,9 +1009,19 @@ impl<T: Transport> Conn<T> {
         if let Some(prepared) = self.prepared(shared, ex, resp) {
             return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
         }
-        if let Some(folded) = check_headers(&resp.headers) {
-            let facts = HeadFacts::of(resp, folded);
-            return self.respond_checked(shared, ex, resp, facts, None);
+        match check_headers(&resp.headers) {
+            // HTTP/2 and HTTP/3 fields cannot hold an obs-fold either.
+            Some(true) | None if self.stream.carries_one_request() => {
+                // mod_http2 has no HTTP/1.1 header filter to answer 500:
+                // nghttp2 refuses the field and the stream is reset.
+                self.stream.reset_stream();
+                return Ok(false);
+            }
+            Some(folded) => {
+                let facts = HeadFacts::of(resp, folded);
+                return self.respond_checked(shared, ex, resp, facts, None);
+            }
+            None => {}
         }
         // Apache's header filter refuses to send a header that could split
         // the response, and answers 500 instead.

@@ -77,6 +77,11 @@ pub(crate) trait ResponseSink {
 
     /// End the body now (a body delimited by the connection's close).
     fn end(&mut self);
+
+    /// Reset the stream as a protocol error, with no answer: a response
+    /// head the protocol cannot carry (mod_http2 hands nghttp2 a field
+    /// with a line break and the stream is reset).
+    fn reset(&mut self);
 }
 
 /// The request's head as HTTP/1.1 text (`version`: `HTTP/2.0`,
@@ -650,6 +655,12 @@ impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B,
 
     fn refusal(&self) -> Option<u16> {
         self.refusal
+    }
+
+    fn reset_stream(&mut self) {
+        self.responded = true;
+        self.outbound = Outbound::Done;
+        self.sink.reset();
     }
 }
 

@@ -53,6 +53,10 @@ pub(crate) trait Transport {
         None
     }
 
+    /// Reset the stream this transport carries as a protocol error, with
+    /// no answer (a connection has no such thing).
+    fn reset_stream(&mut self) {}
+
     /// The HTTP/2 stream this transport carries (`None`: a connection).
     fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
         None

@@ -170,4 +170,12 @@ impl ResponseSink for H2Sink {
             let _ = send.send_data(Bytes::new(), true);
         }
     }
+
+    fn reset(&mut self) {
+        if let Some(mut respond) = self.respond.take() {
+            respond.send_reset(h2::Reason::PROTOCOL_ERROR);
+        } else if let Some(send) = self.send.as_mut() {
+            send.send_reset(h2::Reason::PROTOCOL_ERROR);
+        }
+    }
 }

@@ -200,4 +200,12 @@ impl ResponseSink for H3Sink {
     fn end(&mut self) {
         self.finish_now();
     }
+
+    fn reset(&mut self) {
+        if !self.ended {
+            self.ended = true;
+            self.send
+                .stop_stream(h3::error::Code::H3_GENERAL_PROTOCOL_ERROR);
+        }
+    }
 }
