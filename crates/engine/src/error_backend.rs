@@ -85,7 +85,9 @@ pub fn dispatch(doc: Ctx<'_>, prev: Prev) -> Decision<'_> {
 /// `ctx`, if it did.
 pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
     let mut parked = ctx.error_backend.take()?;
-    let body_read = parked.body_read;
+    // On a stream `ap_discard_request_body` reads nothing (its connection
+    // never keeps alive): the body is left for the error document.
+    let body_read = parked.body_read && !ctx.req.on_stream();
     let (mut doc, prev) = parked.doc.take()?;
     if body_read {
         // mod_proxy_fcgi measures what is left of the body: nothing, so

@@ -42,8 +42,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     // Its check of the fields does not run on a stream of HTTP/2
     // (mod_http2's secondary connection) or HTTP/3: there the server
     // resets the stream when the protocol cannot carry a field.
-    let multiplexed = ctx.req.h2_stream.is_some() || ctx.req.version == crate::http::Version::Http3;
-    let checked = if multiplexed {
+    let checked = if ctx.req.on_stream() {
         Ok(())
     } else {
         crate::header_table::check(&mut resp.headers)

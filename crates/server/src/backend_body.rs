@@ -179,7 +179,9 @@ impl<T: crate::transport::Transport> Conn<T> {
             if reader.is_done() {
                 return Ok(spooled);
             }
-            self.before_body_wait(ex, seen);
+            if self.before_body_wait(ex, seen, stage)? {
+                continue;
+            }
             self.more_body(shared, stage).await?;
         }
     }
@@ -216,13 +218,25 @@ impl<T: crate::transport::Transport> Conn<T> {
 
     /// Before the first wait for the body: Apache's input filter sends
     /// `100 Continue` when nothing of the body came yet, and otherwise
-    /// takes what came as the client's go-ahead (no interim answer).
-    pub(super) fn before_body_wait(&mut self, ex: &mut Exchange<'_>, seen: bool) {
+    /// takes what came as the client's go-ahead (no interim answer). On a
+    /// stream, what the stream has received already came (mod_http2 holds
+    /// it before any read): it is taken first, and `true` tells the caller
+    /// to read it before waiting.
+    pub(super) fn before_body_wait(
+        &mut self,
+        ex: &mut Exchange<'_>,
+        seen: bool,
+        stage: &mut Stage,
+    ) -> Result<bool, BodyStop> {
+        if !seen && ex.expecting && self.stream.carries_one_request() && self.read_now(stage)? {
+            return Ok(true);
+        }
         if seen {
             ex.expecting = false;
         } else {
             self.continue_100(ex);
         }
+        Ok(false)
     }
 
     /// Drop the body bytes a reader consumed.

@@ -584,6 +584,15 @@ impl<B: RequestBody + 'static, S> Drop for StreamTransport<B, S> {
 impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B, S> {
     fn try_read(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         let inbound = self.inbound.get_mut();
+        if inbound.ready.is_empty() && !inbound.abandoned {
+            // What the stream has received already, without waiting: a
+            // read that does not block sees the DATA frames (and the end)
+            // that came with the request, as mod_http2's input gives them
+            // to a non-blocking read (mod_proxy_fcgi's prefetch). The
+            // stream's window bounds how much that can be.
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            while inbound.body.is_some() && inbound.poll_body(&mut cx).is_ready() {}
+        }
         if !inbound.ready.is_empty() {
             let room = buf.capacity() - buf.len();
             let n = room.min(inbound.ready.len());

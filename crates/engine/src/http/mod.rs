@@ -213,6 +213,13 @@ pub struct Request {
 }
 
 impl Request {
+    /// Whether the request came on a stream of HTTP/2 or HTTP/3: Apache's
+    /// mod_http2 serves it on a secondary connection that never keeps
+    /// alive and has no HTTP/1.1 header filter.
+    pub fn on_stream(&self) -> bool {
+        self.h2_stream.is_some() || self.version == Version::Http3
+    }
+
     /// The client's address and port (recorded as an input of the answer).
     pub fn remote(&self) -> SocketAddr {
         crate::answer_memo::note_remote();

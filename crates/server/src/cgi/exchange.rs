@@ -315,7 +315,9 @@ impl<T: crate::transport::Transport> Conn<T> {
             if reader.is_done() {
                 return Ok(());
             }
-            self.before_body_wait(ex, seen);
+            if self.before_body_wait(ex, seen, &mut stage)? {
+                continue;
+            }
             self.more_body(shared, &mut stage).await?;
         }
     }

@@ -412,7 +412,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
                 // mod_proxy_fcgi's blocking reads go through Apache's input
                 // filter, which asks for the body only when none came yet.
-                self.before_body_wait(ex, seen);
+                if self.before_body_wait(ex, seen, stage)? {
+                    continue;
+                }
                 self.more_body(shared, stage).await?;
             }
         }
