@@ -117,7 +117,7 @@ set +e
 # Every GET and HEAD goes to htaccel five times, each answer compared with
 # Apache's: with two worker threads, one of them sees it at least three
 # times, so answers kept by the answer memo are checked too. The corpus/,
-# apps/ and protocol/ cases then run once more over HTTP/2 (tests/difftest/tests/
+# apps/ and protocol/ cases (and a few others) then run once more over HTTP/2 (tests/difftest/tests/
 # differential_http2.rs; DIFFTEST_HTTP2_ARGS changes the selection).
 DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --repeat 5 --compat-report docs/compatibility.md --summary-json target/security/difftest.json" cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

@@ -1,5 +1,7 @@
 //! `cargo test` also runs the application cases (`corpus/`, `apps/`) and
-//! the protocol cases (`protocol/`: what mod_http2 itself refuses) over
+//! the protocol cases (`protocol/`: what mod_http2 itself refuses), and
+//! the cases of what differs on a stream (a response field HTTP/2 cannot
+//! carry; request bodies PHP reads, error documents included) over
 //! HTTP/2: the `difftest` binary with `--http2`, both servers configured
 //! with `Protocols h2 h2c http/1.1`, every request the cases' HTTP/1.1
 //! blocks can express sent as HTTP/2 (h2c with prior knowledge, h2 by ALPN
@@ -12,7 +14,8 @@
 use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
-const DEFAULT_ARGS: &str = "corpus/ apps/ protocol/";
+const DEFAULT_ARGS: &str =
+    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {
