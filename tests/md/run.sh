@@ -114,8 +114,8 @@ MDNotifyCmd $work/notify.sh
 MDMessageCmd $work/message.sh
 MDRenewWindow 75%
 MDCheckInterval 1s
-MDCertificateStatus off
-MDServerStatus off
+MDServerStatus on
+LoadModule status_module /usr/lib/apache2/modules/mod_status.so
 MDPrivateKeys secp256r1
 MDomain example.test
 MDomain fail.test
@@ -146,6 +146,10 @@ MDomain files.test
     ServerName example.test
     <Location /md-status>
         SetHandler md-status
+        Require all granted
+    </Location>
+    <Location /server-status>
+        SetHandler server-status
         Require all granted
     </Location>
 </VirtualHost>
@@ -228,11 +232,28 @@ redirect=$(curl -s -o /dev/null -w "%{http_code} %{redirect_url}" --resolve alpn
 check "MDRequireHttps permanent redirects plain HTTP (301 to https://alpn.test/a?b=1)" \
     '[ "$redirect" = "301 https://alpn.test/a?b=1" ]'
 status=$(curl -s --resolve example.test:$http:127.0.0.1 http://example.test:$http/md-status)
-check "md-status shows example.test's certificate and fail.test's error" \
-    '[[ "$status" == *"\"name\": \"example.test\""*"certificate(secp256r1) is valid"* && "$status" == *"\"name\": \"fail.test\""*"\"state\": 4"*"connection refused"* ]]'
+check "md-status shows example.test's certificate (issuer, RFC 9773 identifier) and fail.test's failing renewal" \
+    'python3 -c "import json,sys; d={m[\"name\"]: m for m in json.loads(sys.argv[1])[\"managed-domains\"]}; e=d[\"example.test\"]; f=d[\"fail.test\"]; assert e[\"state\"]==2 and e[\"cert\"][\"secp256r1\"][\"serial\"] and e[\"cert\"][\"secp256r1\"][\"issuer-name\"].startswith(\"/CN=Pebble Intermediate CA \") and e[\"cert\"][\"secp256r1\"][\"ari-cert-id\"].split(\".\")[1]==__import__(\"base64\").urlsafe_b64encode(bytes.fromhex(e[\"cert\"][\"secp256r1\"][\"serial\"].rjust(2*((len(e[\"cert\"][\"secp256r1\"][\"serial\"])+1)//2),\"0\"))).decode().rstrip(\"=\") and f[\"state\"]==1 and \"connection refused\" in f[\"renewal\"][\"last\"][\"detail\"], (e, f)" "$status"'
 [[ "$status" == *managed-domains* ]] || echo "md-status answered: $status"
 check "MDNotifyCmd ran after example.test's renewals; MDMessageCmd said renewed and errored" \
     'grep -qx "example.test" "$work/events/notify" && grep -qx "renewed example.test" "$work/events/message" && grep -qx "errored fail.test" "$work/events/message"'
+# The certificate's public state, on each managed name, before any
+# access check: its serial and fingerprint are the served certificate's.
+current=$(served example.test)
+fingerprint=$(openssl s_client -connect 127.0.0.1:$https -servername example.test </dev/null 2>/dev/null \
+    | openssl x509 -noout -fingerprint -sha256 | sed 's/.*=//; s/://g' | tr A-F a-f)
+certstatus=$(curl -s -k --resolve example.test:$https:127.0.0.1 https://example.test:$https/.httpd/certificate-status)
+check "/.httpd/certificate-status names the served certificate (serial, SHA-256 fingerprint, validity)" \
+    'python3 -c "import json,sys; j=json.loads(sys.argv[1]); c=j[\"secp256r1\"]; assert c[\"serial\"]==sys.argv[2] and c[\"sha256-fingerprint\"]==sys.argv[3] and \"until\" in j[\"valid\"], j" "$certstatus" "$(grep serial <<<"$current" | sed s/serial=//)" "$fingerprint"'
+[ -n "$certstatus" ] || echo "certificate-status answered nothing"
+auto=$(curl -s --resolve example.test:$http:127.0.0.1 "http://example.test:$http/server-status?auto")
+check "server-status?auto counts the domains and shows example.test good, with its fingerprint link" \
+    '[[ "$auto" == *"ManagedCertificatesTotal: 4"* && "$auto" == *"Domain: example.test"* ]] && grep -q "^ManagedDomain\[[0-9]\]Status: good$" <<<"$auto" && grep -q "CheckAtFingerprint: $fingerprint" <<<"$auto"'
+check "server-status?auto shows fail.test's renewal failing: its status, detail and next run" \
+    'grep -q "^ManagedDomain\[[0-9]\]ActivityLastStatus: " <<<"$auto" && grep -q "ActivityLastDetail: " <<<"$auto" && grep -q "ActivityFinished: no" <<<"$auto" && grep -q "ActivityNextRun: " <<<"$auto"'
+html=$(curl -s --resolve example.test:$http:127.0.0.1 "http://example.test:$http/server-status")
+check "the HTML page has the Managed Certificates table" \
+    '[[ "$html" == *"<h3>Managed Certificates</h3>"* && "$html" == *"<td>example.test</td>"* && "$html" == *"crt.sh[secp256r1]"* ]]'
 files=$(served files.test)
 check "files.test, managed but with a certificate file, serves the file's while mod_md has none" \
     '[[ "$files" == *"subject=CN = files.test"* ]]'
@@ -240,6 +261,7 @@ last=$(served fail.test)
 check "fail.test still gets the temporary certificate" '[[ "$last" == *"Temporary Certificate"* ]]'
 
 if [ $fails -ne 0 ]; then
+    echo "--- server-status?auto"; grep Managed <<<"$auto"
     echo "--- error.log"; cat "$work/logs/error.log"
     echo "--- htaccel"; cat "$work/htaccel.out"
     echo "--- pebble"; tail -30 "$work/pebble.log"

@@ -408,7 +408,7 @@ impl Drop for Recording {
 /// body.
 fn keepable_response(resp: &Response) -> bool {
     resp.status == 200
-        && !resp.stream
+        && resp.stream == crate::http::Unannounced::No
         && !resp.body_follows
         && !resp.close
         && resp.status_line.is_none()

@@ -36,6 +36,11 @@ pub struct Engine {
     pub md: Vec<Arc<crate::http::md::ManagedDomain>>,
     /// `MDBaseServer on`: the main server may be one of them.
     pub md_base_server: bool,
+    /// `MDServerStatus on`: the managed domains on `server-status`.
+    pub md_server_status: bool,
+    /// `MDCertificateStatus` (on unless set off): each managed domain's
+    /// `/.httpd/certificate-status`.
+    pub md_certificate_status: bool,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -212,6 +217,11 @@ impl Engine {
                 .map(Arc::new)
                 .collect(),
             md_base_server: b.global.md.base_server == Some(true),
+            // Debian's Apache 2.4.71 (mod_md 2.6.10) shows the section only
+            // when the directive turns it on; the certificate's page is on
+            // unless turned off (tests/cases/md/status-pages).
+            md_server_status: b.global.md.server_status == Some(true),
+            md_certificate_status: b.global.md.certificate_status != Some(false),
             trace_enable: !b
                 .global
                 .trace_enable

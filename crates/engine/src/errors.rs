@@ -56,7 +56,7 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
     if status == 416 {
         // Apache produces the 416 page from inside the byte-range filter,
         // after the response length was dropped: it goes out unannounced.
-        resp.stream = true;
+        resp.stream = crate::http::Unannounced::ChunkedIfKept;
     }
     finish(ctx, resp)
 }

@@ -55,7 +55,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         *resp = crate::errors::error_response(ctx, 500);
         // Sent without a length, the connection closed after it.
         resp.close = true;
-        resp.stream = true;
+        resp.stream = crate::http::Unannounced::Chunked;
         let mut out = Output::start(ctx, resp, true);
         headers::output(ctx, &mut out);
         out.finish(ctx, resp);
@@ -63,7 +63,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             // Refused again: a bare 500, as Apache falls back to.
             resp.headers = vec![("Content-Length".into(), "0".into())];
             resp.body = crate::http::Body::empty();
-            resp.stream = false;
+            resp.stream = crate::http::Unannounced::No;
         }
     }
 }

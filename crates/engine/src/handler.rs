@@ -62,6 +62,7 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         engine,
         site,
         req,
+        parsed.target.path.as_deref().unwrap_or_default(),
         &uri,
         parsed.target.query.as_deref(),
     ) {
@@ -72,6 +73,8 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
                 if let Some(location) = location {
                     ctx.headers_out.push(("Location".into(), location));
                 }
+                // Before any handler: no method is allowed yet.
+                ctx.allow_no_method();
                 crate::errors::error_response(&mut ctx, status)
             }
         };

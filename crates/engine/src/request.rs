@@ -149,6 +149,16 @@ fn content_type_handler(t: &str) -> &str {
 }
 
 impl<'a> Ctx<'a> {
+    /// `Allow` for a 405 or 501 of a module that allows no method itself
+    /// (`r->allowed` empty): `TRACE` alone, when `TraceEnable` is on.
+    pub fn allow_no_method(&mut self) {
+        self.allow = Some(if self.engine.trace_enable {
+            "TRACE"
+        } else {
+            ""
+        });
+    }
+
     /// The name the handlers answer to, as `ap_invoke_handler` derives it:
     /// `r->handler` when a directive set one, else the content type
     /// without its parameters (up to `;`, trailing spaces dropped).

@@ -51,7 +51,7 @@ use htaccel_engine::http::backend::Decision;
 use htaccel_engine::http::read_timeout::ConnReadTimeouts;
 use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, Handler, ProtocolError, Request,
-    Response,
+    Response, Unannounced,
 };
 use htaccel_engine::stats::Counter;
 use std::borrow::Cow;
@@ -1090,9 +1090,14 @@ impl<T: Transport> Conn<T> {
         // the pending `100 Continue` check: a client still waiting for one
         // gets a body ended by the close.
         let chunked = engine_chunked && !header_only && ex.proto_num >= 1001 && !ex.expecting;
-        // A body of unannounced length: chunked if the connection can stay
-        // open, else ended by closing it.
-        let stream = resp.stream && !header_only && !engine_cl && !engine_chunked;
+        // A body of unannounced length: chunked, else ended by closing the
+        // connection.
+        let unannounced = if header_only || engine_cl || engine_chunked {
+            Unannounced::No
+        } else {
+            resp.stream
+        };
+        let stream = unannounced != Unannounced::No;
         let synth_cl = !engine_cl && !header_only && !ex.no_length && !engine_chunked && !stream;
         let length_known = header_only || engine_cl || synth_cl || chunked || ex.proto_num >= 1001;
         let wimpy = facts.wimpy;
@@ -1112,7 +1117,18 @@ impl<T: Transport> Conn<T> {
             && (ex.client_keep_alive || ex.proto_num >= 1001)
             && !shared.stop.requested()
             && !shared.retired.load(std::sync::atomic::Ordering::Relaxed);
-        let chunked = chunked || (stream && keep);
+        // Apache chunks such a body wherever the connection was not marked
+        // closing before the answer (`ap_set_keepalive` sets `r->chunked`
+        // ahead of its keep-alive tests): a client's `Connection: close`,
+        // `KeepAlive Off` or the last request allowed still get chunks.
+        let chunked = chunked
+            || match unannounced {
+                Unannounced::No => false,
+                Unannounced::Chunked => {
+                    ex.proto_num >= 1001 && !ex.expecting && !ex.close && !resp.close
+                }
+                Unannounced::ChunkedIfKept => keep,
+            };
         let mut framing = Framing {
             content_length: synth_cl.then(|| resp.body.len()),
             chunked,

@@ -87,7 +87,8 @@ pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
         let name = name.to_ascii_lowercase();
         if UNCOMPARED.contains(&name.as_str())
             || opts.ignore_headers.contains(&name)
-            || ((opts.ignore_body || opts.mask_values) && name == "content-length")
+            || ((opts.ignore_body || opts.mask_values || opts.compare_from.is_some())
+                && name == "content-length")
         {
             continue;
         }
@@ -130,6 +131,12 @@ pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
     }
     if opts.ignore_body {
         body.clear();
+    }
+    if let Some(text) = &opts.compare_from {
+        body = match memchr::memmem::find(&body, text.as_bytes()) {
+            Some(at) => body[at..].to_vec(),
+            None => format!("(no section starting with {text:?})").into_bytes(),
+        };
     }
     if !opts.mask_json.is_empty() {
         body = crate::jsonmask::mask(&body, &opts.mask_json);
@@ -205,6 +212,12 @@ pub fn differences(
                 "{which}body: {}",
                 body_difference(&na.body, &nb.body)
             ));
+        }
+        // A section neither answer has is not a section compared.
+        if let Some(text) = &opts.compare_from {
+            if !na.body.starts_with(text.as_bytes()) && !nb.body.starts_with(text.as_bytes()) {
+                out.push(format!("{which}body: neither answer has {text:?}"));
+            }
         }
     }
     let (ta, tb) = (a_port.fix_bytes(&a.trailing), b_port.fix_bytes(&b.trailing));

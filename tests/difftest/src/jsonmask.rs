@@ -2,8 +2,9 @@
 //! in a JSON answer (the time a server stored an upload, say) are replaced
 //! by `*` in both bodies before they are compared, so that the rest of the
 //! document is still compared byte for byte. Only string values of members
-//! with exactly these names are masked (`"NAME":"…"`, no space after the
-//! colon, as PHP's `json_encode` writes them); everything else is untouched.
+//! with exactly these names are masked (`"NAME":"…"` as PHP's `json_encode`
+//! writes them, or with blanks after the colon as a pretty printer does);
+//! everything else is untouched.
 
 /// `body` with the string value of every member named in `names` masked.
 pub fn mask(body: &[u8], names: &[String]) -> Vec<u8> {
@@ -15,14 +16,24 @@ pub fn mask(body: &[u8], names: &[String]) -> Vec<u8> {
 }
 
 fn mask_one(body: &[u8], name: &str) -> Vec<u8> {
-    let key = format!("\"{name}\":\"");
+    let key = format!("\"{name}\":");
     let key = key.as_bytes();
     let mut out = Vec::with_capacity(body.len());
     let mut i = 0;
     while i < body.len() {
         if body[i..].starts_with(key) {
-            out.extend_from_slice(key);
+            // The key, the blanks a pretty printer puts after the colon.
             let mut j = i + key.len();
+            while body.get(j) == Some(&b' ') {
+                j += 1;
+            }
+            if body.get(j) != Some(&b'"') {
+                out.extend_from_slice(&body[i..j]);
+                i = j;
+                continue;
+            }
+            out.extend_from_slice(&body[i..=j]);
+            j += 1;
             // the value ends at the first quote not escaped by a backslash
             while j < body.len() && body[j] != b'"' {
                 j += if body[j] == b'\\' { 2 } else { 1 };
@@ -49,6 +60,15 @@ mod tests {
         assert_eq!(
             mask(body, &names),
             br#"{"id":5,"date":"*","date_gmt":"x","modified":"*","n":"date"}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn pretty_printed_members_are_masked_too() {
+        let names = vec!["renew-at".to_string()];
+        assert_eq!(
+            mask(b"{\n  \"renew-at\": \"Sun\",\n  \"renew-at\": 5\n}", &names),
+            b"{\n  \"renew-at\": \"*\",\n  \"renew-at\": 5\n}".to_vec()
         );
     }
 

@@ -48,6 +48,12 @@ pub struct RequestOptions {
     /// keys, and not `Content-Length`.
     pub mask_values: bool,
     pub mask_values_drop: Vec<String>,
+    /// `# compare-from TEXT`: compare the bodies from the first occurrence
+    /// of TEXT on (a section of a page whose rest is each server's own,
+    /// such as a module's part of mod_status's page), and not
+    /// `Content-Length`; a body without TEXT compares as its absence, and
+    /// two without it differ (the section is what the request is for).
+    pub compare_from: Option<String>,
     /// `# https`, `# sni NAME`, `# no-sni`, `# tls1.2`: send over TLS to
     /// the server's TLS port (cases that need `https`).
     pub tls: Option<TlsOptions>,
@@ -150,6 +156,13 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
         Some("mask-values") => {
             opts.mask_values = true;
             opts.mask_values_drop.extend(words.map(str::to_string));
+        }
+        Some("compare-from") => {
+            let text = words.collect::<Vec<_>>().join(" ");
+            if text.is_empty() {
+                return Err("compare-from needs the text a section starts with".into());
+            }
+            opts.compare_from = Some(text);
         }
         Some("ignore-header") => {
             let names: Vec<String> = words.map(str::to_ascii_lowercase).collect();

@@ -117,6 +117,23 @@ pub struct ManagedDomain {
     /// `MDMessageCmd`: run with a reason (`renewed`, `errored`,
     /// `expiring`) and the domain's name.
     pub message_cmd: Option<Vec<String>>,
+    /// What the status pages show of the configuration and nothing uses.
+    pub shown: Shown,
+}
+
+/// The settings mod_md's status pages show as they were written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// `MDMembers auto` (the virtual hosts' names are added).
+    pub transitive: bool,
+    /// mod_md drives the domain: some virtual host is among its names,
+    /// or its renewal is manual (a domain it would renew by itself that
+    /// nothing uses is left alone).
+    pub watched: bool,
+    /// `MDCertificateAgreement` as given.
+    pub agreement: Option<String>,
+    /// `MDCAChallenges` as given (empty: not given).
+    pub challenges: Vec<Challenge>,
 }
 
 impl ManagedDomain {
@@ -151,6 +168,15 @@ pub struct CertState {
     pub valid_until: i64,
     /// Upper-case hex.
     pub serial: String,
+    /// The issuer as OpenSSL's one-line form prints it (`/C=US/CN=R11`).
+    pub issuer_name: String,
+    /// The Authority Information Access extension's CA issuers URI.
+    pub issuer_uri: Option<String>,
+    /// Lower-case hex of the SHA-256 of the certificate's DER.
+    pub sha256_fingerprint: String,
+    /// RFC 9773's certificate identifier (`keyIdentifier.serial`, each
+    /// base64url), when the certificate names its issuer's key.
+    pub ari_cert_id: Option<String>,
     /// The temporary self-signed certificate.
     pub fallback: bool,
 }
@@ -165,10 +191,89 @@ pub struct DomainState {
     pub errors: u32,
     /// The last failure's description.
     pub last_error: Option<String>,
+    /// The last failure as mod_md records it: an APR status and the ACME
+    /// problem type, if the CA sent one ([`Failure::of`]).
+    pub last_failure: Option<Failure>,
+    /// When the last attempt began, seconds since the epoch.
+    pub last_run: Option<i64>,
     /// When the next attempt or check is due, seconds since the epoch.
     pub next_run: Option<i64>,
     /// A renewal is under way or waiting to be retried.
     pub renewing: bool,
+}
+
+/// A failed renewal as mod_md's job records it (`md_result_t`): an APR
+/// status and, from an ACME problem document, the problem's type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub status: i32,
+    pub problem: Option<String>,
+}
+
+/// APR's statuses mod_md gives ACME problems (`apr_errno.h`).
+const APR_EGENERAL: i32 = 20014;
+const APR_BADARG: i32 = 70013;
+
+impl Failure {
+    /// The failure a message describes: the operating system's error
+    /// number where one is quoted (`(os error 111)`), else the status
+    /// mod_md maps the ACME problem type to (`md_acme.c`'s table), else
+    /// APR's general error.
+    pub fn of(message: &str) -> Failure {
+        let os_error = message.rsplit_once("(os error ").and_then(|(_, rest)| {
+            rest.split_once(')')
+                .and_then(|(n, _)| n.parse::<i32>().ok())
+        });
+        let problem = message.find("urn:ietf:params:acme:error:").map(|at| {
+            message[at..]
+                .split(|c: char| c == ')' || c.is_whitespace())
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        });
+        let status = os_error.unwrap_or_else(|| match &problem {
+            Some(p) => problem_status(p.trim_start_matches("urn:ietf:params:")),
+            None => APR_EGENERAL,
+        });
+        Failure { status, problem }
+    }
+
+    /// `apr_strerror`'s text for the status.
+    pub fn description(&self) -> String {
+        match self.status {
+            APR_EGENERAL => "Internal error (specific information not available)".into(),
+            APR_BADARG => "Missing parameter for the specified command line option".into(),
+            n => {
+                let text = std::io::Error::from_raw_os_error(n).to_string();
+                match text.rsplit_once(" (os error ") {
+                    Some((t, _)) => t.to_string(),
+                    None => text,
+                }
+            }
+        }
+    }
+}
+
+/// mod_md's status for an ACME problem type (`acme:error:…`).
+fn problem_status(kind: &str) -> i32 {
+    const EINVAL: i32 = libc::EINVAL;
+    let table: &[(&str, i32)] = &[
+        ("acme:error:badCSR", EINVAL),
+        ("acme:error:badNonce", libc::EAGAIN),
+        ("acme:error:badSignatureAlgorithm", EINVAL),
+        ("acme:error:externalAccountRequired", EINVAL),
+        ("acme:error:invalidContact", APR_BADARG),
+        ("acme:error:malformed", EINVAL),
+        ("acme:error:rateLimited", APR_BADARG),
+        ("acme:error:rejectedIdentifier", APR_BADARG),
+        ("acme:error:unauthorized", libc::EACCES),
+        ("acme:error:unsupportedIdentifier", APR_BADARG),
+        ("acme:error:badRevocationReason", EINVAL),
+    ];
+    table
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(kind))
+        .map_or(APR_EGENERAL, |(_, v)| *v)
 }
 
 /// The managed domains' states, by name: written by the certificate
@@ -178,6 +283,29 @@ pub fn states() -> &'static std::sync::RwLock<std::collections::HashMap<String, 
         std::sync::RwLock<std::collections::HashMap<String, DomainState>>,
     > = std::sync::OnceLock::new();
     STATES.get_or_init(Default::default)
+}
+
+/// The earliest moment a renewal of `md` is due (`md_reg_renew_at`):
+/// now when a certificate is missing (or only the temporary one is
+/// there), else the start of the renew window of the certificate whose
+/// window opens first.
+pub fn renew_at(md: &ManagedDomain, state: &DomainState, now: i64) -> i64 {
+    let real: Vec<&CertState> = state
+        .certs
+        .iter()
+        .filter(|(_, c)| !c.fallback)
+        .map(|(_, c)| c)
+        .collect();
+    if real.len() < md.keys.len() {
+        return now;
+    }
+    real.iter()
+        .map(|c| {
+            let life = Duration::from_secs((c.valid_until - c.valid_from).max(0) as u64);
+            c.valid_until - md.renew_window.length(life).as_secs() as i64
+        })
+        .min()
+        .unwrap_or(now)
 }
 
 /// Change the state of `name`.

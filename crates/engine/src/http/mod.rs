@@ -347,6 +347,24 @@ pub enum BodyDisposal {
     Unread,
 }
 
+/// How a body of unannounced length goes out, as Apache's
+/// `ap_set_keepalive` decides: it sets `r->chunked` ahead of its
+/// keep-alive tests, and marks the connection closing when they fail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unannounced {
+    /// The body's length is known.
+    #[default]
+    No,
+    /// A handler's body (mod_status, mod_md's pages): chunked over
+    /// HTTP/1.1 unless the connection was closing before the answer, so
+    /// also when the client asked to close.
+    Chunked,
+    /// A page made after a first header pass decided on keep-alive (the
+    /// 416 from the byte-range filter): chunked only if the connection
+    /// stays open, else ended by closing it.
+    ChunkedIfKept,
+}
+
 /// A response as the engine decided it. The server adds `Date`, `Server`,
 /// `Connection`/`Keep-Alive` and the framing (`Content-Length` from the body
 /// length unless a header already says otherwise), suppresses the body for
@@ -366,9 +384,9 @@ pub struct Response {
     /// When the server reads and discards a request body the engine did not consume.
     pub disposal: BodyDisposal,
     /// Apache streams this body without announcing its length: the server
-    /// sends it chunked when the connection stays open, else delimited by
-    /// closing the connection (Apache's answer to an unknown length).
-    pub stream: bool,
+    /// sends it chunked or, where Apache would not chunk, delimited by
+    /// closing the connection.
+    pub stream: Unannounced,
     /// A backend's body follows this head (streamed by the server): the
     /// filters that need the body's bytes leave it alone.
     pub body_follows: bool,
@@ -429,7 +447,7 @@ impl Response {
             close: false,
             body_limit: 0,
             disposal: BodyDisposal::Discard,
-            stream: false,
+            stream: Unannounced::No,
             body_follows: false,
             status_line: None,
             pieces: false,

@@ -614,7 +614,7 @@ fn answer(
         ctx.headers_out.push(("Location".into(), location));
     } else if status == 405 || status == 501 {
         // No handler ran, so only the core's TRACE is allowed.
-        ctx.allow = Some(if ctx.engine.trace_enable { "TRACE" } else { "" });
+        ctx.allow_no_method();
     }
     Err(status)
 }

@@ -37,6 +37,16 @@ pub mod unsupported;
 pub mod xsendfile;
 
 use crate::registry::Module;
+use crate::request::Ctx;
+
+/// What modules add to mod_status's pages (Apache's optional
+/// `status_hook`), in the order Apache runs them: each gets the request
+/// and whether the page is `?auto`'s short form, and gives its section
+/// (`None`: it declined and wrote nothing).
+pub static STATUS_HOOKS: &[fn(&Ctx<'_>, bool) -> Option<String>] = &[
+    md::server_status::managed_certificates,
+    md::server_status::managed_staplings,
+];
 
 /// Every module htaccel has, in Apache's load order. `builtin` ones are
 /// always present; the others only after `LoadModule`.

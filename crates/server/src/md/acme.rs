@@ -36,7 +36,7 @@ pub fn start(domains: &[Arc<ManagedDomain>], log: Arc<dyn Log>) {
     {
         let mut started = started.lock().unwrap_or_else(|e| e.into_inner());
         for md in domains {
-            if md.renew_auto && started.insert(md.name.clone()) {
+            if md.renew_auto && md.shown.watched && started.insert(md.name.clone()) {
                 todo.push(md.clone());
             }
         }
@@ -144,6 +144,9 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
         report(&md, |s| {
             s.next_run = Some(if due.is_empty() { next } else { super::now() });
             s.renewing = !due.is_empty();
+            if !due.is_empty() {
+                s.last_run = Some(super::now());
+            }
         });
         if due.is_empty() {
             let wait = (next - super::now()).max(1) as u64;
@@ -160,6 +163,8 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                 report(&md, |s| {
                     s.errors = 0;
                     s.last_error = None;
+                    s.last_failure = None;
+                    s.renewing = false;
                 });
                 // A window longer than the certificates live would renew
                 // them at once, again and again: once per check instead.
@@ -194,6 +199,7 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
                 }
                 report(&md, |s| {
                     s.errors = failures;
+                    s.last_failure = Some(htaccel_engine::http::md::Failure::of(&e));
                     s.last_error = Some(e.clone());
                     s.next_run = Some(super::now() + delay.as_secs() as i64);
                 });
@@ -220,21 +226,43 @@ fn report(md: &ManagedDomain, change: impl FnOnce(&mut htaccel_engine::http::md:
         .iter()
         .filter_map(|&key| {
             let live = super::cell(md, key).ok()?.get();
-            Some((
-                key.name(),
-                htaccel_engine::http::md::CertState {
-                    valid_from: live.facts.not_before,
-                    valid_until: live.facts.not_after,
-                    serial: live.facts.serial.clone(),
-                    fallback: live.fallback,
-                },
-            ))
+            Some((key.name(), cert_state(&live)))
         })
         .collect();
     htaccel_engine::http::md::update_state(&md.name, |s| {
         s.certs = certs;
         change(s);
     });
+}
+
+/// What mod_md's status shows of a certificate (`status_get_cert_json`).
+fn cert_state(live: &super::Live) -> htaccel_engine::http::md::CertState {
+    let facts = &live.facts;
+    let der = live.key.cert.first().map_or(&[][..], |c| c.as_ref());
+    let fingerprint = ring::digest::digest(&ring::digest::SHA256, der);
+    let base64url = |b: &[u8]| {
+        htaccel_engine::http::digest::base64(b)
+            .trim_end_matches('=')
+            .replace('+', "-")
+            .replace('/', "_")
+    };
+    htaccel_engine::http::md::CertState {
+        valid_from: facts.not_before,
+        valid_until: facts.not_after,
+        serial: facts.serial.clone(),
+        issuer_name: facts.issuer_oneline.clone(),
+        issuer_uri: facts.issuer_uri.clone(),
+        sha256_fingerprint: fingerprint
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+        ari_cert_id: facts
+            .authority_key_id
+            .as_ref()
+            .map(|key| format!("{}.{}", base64url(key), base64url(&facts.serial_octets))),
+        fallback: live.fallback,
+    }
 }
 
 /// `MDMessageCmd CMD… REASON DOMAIN`.

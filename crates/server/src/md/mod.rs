@@ -177,6 +177,7 @@ mod tests {
             check_interval: Duration::from_secs(60),
             notify_cmd: None,
             message_cmd: None,
+            shown: Default::default(),
         }
     }
 

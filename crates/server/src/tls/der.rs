@@ -17,6 +17,14 @@ pub(crate) struct CertFacts {
     /// The validity period, seconds since the epoch (0: unread).
     pub not_before: i64,
     pub not_after: i64,
+    /// The issuer as `X509_NAME_oneline` prints it (mod_md's status).
+    pub issuer_oneline: String,
+    /// The serial number's content octets, as encoded.
+    pub serial_octets: Vec<u8>,
+    /// The Authority Key Identifier extension's `keyIdentifier`.
+    pub authority_key_id: Option<Vec<u8>>,
+    /// The Authority Information Access extension's CA issuers URI.
+    pub issuer_uri: Option<String>,
 }
 
 impl CertFacts {
@@ -64,7 +72,7 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
     let (nb_tag, nb, after) = element(validity)?;
     let (na_tag, na, _) = element(after)?;
     let (_, subject, rest) = element(rest)?;
-    let (_, spki, _) = element(rest)?;
+    let (_, spki, mut after_key) = element(rest)?;
     let (_, alg, _) = element(spki)?;
     let (_, oid, _) = element(alg)?;
     let key_alg = match oid {
@@ -78,7 +86,7 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
     if serial_hex.is_empty() {
         serial_hex.push_str("00");
     }
-    Some(CertFacts {
+    let mut facts = CertFacts {
         subject: name(subject)?,
         issuer: name(issuer)?,
         serial: serial_hex,
@@ -86,7 +94,85 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
         key_alg,
         not_before: time(nb_tag, nb).unwrap_or(0),
         not_after: time(na_tag, na).unwrap_or(0),
-    })
+        issuer_oneline: oneline(issuer).unwrap_or_default(),
+        serial_octets: serial.to_vec(),
+        authority_key_id: None,
+        issuer_uri: None,
+    };
+    // The unique identifiers ([1], [2]) may come first; extensions are [3].
+    while let Some((tag, value, more)) = element(after_key) {
+        after_key = more;
+        if tag == 0xa3 {
+            extensions(value, &mut facts);
+        }
+    }
+    Some(facts)
+}
+
+/// OID 2.5.29.35, 1.3.6.1.5.5.7.1.1 and 1.3.6.1.5.5.7.48.2.
+const AUTHORITY_KEY_ID: &[u8] = &[0x55, 0x1d, 0x23];
+const AUTHORITY_INFO_ACCESS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x01, 0x01];
+const CA_ISSUERS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x02];
+
+/// The two extensions mod_md's status reads: whose key signed the
+/// certificate, and where its issuer's certificate is published.
+fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
+    let (_, mut list, _) = element(wrapped)?;
+    while !list.is_empty() {
+        let (_, ext, more) = element(list)?;
+        list = more;
+        let (_, oid, rest) = element(ext)?;
+        // The value, after `critical` if present.
+        let (tag, value, rest) = element(rest)?;
+        let value = if tag == 0x01 { element(rest)?.1 } else { value };
+        if oid == AUTHORITY_KEY_ID {
+            let (_, aki, _) = element(value)?;
+            let (tag, key_id, _) = element(aki)?;
+            if tag == 0x80 {
+                facts.authority_key_id = Some(key_id.to_vec());
+            }
+        } else if oid == AUTHORITY_INFO_ACCESS {
+            let (_, mut descriptions, _) = element(value)?;
+            while !descriptions.is_empty() {
+                let (_, description, more) = element(descriptions)?;
+                descriptions = more;
+                let (_, method, location) = element(description)?;
+                let (tag, uri, _) = element(location)?;
+                if method == CA_ISSUERS && tag == 0x86 && facts.issuer_uri.is_none() {
+                    facts.issuer_uri = Some(String::from_utf8_lossy(uri).into_owned());
+                }
+            }
+        }
+    }
+    Some(())
+}
+
+/// A `Name` as `X509_NAME_oneline` prints it: each attribute in encoding
+/// order as `/SN=value`, bytes outside printable ASCII as `\xHH`.
+fn oneline(mut b: &[u8]) -> Option<String> {
+    let mut out = String::new();
+    while !b.is_empty() {
+        let (_, set, rest) = element(b)?;
+        b = rest;
+        let mut s = set;
+        while !s.is_empty() {
+            let (_, atv, more) = element(s)?;
+            s = more;
+            let (_, oid, value) = element(atv)?;
+            let (_, text, _) = element(value)?;
+            out.push('/');
+            out.push_str(&short_name(oid).map_or_else(|| dotted(oid), str::to_string));
+            out.push('=');
+            for &c in text {
+                if (b' '..=b'~').contains(&c) {
+                    out.push(c as char);
+                } else {
+                    out.push_str(&format!("\\x{c:02X}"));
+                }
+            }
+        }
+    }
+    Some(out)
 }
 
 /// A `UTCTime` (`YYMMDDHHMMSSZ`) or `GeneralizedTime` (`YYYYMMDDHHMMSSZ`)
@@ -231,6 +317,21 @@ mod tests {
         assert_eq!(time(0x17, b"700101000000Z"), Some(0));
         assert_eq!(time(0x17, b"240229120000Z"), Some(1_709_208_000));
         assert_eq!(time(0x18, b"20500101000000Z"), Some(2_524_608_000));
+    }
+
+    #[test]
+    fn issuer_reads_as_openssl_prints_it_on_one_line() {
+        let pair = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["a.test".into()]).unwrap();
+        let mut dn = rcgen::DistinguishedName::new();
+        dn.push(rcgen::DnType::OrganizationName, "Org, Inc");
+        dn.push(rcgen::DnType::CommonName, "Test CA \u{e9}");
+        params.distinguished_name = dn;
+        let cert = params.self_signed(&pair).unwrap();
+        let facts = CertFacts::of(cert.der());
+        assert_eq!(facts.issuer_oneline, "/O=Org, Inc/CN=Test CA \\xC3\\xA9");
+        assert_eq!(facts.issuer, "CN=Test CA \u{e9},O=Org\\, Inc");
+        assert!(!facts.serial_octets.is_empty());
     }
 
     #[test]

@@ -20,6 +20,8 @@
 //! applies them to no managed domain; htaccel refuses them there, saying
 //! where they take effect.
 
+mod json;
+pub mod server_status;
 pub mod status;
 
 use crate::config::{Invocation, Walker};
@@ -90,6 +92,10 @@ pub struct MdGlobal {
     pub port_map: Vec<(u16, Option<u16>)>,
     pub notify_cmd: Option<Vec<String>>,
     pub message_cmd: Option<Vec<String>>,
+    /// `MDServerStatus`.
+    pub server_status: Option<bool>,
+    /// `MDCertificateStatus`.
+    pub certificate_status: Option<bool>,
 }
 
 /// Apache's defaults (mod_md_config.c, md.h).
@@ -99,21 +105,37 @@ const DEFAULT_WARN_WINDOW: Window = Window::Percent(10);
 const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(5);
 const DEFAULT_CHECK_INTERVAL: Duration = Duration::from_secs(12 * 3600);
 
+/// mod_md's known CAs (`KNOWN_CAs`): name and ACME directory URL.
+const KNOWN_CAS: [(&str, &str); 4] = [
+    ("LetsEncrypt", DEFAULT_CA),
+    (
+        "LetsEncrypt-Test",
+        "https://acme-staging-v02.api.letsencrypt.org/directory",
+    ),
+    ("Buypass", "https://api.buypass.com/acme/directory"),
+    (
+        "Buypass-Test",
+        "https://api.test4.buypass.no/acme/directory",
+    ),
+];
+
+/// `md_get_ca_name_from_url`: a known CA's name, else the URL's host.
+fn ca_name(url: &str) -> String {
+    if let Some((name, _)) = KNOWN_CAS.iter().find(|(_, u)| u.eq_ignore_ascii_case(url)) {
+        return (*name).to_string();
+    }
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default().to_string(),
+        None => host_port.split(':').next().unwrap_or_default().to_string(),
+    }
+}
+
 /// `md_get_ca_url_from_name`: a known CA's name, or an absolute URL.
 fn ca_url(name: &str) -> Result<String, String> {
-    let known = [
-        ("letsencrypt", DEFAULT_CA),
-        (
-            "letsencrypt-test",
-            "https://acme-staging-v02.api.letsencrypt.org/directory",
-        ),
-        ("buypass", "https://api.buypass.com/acme/directory"),
-        (
-            "buypass-test",
-            "https://api.test4.buypass.no/acme/directory",
-        ),
-    ];
-    if let Some((_, url)) = known.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+    if let Some((_, url)) = KNOWN_CAS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
         return Ok((*url).to_string());
     }
     let lower = name.to_ascii_lowercase();
@@ -431,12 +453,13 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
             let on = on_off(first)?;
             process_wide(w, name)?.base_server = Some(on);
         }
-        "mdcertificatestatus" | "mdserverstatus" => {
-            if on_off(first)? {
-                return Err(format!(
-                    "{name} on: htaccel shows managed certificates through the md-status handler only (SetHandler md-status); set {name} off"
-                ));
-            }
+        "mdserverstatus" => {
+            let on = on_off(first)?;
+            process_wide(w, name)?.server_status = Some(on);
+        }
+        "mdcertificatestatus" => {
+            let on = on_off(first)?;
+            process_wide(w, name)?.certificate_status = Some(on);
         }
         "mdnotifycmd" | "mdmessagecmd" => {
             let mut rest = inv.raw.as_str();
@@ -620,7 +643,8 @@ pub fn managed_domains(
         .map(|def| {
             let s = def.settings.over(&g.settings);
             let mut domains = def.names.clone();
-            if def.transitive.or(g.transitive).unwrap_or(true) {
+            let transitive = def.transitive.or(g.transitive).unwrap_or(true);
+            if transitive {
                 for server in &servers {
                     let names: Vec<&String> = server
                         .server_name
@@ -637,9 +661,26 @@ pub fn managed_domains(
                     }
                 }
             }
+            let used = servers.iter().any(|server| {
+                server
+                    .server_name
+                    .iter()
+                    .chain(server.server_aliases.iter())
+                    .any(|n| domains.contains(&n.to_ascii_lowercase()))
+            });
+            // mod_md leaves alone a domain it would renew by itself that no
+            // virtual host uses (`init_cert_watch_status`).
+            let renew_auto = s.renew_auto.unwrap_or(true);
+            let shown = crate::http::md::Shown {
+                transitive,
+                watched: used || !renew_auto,
+                agreement: s.agreement.clone(),
+                challenges: s.challenges.clone().unwrap_or_default(),
+            };
             ManagedDomain {
                 name: def.names[0].clone(),
                 domains,
+                shown,
                 ca_url: s
                     .ca_urls
                     .and_then(|u| u.into_iter().next())
@@ -659,7 +700,7 @@ pub fn managed_domains(
                 ),
                 renew_window: s.renew_window.unwrap_or(DEFAULT_RENEW_WINDOW),
                 warn_window: s.warn_window.unwrap_or(DEFAULT_WARN_WINDOW),
-                renew_auto: s.renew_auto.unwrap_or(true),
+                renew_auto,
                 require_https: s.require_https.unwrap_or_default(),
                 eab: s.eab.flatten(),
                 store_dir: store_dir.clone(),
@@ -710,6 +751,7 @@ pub fn post_read_request(
     engine: &crate::engine::Engine,
     site: &crate::site::Site,
     req: &crate::http::Request,
+    raw_path: &str,
     path: &str,
     query: Option<&str>,
 ) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
@@ -718,6 +760,10 @@ pub fn post_read_request(
     }
     let host = crate::engine::request_host(req)?.0;
     let md = engine.md.iter().find(|m| m.covers(&host))?;
+    // mod_md compares the path as sent, before any decoding.
+    if let Some(answer) = status::certificate_status(engine, &req.method, raw_path, md) {
+        return Some(answer.map_err(|status| (status, None)));
+    }
     if let Some(token) = path.strip_prefix(ACME_CHALLENGE_PREFIX) {
         return challenge(engine, md, req, &host, token);
     }
@@ -970,6 +1016,7 @@ mod tests {
             check_interval: DEFAULT_CHECK_INTERVAL,
             notify_cmd: None,
             message_cmd: None,
+            shown: Default::default(),
         };
         assert!(m.covers("example.test"));
         assert!(m.covers("www.example.test"));

@@ -1,151 +1,81 @@
-//! `SetHandler md-status`: the managed domains and their certificates as
-//! JSON, in the shape of mod_md's status handler as far as htaccel knows
-//! the same facts (names, contacts, CA, windows, state, each certificate's
-//! validity and serial, the renewal's errors and next run).
+//! mod_md's two pages of its own: the `md-status` handler (every managed
+//! domain, or the one its path names) and `/.httpd/certificate-status`,
+//! which each managed domain answers before any other phase. Both are
+//! JSON from [`super::json`]; both refuse methods other than `GET` (and
+//! `HEAD`, which is a `GET` to Apache's method numbers) with 501.
 
-use crate::http::md::{states, ManagedDomain, RequireHttps, Window};
+use super::json;
+use crate::http::md::ManagedDomain;
 use crate::http::{Body, Response};
 use crate::request::Ctx;
 
 const HANDLER: &str = "md-status";
+/// Where a managed domain publishes its certificate's state.
+pub const CERTIFICATE_STATUS_PATH: &str = "/.httpd/certificate-status";
 
-/// mod_md's `md_state_t`: 1 incomplete, 2 complete, 3 expired, 4 error.
-fn state(md: &ManagedDomain, now: i64) -> (u32, String) {
-    let all = states().read().unwrap_or_else(|e| e.into_inner());
-    let Some(s) = all.get(&md.name) else {
-        return (1, "no certificate yet".into());
-    };
-    if s.certs.is_empty() || s.certs.iter().any(|(_, c)| c.fallback) {
-        return match &s.last_error {
-            Some(e) => (4, format!("error: {e}")),
-            None => (1, "no certificate yet".into()),
-        };
-    }
-    if s.certs.iter().any(|(_, c)| c.valid_until <= now) {
-        return (3, "certificate has expired".into());
-    }
-    let kinds: Vec<&str> = s.certs.iter().map(|(k, _)| *k).collect();
-    (2, format!("certificate({}) is valid", kinds.join(", ")))
+fn now() -> i64 {
+    crate::http::date::unix_secs(std::time::SystemTime::now())
 }
 
-fn window(w: Window) -> String {
-    match w {
-        Window::Percent(p) => format!("{p}%"),
-        Window::Fixed(d) => {
-            let s = d.as_secs();
-            if s % 86_400 == 0 {
-                format!("{}d", s / 86_400)
-            } else {
-                format!("{s}s")
-            }
-        }
-    }
+fn json_response(text: String) -> Response {
+    let mut resp = Response::new(200);
+    resp.add_header("Content-Type", "application/json");
+    resp.body = Body::bytes(text.into_bytes());
+    resp
 }
 
-fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn list(items: &[String]) -> String {
-    let v: Vec<String> = items.iter().map(|s| string(s)).collect();
-    format!("[{}]", v.join(", "))
-}
-
-fn date(secs: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
-    httpdate::fmt_http_date(t)
-}
-
-/// One managed domain as mod_md's JSON shows it.
-fn domain(md: &ManagedDomain, now: i64) -> String {
-    let (state, descr) = state(md, now);
-    let all = states().read().unwrap_or_else(|e| e.into_inner());
-    let s = all.get(&md.name).cloned().unwrap_or_default();
-    let certs: Vec<String> = s
-        .certs
-        .iter()
-        .filter(|(_, c)| !c.fallback)
-        .map(|(kind, c)| {
-            format!(
-                "{}: {{\"valid\": {{\"from\": {}, \"until\": {}}}, \"serial\": {}}}",
-                string(kind),
-                string(&date(c.valid_from)),
-                string(&date(c.valid_until)),
-                string(&c.serial)
-            )
-        })
-        .collect();
-    let mut renewal = format!("\"errors\": {}", s.errors);
-    if let Some(e) = &s.last_error {
-        renewal.push_str(&format!(
-            ", \"last\": {{\"status\": 1, \"detail\": {}}}",
-            string(e)
-        ));
-    }
-    if let Some(next) = s.next_run {
-        renewal.push_str(&format!(", \"next-run\": {}", string(&date(next))));
-    }
-    format!(
-        "{{\"name\": {}, \"domains\": {}, \"contacts\": {}, \"ca\": {{\"urls\": {}, \"proto\": \"ACME\", \"agreement\": {}}}, \"state\": {state}, \"state-descr\": {}, \"renew-mode\": {}, \"renew-window\": {}, \"warn-window\": {}, \"require-https\": {}, \"must-staple\": false, \"stapling\": false, \"cert\": {{{}}}, \"renew\": {}, \"renewal\": {{{renewal}}}}}",
-        string(&md.name),
-        list(&md.domains),
-        list(&md.contact.iter().map(|c| format!("mailto:{}", c.trim_start_matches("mailto:"))).collect::<Vec<_>>()),
-        list(std::slice::from_ref(&md.ca_url)),
-        if md.agreement { "\"accepted\"" } else { "null" },
-        string(&descr),
-        if md.renew_auto { 1 } else { 0 },
-        string(&window(md.renew_window)),
-        string(&window(md.warn_window)),
-        string(match md.require_https {
-            RequireHttps::Off => "off",
-            RequireHttps::Temporary => "temporary",
-            RequireHttps::Permanent => "permanent",
-        }),
-        certs.join(", "),
-        s.renewing,
-    )
-}
-
-/// The handler: every managed domain, or the one named after the
-/// handler's path (`/md-status/example.org`).
+/// `md_status_handler`.
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
     if ctx.handler_name() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
         return None;
     }
+    // The store and the certificate manager change outside the engine's view.
+    crate::answer_memo::note_volatile();
     if ctx.method != "GET" && ctx.method != "HEAD" {
+        ctx.allow_no_method();
+        return Some(crate::errors::error_response(ctx, 501));
+    }
+    let mds = &ctx.engine.md;
+    // `/md-status/NAME`: the domain of that name, else the one covering it.
+    let named = ctx
+        .path_info
+        .strip_prefix('/')
+        .filter(|rest| !rest.is_empty())
+        .and_then(|_| ctx.path_info.rsplit('/').next());
+    let one = named.and_then(|n| {
+        mds.iter()
+            .find(|m| m.name == n)
+            .or_else(|| mds.iter().find(|m| m.covers(n)))
+    });
+    let value = match one {
+        Some(md) => json::domain(md, now()),
+        None => json::all(mds, now()),
+    };
+    let mut resp = json_response(json::text(&value));
+    // mod_md writes it with no length: chunked (or to the connection's end).
+    resp.stream = crate::http::Unannounced::Chunked;
+    Some(resp)
+}
+
+/// `md_http_cert_status`: the answer for `/.httpd/certificate-status` on
+/// a managed domain's name (`Ok`), a 501 for another method (`Err`), or
+/// `None` when the request is not one (the path, the setting, the name).
+pub fn certificate_status(
+    engine: &crate::engine::Engine,
+    method: &str,
+    path: &str,
+    md: &ManagedDomain,
+) -> Option<Result<Response, u16>> {
+    if path != CERTIFICATE_STATUS_PATH || !engine.md_certificate_status {
         return None;
     }
     crate::answer_memo::note_volatile();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let named = ctx.uri.rsplit('/').next().filter(|n| n.contains('.'));
-    let mds = &ctx.engine.md;
-    let body = match named.and_then(|n| mds.iter().find(|m| m.name == n)) {
-        Some(md) => domain(md, now),
-        None => {
-            let all: Vec<String> = mds.iter().map(|m| domain(m, now)).collect();
-            format!(
-                "{{\"version\": {}, \"managed-domains\": [{}]}}",
-                string(env!("CARGO_PKG_VERSION")),
-                all.join(", ")
-            )
-        }
-    };
-    let mut resp = Response::new(200);
-    resp.add_header("Content-Type", "application/json");
-    resp.body = Body::bytes(body.into_bytes());
-    Some(resp)
+    if method != "GET" && method != "HEAD" {
+        return Some(Err(501));
+    }
+    let text = json::text(&json::certificate_status(md, now()));
+    let mut resp = json_response(text);
+    // mod_md writes it with no length: chunked (or to the connection's end).
+    resp.stream = crate::http::Unannounced::Chunked;
+    Some(Ok(resp))
 }

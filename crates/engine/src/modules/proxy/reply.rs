@@ -230,7 +230,9 @@ pub fn stream<'a>(
     let closing = closes(&ctx);
     if closing {
         resp.close = true;
-        resp.stream = pass_body;
+        if pass_body {
+            resp.stream = crate::http::Unannounced::Chunked;
+        }
     }
     if chunked && !closing {
         resp.headers
@@ -267,7 +269,9 @@ pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAns
                 || resp.header("Transfer-Encoding").is_some();
             if closes(&ctx) {
                 resp.close = true;
-                resp.stream = !framed;
+                if !framed {
+                    resp.stream = crate::http::Unannounced::Chunked;
+                }
             } else if !encoded && !framed {
                 resp.headers
                     .insert(0, ("Transfer-Encoding".into(), "chunked".into()));

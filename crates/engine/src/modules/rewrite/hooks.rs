@@ -217,7 +217,7 @@ fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str, noescape: bool) -> Result<
 /// answers before any handler allowed one: only `TRACE` (when enabled).
 fn answer(ctx: &mut Ctx<'_>, code: u16) -> Status {
     if (code == 405 || code == 501) && ctx.allow.is_none() {
-        ctx.allow = Some(if ctx.engine.trace_enable { "TRACE" } else { "" });
+        ctx.allow_no_method();
     }
     code
 }

@@ -89,7 +89,17 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
             resp.add_header("Refresh", secs.to_string());
         }
         let signature = crate::errors::signature_line(ctx);
-        let (body, content_type) = page::render(&report, &opts, signature.as_deref());
+        let sections: Vec<String> = crate::modules::STATUS_HOOKS
+            .iter()
+            .filter_map(|hook| hook(ctx, opts.auto))
+            .collect();
+        // A module that wrote its section passed it on before the page's
+        // end: Apache can no longer count the page, and chunks it.
+        if !sections.is_empty() {
+            resp.stream = crate::http::Unannounced::Chunked;
+        }
+        let sections = sections.concat();
+        let (body, content_type) = page::render(&report, &opts, &sections, signature.as_deref());
         resp.add_header("Content-Type", content_type);
         resp.body = Body::bytes(body);
     } else {

@@ -65,11 +65,23 @@ fn atol(s: &str) -> i64 {
 }
 
 /// The page and its `Content-Type`.
-pub fn render(r: &Report, opts: &Options, signature: Option<&str>) -> (String, &'static str) {
+/// `sections`: what other modules add (`status_hook`), after the page's
+/// own content and before the signature.
+pub fn render(
+    r: &Report,
+    opts: &Options,
+    sections: &str,
+    signature: Option<&str>,
+) -> (String, &'static str) {
     if opts.auto {
-        (auto(r), "text/plain; charset=ISO-8859-1")
+        let mut page = auto(r);
+        page.push_str(sections);
+        (page, "text/plain; charset=ISO-8859-1")
     } else {
-        (html(r, opts, signature), "text/html; charset=ISO-8859-1")
+        (
+            html(r, opts, sections, signature),
+            "text/html; charset=ISO-8859-1",
+        )
     }
 }
 
@@ -165,7 +177,7 @@ fn kbytes_out(kb: u64) -> String {
     }
 }
 
-fn html(r: &Report, opts: &Options, signature: Option<&str>) -> String {
+fn html(r: &Report, opts: &Options, sections: &str, signature: Option<&str>) -> String {
     let mut o = String::new();
     let up = r.uptime();
     o.push_str("<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\">\n<html><head>\n<title>Apache Status</title>\n</head><body>\n");
@@ -282,6 +294,7 @@ fn html(r: &Report, opts: &Options, signature: Option<&str>) -> String {
     } else {
         o.push_str("<hr />To obtain a full report with current status information you need to use the <code>ExtendedStatus On</code> directive.\n");
     }
+    o.push_str(sections);
     if let Some(sig) = signature {
         o.push_str("<hr />\n");
         o.push_str(sig);
