@@ -3,7 +3,8 @@
 # pebble-challtestsrv answers pebble's DNS queries (every name is
 # 127.0.0.1, except fail.test, which points where nothing listens), and
 # htaccel obtains certificates for example.test by http-01 and for
-# alpn.test by tls-alpn-01, serves its temporary certificate meanwhile,
+# alpn.test by tls-alpn-01 (its virtual host allows acme-tls/1; noalpn.test's
+# does not, so that one is never tried), serves its temporary certificate meanwhile,
 # renews them when the renew window opens (pebble issues 60-second
 # certificates here), and retries the order for fail.test, which cannot
 # succeed, with back-off, logging each failure.
@@ -124,12 +125,20 @@ MDomain files.test
     MDCAChallenges tls-alpn-01
     MDRequireHttps permanent
 </MDomain>
+<MDomain noalpn.test>
+    MDCAChallenges tls-alpn-01
+</MDomain>
 <VirtualHost 127.0.0.1:$https>
     ServerName example.test
     SSLEngine on
 </VirtualHost>
 <VirtualHost 127.0.0.1:$https>
     ServerName alpn.test
+    SSLEngine on
+    Protocols h2 http/1.1 acme-tls/1
+</VirtualHost>
+<VirtualHost 127.0.0.1:$https>
+    ServerName noalpn.test
     SSLEngine on
 </VirtualHost>
 <VirtualHost 127.0.0.1:$https>
@@ -211,6 +220,8 @@ for _ in $(seq 100); do
     sleep 0.2
 done
 check "alpn.test gets pebble's certificate by tls-alpn-01" '[ -n "$alpn" ]'
+check "noalpn.test, whose virtual host lacks Protocols acme-tls/1, is not tried by tls-alpn-01 (as mod_md)" \
+    'grep -q "processing noalpn.test: none of the challenge types offered for noalpn.test can be used" "$work/logs/error.log" && [[ "$(served noalpn.test)" == *"Temporary Certificate"* ]]'
 
 # Renewal: 60-second certificates, renewed in their last 75%.
 serial1=$(grep serial <<<"$got")
@@ -248,7 +259,7 @@ check "/.httpd/certificate-status names the served certificate (serial, SHA-256 
 [ -n "$certstatus" ] || echo "certificate-status answered nothing"
 auto=$(curl -s --resolve example.test:$http:127.0.0.1 "http://example.test:$http/server-status?auto")
 check "server-status?auto counts the domains and shows example.test good, with its fingerprint link" \
-    '[[ "$auto" == *"ManagedCertificatesTotal: 4"* && "$auto" == *"Domain: example.test"* ]] && grep -q "^ManagedDomain\[[0-9]\]Status: good$" <<<"$auto" && grep -q "CheckAtFingerprint: $fingerprint" <<<"$auto"'
+    '[[ "$auto" == *"ManagedCertificatesTotal: 5"* && "$auto" == *"Domain: example.test"* ]] && grep -q "^ManagedDomain\[[0-9]\]Status: good$" <<<"$auto" && grep -q "CheckAtFingerprint: $fingerprint" <<<"$auto"'
 check "server-status?auto shows fail.test's renewal failing: its status, detail and next run" \
     'grep -q "^ManagedDomain\[[0-9]\]ActivityLastStatus: " <<<"$auto" && grep -q "ActivityLastDetail: " <<<"$auto" && grep -q "ActivityFinished: no" <<<"$auto" && grep -q "ActivityNextRun: " <<<"$auto"'
 html=$(curl -s --resolve example.test:$http:127.0.0.1 "http://example.test:$http/server-status")

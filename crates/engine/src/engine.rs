@@ -178,6 +178,17 @@ impl Engine {
         for line in b.global.proxy_protocol.notices() {
             log.error("notice", "remoteip", None, &line);
         }
+        let md: Vec<Arc<crate::http::md::ManagedDomain>> =
+            crate::modules::md::managed_domains(b, &loaded.env.server_root)?
+                .into_iter()
+                .map(Arc::new)
+                .collect();
+        for md in &md {
+            if !md.shown.used {
+                let line = format!("AH10045: No VirtualHost matches Managed Domain {}", md.name);
+                log.error("warn", "md", None, &line);
+            }
+        }
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts
@@ -212,10 +223,7 @@ impl Engine {
             ),
             https_listeners: b.global.https_listeners.clone(),
             proxy_protocol: b.global.proxy_protocol.clone(),
-            md: crate::modules::md::managed_domains(b, &loaded.env.server_root)?
-                .into_iter()
-                .map(Arc::new)
-                .collect(),
+            md,
             md_base_server: b.global.md.base_server == Some(true),
             // Debian's Apache 2.4.71 (mod_md 2.6.10) shows the section only
             // when the directive turns it on; the certificate's page is on

@@ -95,6 +95,10 @@ pub struct ManagedDomain {
     /// `MDCAChallenges`, in order of preference, among those the server
     /// can answer (a listener on the port public 80 or 443 reaches).
     pub challenges: Vec<Challenge>,
+    /// The names `tls-alpn-01` may be used for: those whose HTTPS server
+    /// (on the port public 443 reaches) lists `acme-tls/1` in `Protocols`,
+    /// as mod_md requires.
+    pub acme_tls_1: Vec<String>,
     /// Whether `/.well-known/acme-challenge/` is this domain's to answer:
     /// no `MDCAChallenges`, or one that names `http-01`.
     pub answers_http01: bool,
@@ -126,9 +130,11 @@ pub struct ManagedDomain {
 pub struct Shown {
     /// `MDMembers auto` (the virtual hosts' names are added).
     pub transitive: bool,
-    /// mod_md drives the domain: some virtual host is among its names,
-    /// or its renewal is manual (a domain it would renew by itself that
-    /// nothing uses is left alone).
+    /// Some virtual host (or, with `MDBaseServer on`, the main server)
+    /// has one of the domain's names.
+    pub used: bool,
+    /// mod_md drives the domain: it is used, or its renewal is manual (a
+    /// domain it would renew by itself that nothing uses is left alone).
     pub watched: bool,
     /// `MDCertificateAgreement` as given.
     pub agreement: Option<String>,

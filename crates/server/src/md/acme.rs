@@ -430,15 +430,37 @@ async fn order(
         }
         let offered: Vec<ChallengeType> =
             authz.challenges.iter().map(|c| c.r#type.clone()).collect();
+        let name = authz.identifier().to_string();
+        // mod_md answers tls-alpn-01 only where the HTTPS server allows
+        // the acme-tls/1 protocol.
+        let usable = |c: &&Challenge| {
+            **c != Challenge::TlsAlpn01
+                || md.acme_tls_1.iter().any(|d| d.eq_ignore_ascii_case(&name))
+        };
         let chosen = md
             .challenges
             .iter()
+            .filter(usable)
             .map(|c| match c {
                 Challenge::Http01 => ChallengeType::Http01,
                 Challenge::TlsAlpn01 => ChallengeType::TlsAlpn01,
             })
             .find(|t| offered.contains(t))
-            .ok_or("the CA offers none of the challenge types of MDCAChallenges")?;
+            .ok_or_else(|| {
+                format!(
+                    "none of the challenge types offered for {name} can be used: MDCAChallenges allows {}{}",
+                    md.challenges
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    if md.challenges.contains(&Challenge::TlsAlpn01) {
+                        " (tls-alpn-01 needs `Protocols … acme-tls/1` on the name's HTTPS virtual host)"
+                    } else {
+                        ""
+                    }
+                )
+            })?;
         let mut challenge = authz
             .challenge(chosen.clone())
             .ok_or("challenge vanished")?;

@@ -166,6 +166,7 @@ mod tests {
             agreement: true,
             keys: vec![KeySpec::P256, KeySpec::P384],
             challenges: vec![Challenge::Http01],
+            acme_tls_1: Vec::new(),
             answers_http01: true,
             renew_window: Window::Percent(33),
             warn_window: Window::Percent(10),

@@ -201,7 +201,7 @@ pub fn domain(md: &ManagedDomain, now: i64) -> Value {
         }
     }
     o.insert("must-staple".into(), false.into());
-    o.insert("proto".into(), json!({ "acme-tls/1": [] }));
+    o.insert("proto".into(), json!({ "acme-tls/1": md.acme_tls_1 }));
     o.insert("stapling".into(), false.into());
     o.insert("profile-mandatory".into(), false.into());
     o.insert("ari-renewals".into(), true.into());

@@ -668,11 +668,18 @@ pub fn managed_domains(
                     .chain(server.server_aliases.iter())
                     .any(|n| domains.contains(&n.to_ascii_lowercase()))
             });
+            let acme_tls_1 = acme_tls_1_names(
+                b,
+                &servers,
+                &domains,
+                s.challenges.as_deref().unwrap_or_default(),
+            );
             // mod_md leaves alone a domain it would renew by itself that no
             // virtual host uses (`init_cert_watch_status`).
             let renew_auto = s.renew_auto.unwrap_or(true);
             let shown = crate::http::md::Shown {
                 transitive,
+                used,
                 watched: used || !renew_auto,
                 agreement: s.agreement.clone(),
                 challenges: s.challenges.clone().unwrap_or_default(),
@@ -700,6 +707,7 @@ pub fn managed_domains(
                 ),
                 renew_window: s.renew_window.unwrap_or(DEFAULT_RENEW_WINDOW),
                 warn_window: s.warn_window.unwrap_or(DEFAULT_WARN_WINDOW),
+                acme_tls_1,
                 renew_auto,
                 require_https: s.require_https.unwrap_or_default(),
                 eab: s.eab.flatten(),
@@ -723,6 +731,65 @@ pub fn managed_domains(
         }
     }
     Ok(out)
+}
+
+/// The names of `domains` whose public HTTPS server allows `acme-tls/1`
+/// (mod_md's `acme_tls_1_domains`, `get_public_https_server`): a server
+/// among `servers` that speaks TLS and has the name, and lists the
+/// protocol in its `Protocols`. Unless `MDCAChallenges` names
+/// `tls-alpn-01`, that server must also be reached by public port 443
+/// (something listens there, and the server's addresses are all on it).
+fn acme_tls_1_names(
+    b: &crate::config::server::ServerBuild,
+    servers: &[&crate::config::server::ServerConf],
+    domains: &[String],
+    configured: &[Challenge],
+) -> Vec<String> {
+    let g = &b.global.md;
+    let port = local_port(g, 443);
+    let check_port = !configured.contains(&Challenge::TlsAlpn01);
+    if check_port && !reachable(b, vec![Challenge::TlsAlpn01]).contains(&Challenge::TlsAlpn01) {
+        return Vec::new();
+    }
+    let port_of = |addr: &String| addr.rsplit(':').next().and_then(|n| n.parse::<u16>().ok());
+    let tls = |server: &crate::config::server::ServerConf| {
+        server.ssl.engine == Some(crate::modules::ssl::SslEngine::On)
+            || server.addrs.iter().any(|a| {
+                b.global
+                    .https_listeners
+                    .iter()
+                    .any(|(_, p)| port_of(a) == Some(*p))
+            })
+    };
+    let on_port = |server: &crate::config::server::ServerConf| {
+        !check_port
+            || std::ptr::eq(server, &b.main)
+            || port.is_none_or(|p| {
+                !server.addrs.is_empty() && server.addrs.iter().all(|a| port_of(a) == Some(p))
+            })
+    };
+    domains
+        .iter()
+        .filter(|domain| {
+            servers.iter().any(|server| {
+                let named = server
+                    .server_name
+                    .iter()
+                    .chain(server.server_aliases.iter())
+                    .any(|n| n.eq_ignore_ascii_case(domain));
+                let protocols = if std::ptr::eq(*server, &b.main) {
+                    server.protocols.clone()
+                } else {
+                    crate::modules::http2::ProtocolsConf::merge(
+                        &b.main.protocols,
+                        &server.protocols,
+                    )
+                };
+                named && tls(server) && on_port(server) && protocols.lists("acme-tls/1")
+            })
+        })
+        .cloned()
+        .collect()
 }
 
 /// The managed domain a server's names put it under (its `ServerName`,
@@ -1005,6 +1072,7 @@ mod tests {
             agreement: true,
             keys: vec![KeySpec::P256],
             challenges: vec![Challenge::Http01],
+            acme_tls_1: Vec::new(),
             answers_http01: true,
             renew_window: DEFAULT_RENEW_WINDOW,
             warn_window: DEFAULT_WARN_WINDOW,
