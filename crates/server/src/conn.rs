@@ -329,6 +329,33 @@ struct Exchange<'a> {
     open_body: bool,
 }
 
+impl<'a> Exchange<'a> {
+    /// An answer the connection layer gives for an error: the connection
+    /// closes after it, no body and no `100 Continue` pending.
+    fn error(
+        request: Option<&'a Request>,
+        head: bool,
+        proto_num: u32,
+        received: SystemTime,
+        started: Instant,
+    ) -> Exchange<'a> {
+        Exchange {
+            request,
+            head,
+            proto_num,
+            http09: false,
+            close: true,
+            expecting: false,
+            client_close: false,
+            client_keep_alive: false,
+            no_length: false,
+            received,
+            started,
+            open_body: false,
+        }
+    }
+}
+
 pub(crate) struct Conn<T> {
     stream: T,
     /// The client: the connection's peer, or the one its PROXY header named.
@@ -494,20 +521,7 @@ impl<T: Transport> Conn<T> {
         let partial = self
             .parser
             .line_request(&self.rbuf, self.peer(), self.local_addr);
-        let ex = Exchange {
-            request: partial.as_ref(),
-            head,
-            proto_num: 1000,
-            http09: false,
-            close: true,
-            expecting: false,
-            client_close: false,
-            client_keep_alive: false,
-            no_length: false,
-            received,
-            started,
-            open_body: false,
-        };
+        let ex = Exchange::error(partial.as_ref(), head, 1000, received, started);
         // The error path needs a request: the one read so
         // far, or (request line unusable) just the connection.
         let failed = partial
@@ -723,20 +737,18 @@ impl<T: Transport> Conn<T> {
                     }
                 }
                 let ex = Exchange {
-                    request: Some(&req),
-                    head: e.head_only,
-                    proto_num: self.parser.proto_num(),
-                    http09: false,
                     // Apache computes the headers of these answers as usual
                     // (a 417 may say Keep-Alive) and closes regardless.
                     close: false,
-                    expecting: false,
                     client_close: find_token(conn, b"close"),
                     client_keep_alive: find_token(conn, b"keep-alive"),
-                    no_length: false,
-                    received,
-                    started,
-                    open_body: false,
+                    ..Exchange::error(
+                        Some(&req),
+                        e.head_only,
+                        self.parser.proto_num(),
+                        received,
+                        started,
+                    )
                 };
                 let expect = e
                     .expect
@@ -772,18 +784,16 @@ impl<T: Transport> Conn<T> {
             // its request line fail to parse too (the 414 page names the
             // 400 as well).
             let ex = Exchange {
-                request: Some(&req),
-                head: req.method == "HEAD",
-                proto_num,
                 http09,
-                close: true,
-                expecting: false,
                 client_close,
                 client_keep_alive,
-                no_length: false,
-                received,
-                started,
-                open_body: false,
+                ..Exchange::error(
+                    Some(&req),
+                    req.method == "HEAD",
+                    proto_num,
+                    received,
+                    started,
+                )
             };
             let resp = shared.handler.protocol_error(&ProtocolError {
                 status,
@@ -945,18 +955,15 @@ impl<T: Transport> Conn<T> {
             Err(Failure::Body(_) | Failure::Eof) => 400,
         };
         let ex = Exchange {
-            request: Some(req),
-            head: req.method == "HEAD",
-            proto_num: self.parser.proto_num(),
-            http09: false,
-            close: true,
-            expecting: false,
             client_close: true,
-            client_keep_alive: false,
             no_length: true,
-            received,
-            started,
-            open_body: false,
+            ..Exchange::error(
+                Some(req),
+                req.method == "HEAD",
+                self.parser.proto_num(),
+                received,
+                started,
+            )
         };
         let resp = shared.handler.protocol_error(&ProtocolError {
             status,
