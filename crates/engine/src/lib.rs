@@ -26,6 +26,7 @@ pub mod log_condition;
 pub mod log_format;
 pub mod modules;
 pub mod open_writers;
+pub mod os;
 pub mod path_text;
 pub mod regex_engine;
 pub mod registry;

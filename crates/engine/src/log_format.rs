@@ -885,16 +885,6 @@ fn apr_time(t: SystemTime) -> i64 {
     }
 }
 
-/// The broken-down local time of `secs` since the epoch.
-fn local_tm(secs: i64) -> libc::tm {
-    // SAFETY: tm is plain data; localtime_r only writes into it.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let t = secs as libc::time_t;
-    // SAFETY: both pointers are valid for the duration of the call.
-    unsafe { libc::localtime_r(&t, &mut tm) };
-    tm
-}
-
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -943,7 +933,7 @@ fn render_time(spec: &TimeSpec, t: SystemTime, out: &mut Vec<u8>) {
                 let mut c = c.borrow_mut();
                 if c.0 != secs {
                     c.1.clear();
-                    clf_time(&local_tm(secs), &mut c.1);
+                    clf_time(&crate::os::local_tm(secs), &mut c.1);
                     c.0 = secs;
                 }
                 out.extend_from_slice(c.1.as_bytes());
@@ -951,7 +941,7 @@ fn render_time(spec: &TimeSpec, t: SystemTime, out: &mut Vec<u8>) {
             Ok(())
         }
         TimeForm::Custom(fmt) => {
-            let tm = local_tm(secs);
+            let tm = crate::os::local_tm(secs);
             // Apache formats into an 8 KiB buffer; a longer result is empty.
             let mut buf = [0u8; 8192];
             // SAFETY: buf is writable for its length, fmt is NUL-terminated
@@ -1152,7 +1142,7 @@ fn escape_error_item(s: &[u8], room: usize, out: &mut String) {
 
 /// `Sat Nov 21 05:25:47 2026` in local time (`apr_ctime`).
 pub fn ctime(t: SystemTime) -> String {
-    let tm = local_tm(apr_time(t).div_euclid(1_000_000));
+    let tm = crate::os::local_tm(apr_time(t).div_euclid(1_000_000));
     format!(
         "{} {} {:02} {:02}:{:02}:{:02} {}",
         DAYS[tm.tm_wday.clamp(0, 6) as usize],
@@ -1169,7 +1159,7 @@ pub fn ctime(t: SystemTime) -> String {
 fn push_ctime(line: &mut String, t: SystemTime) {
     let at = apr_time(t);
     ctime_usec(
-        &local_tm(at.div_euclid(1_000_000)),
+        &crate::os::local_tm(at.div_euclid(1_000_000)),
         at.rem_euclid(1_000_000),
         line,
     );

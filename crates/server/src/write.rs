@@ -89,7 +89,7 @@ pub(crate) fn with_date<R>(now: SystemTime, f: impl FnOnce(&[u8]) -> R) -> R {
     DATE.with(|d| {
         let mut d = d.borrow_mut();
         if d.0 != secs {
-            let s = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs));
+            let s = htaccel_engine::http::date::fmt_http_date(secs as i64);
             let len = s.len().min(29);
             d.1[..len].copy_from_slice(&s.as_bytes()[..len]);
             d.0 = secs;

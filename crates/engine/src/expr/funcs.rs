@@ -153,15 +153,7 @@ pub fn file_test(op: &UnaryOp, arg: &[u8]) -> bool {
 
 /// The broken-down local time now.
 fn local_now() -> libc::tm {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as libc::time_t)
-        .unwrap_or(0);
-    // SAFETY: tm is plain data; localtime_r only writes into it.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are valid for the duration of the call.
-    unsafe { libc::localtime_r(&secs, &mut tm) };
-    tm
+    crate::os::local_tm(crate::http::date::unix_secs(std::time::SystemTime::now()))
 }
 
 /// `TIME`, `TIME_YEAR` … `TIME_WDAY`, in local time, as Apache prints them.

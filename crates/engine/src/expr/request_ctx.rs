@@ -47,38 +47,6 @@ fn path_bytes(s: &str) -> Option<Cow<'_, [u8]>> {
     Some(crate::path_text::bytes(s))
 }
 
-/// The name of a user id, `getpwuid_r`.
-fn user_name(uid: u32) -> Option<String> {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: passwd is plain data that getpwuid_r fills in.
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives the use of pw.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut result) };
-    if rc != 0 || result.is_null() {
-        return None;
-    }
-    // SAFETY: on success pw_name points into buf, NUL-terminated.
-    let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
-    Some(name.to_string_lossy().into_owned())
-}
-
-/// The name of a group id, `getgrgid_r`.
-fn group_name(gid: u32) -> Option<String> {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: group is plain data that getgrgid_r fills in.
-    let mut gr: libc::group = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::group = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; buf outlives the use of gr.
-    let rc = unsafe { libc::getgrgid_r(gid, &mut gr, buf.as_mut_ptr(), buf.len(), &mut result) };
-    if rc != 0 || result.is_null() {
-        return None;
-    }
-    // SAFETY: on success gr_name points into buf, NUL-terminated.
-    let name = unsafe { std::ffi::CStr::from_ptr(gr.gr_name) };
-    Some(name.to_string_lossy().into_owned())
-}
-
 impl ExprContext for RequestExpr<'_, '_> {
     fn ssl_var(&self, name: &str) -> Option<String> {
         crate::modules::ssl::vars::lookup(self.ctx.req, name)
@@ -127,13 +95,16 @@ impl ExprContext for RequestExpr<'_, '_> {
             Var::TheRequest => borrowed(&req.request_line),
             Var::ContentType => c.content_type.as_deref().and_then(borrowed),
             Var::Handler => c.handler.as_deref().and_then(borrowed),
-            Var::ScriptUser => c.finfo.and_then(|f| user_name(f.uid)).and_then(owned),
+            Var::ScriptUser => c
+                .finfo
+                .and_then(|f| crate::os::user_name(f.uid))
+                .and_then(owned),
             Var::ScriptGroup => {
                 c.finfo?;
                 let gid = std::fs::metadata(crate::path_text::os_path(c.filename.as_ref()))
                     .ok()?
                     .gid();
-                group_name(gid).and_then(owned)
+                crate::os::group_name(gid).and_then(owned)
             }
             Var::DocumentUri => match c.env.get("DOCUMENT_URI") {
                 Some(u) => borrowed(u),

@@ -26,7 +26,7 @@ pub fn validate(password: &[u8], hash: &str) -> bool {
     }
     if hash.starts_with("{SHA}") {
         let digest = Sha1::digest(password);
-        let computed = format!("{{SHA}}{}", base64_encode(&digest));
+        let computed = format!("{{SHA}}{}", crate::http::digest::base64(&digest));
         return ct_eq(computed.as_bytes(), b);
     }
     match system_crypt(password, hash) {
@@ -124,28 +124,6 @@ pub fn apr1(password: &[u8], setting: &[u8]) -> String {
     out
 }
 
-/// Standard base64 with padding (what `{SHA}` stores).
-pub fn base64_encode(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[((v >> (18 - 6 * i)) & 0x3f) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[link(name = "crypt")]
 extern "C" {
     fn crypt_rn(
@@ -204,11 +182,5 @@ mod tests {
         }
         assert!(!validate(b"pw", "pw"));
         assert!(!validate(b"", ""));
-    }
-
-    #[test]
-    fn sha_base64() {
-        assert_eq!(base64_encode(b"ab"), "YWI=");
-        assert_eq!(base64_encode(b"abc"), "YWJj");
     }
 }

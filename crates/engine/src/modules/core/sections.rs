@@ -89,11 +89,6 @@ pub fn compile_regex(pattern: &str) -> Result<crate::regex_engine::Regex, String
         .map_err(|_| "Regex could not be compiled".to_string())
 }
 
-/// Whether a path contains shell wildcards (`apr_fnmatch_test`).
-pub fn has_wildcards(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
-}
-
 /// Walk a section body into a fresh config in the main config's
 /// directory context.
 fn walk_section_body(
@@ -170,7 +165,7 @@ fn directory(w: &mut Walker<'_>, inv: &Invocation<'_>, is_match: bool) -> Result
             path.matches('/').count() - 1
         };
         DirSectionMatcher::Path {
-            fnmatch: has_wildcards(&path),
+            fnmatch: htaccel_conf::fnmatch::has_wildcard(path.as_bytes()),
             path,
             components,
         }
@@ -270,7 +265,7 @@ fn files(
         FilesMatcher::Regex(compile_regex(
             inv.words.get(1).map(String::as_str).unwrap_or(""),
         )?)
-    } else if has_wildcards(&arg) {
+    } else if htaccel_conf::fnmatch::has_wildcard(arg.as_bytes()) {
         FilesMatcher::Glob(arg)
     } else {
         FilesMatcher::Exact(arg)

@@ -44,43 +44,6 @@ pub(super) fn server_name(ctx: &Ctx<'_>) -> String {
     }
 }
 
-fn user_name(uid: u32) -> Option<String> {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: getpwuid_r writes into `pwd` and `buf`, both ours and sized
-    // as declared; the result pointer is only read when it is non-null.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut out: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out);
-        if rc != 0 || out.is_null() {
-            return None;
-        }
-        Some(
-            std::ffi::CStr::from_ptr(pwd.pw_name)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
-
-fn group_name(gid: u32) -> Option<String> {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: as in `user_name`, with getgrgid_r.
-    unsafe {
-        let mut grp: libc::group = std::mem::zeroed();
-        let mut out: *mut libc::group = std::ptr::null_mut();
-        let rc = libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut out);
-        if rc != 0 || out.is_null() {
-            return None;
-        }
-        Some(
-            std::ffi::CStr::from_ptr(grp.gr_name)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
-
 /// The owner of the request's file (Apache's `r->finfo`): for a name
 /// that does not exist, of the deepest directory the walk found, whose
 /// metadata Apache's walk leaves behind.
@@ -218,12 +181,12 @@ impl Host for HostCtx<'_, '_> {
             Fact::Https => on_off(ctx.req.secure),
             Fact::ScriptUser => Some(
                 owner(ctx)
-                    .and_then(|(uid, _)| user_name(uid))
+                    .and_then(|(uid, _)| crate::os::user_name(uid))
                     .unwrap_or_else(|| "<unknown>".into()),
             ),
             Fact::ScriptGroup => Some(
                 owner(ctx)
-                    .and_then(|(_, gid)| group_name(gid))
+                    .and_then(|(_, gid)| crate::os::group_name(gid))
                     .unwrap_or_else(|| "<unknown>".into()),
             ),
         }

@@ -491,13 +491,7 @@ pub struct LocalTime {
 }
 
 pub fn local_time(t: i64) -> LocalTime {
-    // SAFETY: localtime_r writes only into the zeroed `tm` we own.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        let tt: libc::time_t = t as libc::time_t;
-        libc::localtime_r(&tt, &mut tm);
-        tm
-    };
+    let tm = crate::os::local_tm(t);
     LocalTime {
         year: tm.tm_year + 1900,
         mon: tm.tm_mon + 1,
