@@ -464,6 +464,7 @@ fn put(key: &str, entry: Entry) {
 }
 
 /// Forget every kept answer of this thread (tests).
+#[cfg(test)]
 pub fn clear() {
     MEMO.with(|m| m.borrow_mut().clear());
     SEEN.with(|s| *s.borrow_mut() = Sightings::default());

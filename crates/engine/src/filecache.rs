@@ -128,6 +128,7 @@ fn same_file(a: &FileInfo, b: &FileInfo) -> bool {
 }
 
 /// Forget every descriptor this thread holds (tests).
+#[cfg(test)]
 pub fn clear() {
     OPEN.with(|c| c.borrow_mut().clear());
 }

@@ -10,7 +10,6 @@ use crate::dirconf::DirConf;
 use crate::engine::Engine;
 use crate::fs::{FileInfo, Kind};
 use crate::http::{Request, Response};
-use crate::modules::core::ErrorDocument;
 use crate::modules::dir::Slash;
 use crate::modules::mime;
 use crate::site::Site;
@@ -719,11 +718,6 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
 pub fn alt_svc(ctx: &Ctx<'_>) -> Option<crate::http::http3::AltSvc> {
     ctx.req.tls.as_ref()?;
     ctx.site.http3?.alt_svc()
-}
-
-/// An `ErrorDocument` configured for `status`, if any.
-pub fn error_document(conf: &DirConf, status: u16) -> Option<&ErrorDocument> {
-    conf.core.error_documents.get(&status)
 }
 
 #[cfg(test)]

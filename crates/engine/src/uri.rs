@@ -149,6 +149,7 @@ pub struct RequestUri {
 
 impl RequestUri {
     /// The query string as sent, without `?`.
+    #[cfg(test)]
     pub fn query(&self) -> Option<&str> {
         self.target.query.as_deref()
     }
@@ -845,11 +846,13 @@ pub fn unescape(input: &[u8]) -> Result<Cow<'_, [u8]>, UnescapeError> {
 
 /// Apache's `ap_unescape_all`: decodes every escape, `%2F` included; only
 /// `%00` is refused.
+#[cfg(test)]
 pub fn unescape_all(input: &[u8]) -> Result<Cow<'_, [u8]>, UnescapeError> {
     unescape_with(input, &UnescapeMode::default())
 }
 
 /// Apache's `ap_unescape_urlencoded`: a form value, `+` meaning space.
+#[cfg(test)]
 pub fn unescape_urlencoded(input: &[u8]) -> Result<Vec<u8>, UnescapeError> {
     let plus_free: Cow<'_, [u8]> = if input.contains(&b'+') {
         Cow::Owned(
@@ -921,6 +924,7 @@ pub fn escape_path_segment(segment: &[u8]) -> Cow<'_, str> {
 
 /// Apache's `ap_escape_urlencoded`: form encoding, space as `+`, only
 /// letters, digits and `.-*_` left alone.
+#[cfg(test)]
 pub fn escape_urlencoded(input: &[u8]) -> String {
     let mut out = String::with_capacity(input.len());
     for &c in input {

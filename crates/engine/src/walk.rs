@@ -14,7 +14,7 @@ use crate::modules::core::options::{OPT_SYM_LINKS, OPT_SYM_OWNER};
 use crate::site::Site;
 use crate::tree::{Level, LevelError};
 use crate::walk_memo;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Why a walk stopped the request.
@@ -262,18 +262,6 @@ fn resolve_symlink(
         return Err(denied());
     }
     Ok(target)
-}
-
-/// The document-root-relative file path for a decoded URI path.
-pub fn map_uri(root: &Path, uri_path: &str) -> PathBuf {
-    let mut p = root.to_path_buf();
-    p.push(uri_path.trim_start_matches('/'));
-    if uri_path.ends_with('/') && uri_path.len() > 1 {
-        let mut s = p.into_os_string();
-        s.push("/");
-        return PathBuf::from(s);
-    }
-    p
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
 }
 
 /// Forget every kept walk of this thread (tests).
+#[cfg(test)]
 pub fn clear() {
     MEMO.with(|m| *m.borrow_mut() = Memo::default());
 }
