@@ -867,6 +867,10 @@ impl<T: Transport> Conn<T> {
             match resp.disposal {
                 // A connection that will close anyway is not read from.
                 BodyDisposal::Discard if ex.close => {}
+                // Nor is a stream for an answer made before any handler:
+                // Apache's error path discards nothing there, so a length
+                // over the limit is no 413.
+                BodyDisposal::AfterResponse if self.stream.carries_one_request() => {}
                 BodyDisposal::Unread => ex.close = true,
                 // An error answer to a client waiting for `100 Continue`:
                 // no interim response, the body (if it comes) is read after.
