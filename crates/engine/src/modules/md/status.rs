@@ -37,11 +37,10 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
     }
     let mds = &ctx.engine.md;
     // `/md-status/NAME`: the domain of that name, else the one covering it.
-    let named = ctx
-        .path_info
-        .strip_prefix('/')
-        .filter(|rest| !rest.is_empty())
-        .and_then(|_| ctx.path_info.rsplit('/').next());
+    let named = (ctx.path_info.len() > 1)
+        .then(|| ctx.path_info.rsplit('/').next())
+        .flatten()
+        .filter(|_| ctx.path_info.starts_with('/'));
     let one = named.and_then(|n| {
         mds.iter()
             .find(|m| m.name == n)
