@@ -52,9 +52,10 @@ def parse_wrk(text):
     return r
 
 
-def wrk(server, url, seconds, connections=50, headers=()):
-    """Run wrk once (with `headers`, "Name: value" each); return its figures
-    plus server and machine CPU use."""
+def wrk(server, url, seconds, connections=50, headers=(), script=None):
+    """Run wrk once (with `headers`, "Name: value" each, and `script`: a Lua
+    file and its arguments); return its figures plus server and machine CPU
+    use."""
     pids = server.pids()
     user0, sys0 = servers.cpu_split(pids)
     cpu0 = user0 + sys0
@@ -62,7 +63,8 @@ def wrk(server, url, seconds, connections=50, headers=()):
     t0 = time.monotonic()
     cmd = [
         "taskset", "-c", WRK_CPU, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
-        "--latency", *[a for h in headers for a in ("-H", h)], url,
+        "--latency", *[a for h in headers for a in ("-H", h)],
+        *(["-s", script[0]] if script else []), url, *(["--", *script[1:]] if script else []),
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = proc.stdout.read()

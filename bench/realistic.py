@@ -33,23 +33,43 @@ its first N2, each sent by a keep-alive client over 4 connections.
 as bench/instructions.py counts it (start-up, configuration and warm-up
 cancel out; kernel work is not counted).
 
-Usage: python3 bench/realistic.py --instructions [--override None]
-           [--requests N1 N2] [--keep DIR]
+It counts htaccel (AllowOverride All and None), h2o and nginx (`COUNTED`),
+each started as www-data under valgrind with `--trace-children=yes`.
+
+`--throughput`: every server of `POINTS` (htaccel and Apache with the
+tree's access files and with AllowOverride None; nginx, h2o, lighttpd),
+pinned to CPU 0 with one worker, under `wrk -t1 -c50` on CPU 1 replaying
+100,000 URLs of the mix (bench/replay.lua): req/s, server CPU per request
+(user and system), p50/p99 latency, RSS, and htaccel's answer-memo hit
+rate (its metrics page). The first `--check` URLs are replayed once
+beforehand and their statuses recorded, so that a server answering
+differently is seen.
+
+Usage: python3 bench/realistic.py [--instructions] [--throughput]
+           [--only LABEL] [--requests N1 N2] [--runs N] [--seconds S]
+           [--keep DIR] [--out FILE]
+Results go to bench/results/realistic/<timestamp>.json;
+bench/realistic_report.py makes REPORT.md's section R from the newest.
 `--keep DIR` leaves the tree and the callgrind outputs in DIR (for
-`callgrind_annotate --inclusive=yes DIR/run-N2/callgrind.out`).
+`callgrind_annotate --inclusive=yes DIR/htaccel-run-N2/callgrind.out.*`).
 """
 
 import argparse
 import collections
+import json
 import os
 import random
 import re
 import shutil
 import sys
 import tempfile
+import socket
+import statistics
 import threading
+import time
 
 import httpclient
+import measure
 import scenarios
 import servers
 
@@ -258,50 +278,182 @@ def replay(port, urls, connections=CONNECTIONS):
     return counts
 
 
-def _count(base, docroot, urls, override, label):
-    """Instructions htaccel executed to start, answer `urls`, and stop."""
-    rundir = os.path.join(base, label)
+# What each server is told beyond bench/servers.py's static configuration.
+# htaccel: its metrics page, for the answer memo's hit rate (one more
+# <Location>, in both of htaccel's points; a file of that name exists, so
+# that the root's WordPress rules leave the path alone). nginx and lighttpd: Akismet's
+# .htaccess translated (its directory refused but for its own assets), the
+# one rule of the tree whose answers a static server would otherwise change;
+# h2o has no such rule without mruby and serves those files (its status
+# counts show it). The WordPress rules send a miss to /index.php, absent
+# here, so every server answers a miss with 404 and needs no translation.
+METRICS_PATH = "/bench-metrics"
+AKISMET_ASSETS = (r"/(form\.js|akismet(-frontend|-admin)?\.js|akismet(-admin)?(-rtl)?\.css"
+                  r"|inline\.js|logo-(a|full)-2x\.png)$")
+EXTRA = {
+    "htaccel": f'<Location "{METRICS_PATH}">\n    SetHandler htaccel-metrics\n</Location>\n',
+    "nginx": ("        location ^~ /wp-content/plugins/akismet/ {\n            deny all;\n"
+              f'            location ~ "{AKISMET_ASSETS}" {{ allow all; }}\n        }}\n'),
+    "lighttpd": ('server.modules += ( "mod_access" )\n'
+                 '$HTTP["url"] =~ "^/wp-content/plugins/akismet/" {\n'
+                 f'    $HTTP["url"] !~ "{AKISMET_ASSETS}" {{ url.access-deny = ( "" ) }}\n}}\n'),
+}
+
+# The throughput points: (label, server, AllowOverride).
+POINTS = [
+    ("htaccel", "htaccel", "All"),
+    ("htaccel, AllowOverride None", "htaccel", "None"),
+    ("apache", "apache", "All"),
+    ("apache, AllowOverride None", "apache", "None"),
+    ("nginx", "nginx", "None"),
+    ("h2o", "h2o", "None"),
+    ("lighttpd", "lighttpd", "None"),
+]
+# The instruction counts: (label, server, AllowOverride).
+COUNTED = [
+    ("htaccel", "htaccel", "All"),
+    ("htaccel, AllowOverride None", "htaccel", "None"),
+    ("h2o", "h2o", "None"),
+    ("nginx", "nginx", "None"),
+]
+
+
+def _start(server, base, docroot, override, label, pinned=True, prefix=()):
+    """Start `server` on the tree; with a `prefix` (valgrind) it runs as
+    www-data from the start, since a server that switches users itself
+    leaves valgrind unable to write the output of the process it became."""
+    rundir = os.path.join(base, label.replace(" ", "-").replace(",", ""))
     port = servers.free_port()
-    cmd = servers.write_config("htaccel", rundir, docroot, port, override, True)
-    out = os.path.join(rundir, "callgrind.out")
-    cmd = ["runuser", "-u", "www-data", "--", "valgrind", "--tool=callgrind",
-           f"--callgrind-out-file={out}"] + cmd
-    server = servers.Server("htaccel", cmd, rundir, port, True)
+    cmd = servers.write_config(server, rundir, docroot, port, override, pinned, sendfile="On",
+                               extra=EXTRA.get(server, ""))
+    if prefix:
+        prefix = ["runuser", "-u", "www-data", "--", *prefix]
+        if server == "h2o":  # h2o refuses `user:` when not started as root
+            conf = os.path.join(rundir, "h2o.conf")
+            with open(conf) as f:
+                text = f.read().replace("user: nobody\n", "")
+            with open(conf, "w") as f:
+                f.write(text)
+    proc = servers.Server(server, list(prefix) + cmd, rundir, port, pinned)
     try:
-        server.wait_ready("/robots.txt", timeout=120)
-        counts = replay(port, urls)
+        proc.wait_ready("/robots.txt", timeout=120)
+    except Exception:
+        proc.stop()
+        raise
+    return proc
+
+
+def _count(server, base, docroot, urls, override, label):
+    """Instructions `server` (every process of it) executed to start, answer
+    `urls`, and stop."""
+    outdir = os.path.join(base, label)
+    os.makedirs(outdir, exist_ok=True)
+    os.chmod(outdir, 0o777)
+    prefix = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+              f"--callgrind-out-file={outdir}/callgrind.out.%p"]
+    proc = _start(server, base, docroot, override, label + "-server", prefix=prefix)
+    try:
+        counts = replay(proc.port, urls)
     finally:
-        server.stop()
-    with open(out) as f:
-        m = re.search(r"^summary: (\d+)", f.read(), re.M)
-    if not m:
-        raise RuntimeError(f"no callgrind summary in {out}: {server.output()}")
-    return int(m.group(1)), counts
+        proc.stop()
+    total = 0
+    for name in os.listdir(outdir):
+        with open(os.path.join(outdir, name)) as f:
+            m = re.search(r"^summary: (\d+)", f.read(), re.M)
+        total += int(m.group(1)) if m else 0
+    if not total:
+        raise RuntimeError(f"no callgrind summary in {outdir}: {proc.output()}")
+    return total, counts
 
 
-def instructions(base, override, n1, n2, log):
-    docroot = os.path.join(base, "site")
-    files = write_tree(docroot)
-    log(f"tree: {len(files)} files under {docroot}")
+def instructions(base, docroot, files, server, override, n1, n2, log, label="htaccel"):
+    """User-space instructions per request of the mix: (I(N2) - I(N1)) / (N2 - N1)."""
     urls = url_list(files, n2)
-    i1, c1 = _count(base, docroot, urls[:n1], override, f"run-{n1}")
-    log(f"{n1} requests: {i1:,} instructions, statuses {dict(sorted(c1.items()))}")
-    i2, c2 = _count(base, docroot, urls, override, f"run-{n2}")
-    log(f"{n2} requests: {i2:,} instructions, statuses {dict(sorted(c2.items()))}")
+    tag = label.replace(" ", "-").replace(",", "")
+    i1, c1 = _count(server, base, docroot, urls[:n1], override, f"{tag}-run-{n1}")
+    log(f"{label}: {n1} requests: {i1:,} instructions, statuses {dict(sorted(c1.items()))}")
+    i2, c2 = _count(server, base, docroot, urls, override, f"{tag}-run-{n2}")
+    log(f"{label}: {n2} requests: {i2:,} instructions, statuses {dict(sorted(c2.items()))}")
     return (i2 - i1) / (n2 - n1)
+
+
+def _metrics(port):
+    """(requests answered, answers from the memo) from htaccel's metrics page."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(f"GET {METRICS_PATH} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    text = data.decode("latin-1")
+
+    def value(name):
+        m = re.search(rf"^{name} (\d+)", text, re.M)
+        if not m:
+            raise RuntimeError(f"{name} not on htaccel's metrics page")
+        return int(m.group(1))
+
+    return value("htaccel_requests_total"), value("htaccel_answer_memo_hits_total")
+
+
+def throughput(base, docroot, files, runs, seconds, check, log):
+    """Every POINTS server under wrk replaying the mix: one dict per point."""
+    urls = url_list(files, 100_000)
+    listing = os.path.join(base, "urls.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(urls) + "\n")
+    script = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "replay.lua"), listing)
+    out = []
+    for label, server, override in POINTS:
+        if server in servers.PEERS and server not in servers.present_peers():
+            log(f"{label}: not installed, skipped")
+            out.append({"label": label, "server": server, "missing": "not installed"})
+            continue
+        proc = _start(server, base, docroot, override, label)
+        try:
+            statuses = replay(proc.port, urls[:check])
+            measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", 2, script=script)  # warm-up
+            results = []
+            for _ in range(runs):
+                before = _metrics(proc.port) if server == "htaccel" else None
+                r = measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", seconds, script=script)
+                if before:
+                    after = _metrics(proc.port)
+                    answered = after[0] - before[0]
+                    r["memo_hit_rate"] = round((after[1] - before[1]) / answered, 4) if answered else None
+                results.append(r)
+            rss = servers.rss_kib(proc.pids())
+        finally:
+            proc.stop()
+        point = {"label": label, "server": server, "override": override,
+                 "statuses": {str(k): v for k, v in sorted(statuses.items())},
+                 "rss_kib": rss, "runs": results, **measure.summarise(results)}
+        if server == "htaccel":
+            rates = [r["memo_hit_rate"] for r in results if r.get("memo_hit_rate") is not None]
+            point["memo_hit_rate"] = round(statistics.median(rates), 4) if rates else None
+        log(f"{label}: {point['rps_median']:,.0f} req/s, {point['cpu_us_per_req_median']} µs/request, "
+            f"statuses {point['statuses']}")
+        out.append(point)
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--instructions", action="store_true", help="count instructions per request (callgrind)")
-    ap.add_argument("--override", default="All", help="AllowOverride for the document root (All or None)")
+    ap.add_argument("--throughput", action="store_true", help="every server under wrk replaying the mix")
+    ap.add_argument("--only", help="only the points whose label contains this text")
     ap.add_argument("--requests", nargs=2, type=int, default=[3000, 15000], metavar=("N1", "N2"))
+    ap.add_argument("--runs", type=int, default=3, help="wrk runs per throughput point")
+    ap.add_argument("--seconds", type=int, default=10, help="seconds per wrk run")
+    ap.add_argument("--check", type=int, default=2000, help="URLs replayed first to record the statuses")
     ap.add_argument("--keep", help="generate into this directory and keep it")
+    ap.add_argument("--out", help="results file (default bench/results/realistic/<timestamp>.json)")
     args = ap.parse_args()
-    if not args.instructions:
-        ap.error("nothing to do: give --instructions")
-    if shutil.which("valgrind") is None:
+    if not (args.instructions or args.throughput):
+        ap.error("nothing to do: give --instructions and/or --throughput")
+    if args.instructions and shutil.which("valgrind") is None:
         sys.exit("realistic.py --instructions needs valgrind (apt-get install -y valgrind)")
+    if args.throughput and shutil.which("wrk") is None:
+        sys.exit("realistic.py --throughput needs wrk (apt-get install -y wrk)")
     here = os.path.dirname(os.path.abspath(__file__))
     os.environ.setdefault(
         "HTACCEL_BIN", os.path.abspath(os.path.join(here, "..", "target", "release", "htaccel"))
@@ -309,6 +461,9 @@ def main():
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
+
+    def wanted(label):
+        return args.only is None or args.only in label
 
     if args.keep:
         base = os.path.abspath(args.keep)
@@ -319,13 +474,55 @@ def main():
         # tests) empties the memos mid-run, which moves the count by 10 %.
         base = tempfile.mkdtemp(prefix="htaccel-realistic-", dir=QUIET_DIR)
     os.chmod(base, 0o755)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    res = {"started": started, "loadavg_start": _loadavg(), "requests": args.requests,
+           "runs": args.runs, "seconds": args.seconds, "connections": 50,
+           "htaccel": servers.version("htaccel", os.environ["HTACCEL_BIN"]),
+           "wrk": servers.version("wrk", "")}
     try:
-        n1, n2 = args.requests
-        v = instructions(base, args.override, n1, n2, log)
+        docroot = os.path.join(base, "site")
+        files = write_tree(docroot)
+        with open(os.path.join(docroot, METRICS_PATH.lstrip("/")), "w") as f:
+            f.write("htaccel's metrics page, in the realistic bench's htaccel points\n")
+        os.chmod(os.path.join(docroot, METRICS_PATH.lstrip("/")), 0o644)
+        sizes = tree_files(random.Random(SEED))
+        mix = url_list(files, 100_000)
+        res["tree_files"] = len(files)
+        res["mean_bytes"] = round(sum(sizes.get(u[1:], 0) for u in mix) / len(mix))
+        log(f"tree: {len(files)} files under {docroot}, mean answer {res['mean_bytes']:,} bytes")
+        if args.instructions:
+            res["instructions"] = []
+            for label, server, override in COUNTED:
+                if not wanted(label):
+                    continue
+                if server in servers.PEERS and server not in servers.present_peers():
+                    res["instructions"].append({"label": label, "missing": "not installed"})
+                    continue
+                n1, n2 = args.requests
+                v = instructions(base, docroot, files, server, override, n1, n2, log, label)
+                log(f"{label}: {v:,.0f} instructions per request")
+                res["instructions"].append({"label": label, "server": server, "override": override,
+                                            "per_request": round(v)})
+        if args.throughput:
+            global POINTS
+            POINTS = [p for p in POINTS if wanted(p[0])]
+            res["points"] = throughput(base, docroot, files, args.runs, args.seconds, args.check, log)
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"realistic mix, AllowOverride {args.override}: {v:,.0f} instructions per request")
+    res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    res["loadavg_end"] = _loadavg()
+    out = args.out or os.path.join(here, "results", "realistic", started.replace("-", "").replace(":", "") + ".json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+    log(f"results in {out}")
+    print(out)
+
+
+def _loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[:3]
 
 
 if __name__ == "__main__":

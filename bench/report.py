@@ -12,6 +12,7 @@ import sys
 import flask_report
 import h2_report
 import https_report
+import realistic_report
 
 import matplotlib
 
@@ -460,6 +461,8 @@ def report(res, rel):
     o.append(h2_report.section())
     # HTTPS with HTTP/1.1 (bench/https.py's newest run).
     o.append(https_report.section())
+    # Realistic traffic (bench/realistic.py's newest runs).
+    o.append(realistic_report.section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip

@@ -10,6 +10,8 @@
 #   bench/run.sh --only flask    # only the Flask group (F: app, X-Sendfile, static at c=2,4,10)
 #   bench/run.sh --skip-extra    # no change-visibility and memory runs
 #   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
+#   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py)
+#   (group R alone: about 2 minutes quick, DURATION_R_FULL full)
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
@@ -93,9 +95,28 @@ if ! cargo build --release -q -p htaccel; then
 fi
 export HTACCEL_BIN="$PWD/target/release/htaccel"
 
+# Group R: a WordPress-shaped tree of 11,000 files asked for in a Zipf mix
+# (bench/realistic.py): every server under wrk replaying the list, and
+# user-space instructions per request under callgrind.
+realistic() {
+    note "R: realistic traffic"
+    if [ -n "${BENCH_QUICK:-}" ]; then
+        (cd bench && "$PY" realistic.py --throughput --runs 1 --seconds 3 \
+            --instructions --requests 1000 4000) >&2 || note "bench/realistic.py failed"
+    else
+        (cd bench && "$PY" realistic.py --throughput --instructions) >&2 || note "bench/realistic.py failed"
+    fi
+}
+if [ "$*" = "--only realistic" ]; then
+    realistic
+    "$PY" bench/realistic_report.py
+    exit 0
+fi
+
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$("$PY" bench/bench.py "$@" | tail -n 1)
 if [ "$#" -eq 0 ]; then
+    realistic
     # HTTP/2 over TLS with h2load: the static page on every server, the
     # realistic 12 KB .htaccess against none (bench/h2.py).
     note "HTTP/2 over TLS (h2load)"

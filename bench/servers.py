@@ -50,7 +50,7 @@ MaxKeepAliveRequests 0
 KeepAliveTimeout {keepalive_timeout}
 Timeout 60
 EnableMMAP On
-EnableSendfile Off
+EnableSendfile {sendfile}
 DocumentRoot "{docroot}"
 AccessFileName .htaccess
 <Directory />
@@ -107,7 +107,7 @@ http {{
         listen 127.0.0.1:{port};
         root {docroot};
         location / {{ }}
-    }}
+{extra}    }}
 }}
 """
 
@@ -188,8 +188,15 @@ def _cpus():
     return len(os.sched_getaffinity(0))
 
 
-def write_config(server, rundir, docroot, port, override="None", pinned=True, keepalive_timeout=60):
-    """Write `server`'s configuration under `rundir`; return the command line."""
+def write_config(server, rundir, docroot, port, override="None", pinned=True, keepalive_timeout=60,
+                 sendfile="Off", extra=""):
+    """Write `server`'s configuration under `rundir`; return the command line.
+
+    `sendfile` is Apache's and htaccel's EnableSendfile (nginx, lighttpd
+    and h2o send files with sendfile(2) as configured here). `extra` is
+    configuration text in the server's own language: appended to Apache's
+    and htaccel's file and lighttpd's, placed in nginx's `server` block;
+    h2o and Caddy take none."""
     os.makedirs(rundir, exist_ok=True)
     os.chmod(rundir, 0o777)
     workers = 1 if pinned else _cpus()
@@ -201,14 +208,18 @@ def write_config(server, rundir, docroot, port, override="None", pinned=True, ke
         modules=APACHE_MODULES,
         workers=workers,
         keepalive_timeout=keepalive_timeout,
+        sendfile=sendfile,
+        extra=extra,
     )
+    if extra and server in ("h2o", "caddy"):
+        raise ValueError(f"no extra configuration for {server}")
     if server == "htaccel":
         path = os.path.join(rundir, "htaccel.conf")
-        text = COMMON.format(**v)
+        text = COMMON.format(**v) + extra
         cmd = [os.environ.get("HTACCEL_BIN", "target/release/htaccel"), "-f", path]
     elif server == "apache":
         path = os.path.join(rundir, "httpd.conf")
-        text = APACHE_ONLY.format(**v) + COMMON.format(**v)
+        text = APACHE_ONLY.format(**v) + COMMON.format(**v) + extra
         cmd = [BINARIES["apache"], "-f", path, "-DFOREGROUND"]
     elif server == "nginx":
         path = os.path.join(rundir, "nginx.conf")
@@ -216,7 +227,7 @@ def write_config(server, rundir, docroot, port, override="None", pinned=True, ke
         cmd = [BINARIES["nginx"], "-c", path, "-p", rundir]
     elif server == "lighttpd":
         path = os.path.join(rundir, "lighttpd.conf")
-        text = LIGHTTPD.format(**v)
+        text = LIGHTTPD.format(**v) + extra
         cmd = [BINARIES["lighttpd"], "-D", "-f", path]
     elif server == "h2o":
         path = os.path.join(rundir, "h2o.conf")
