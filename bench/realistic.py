@@ -343,7 +343,7 @@ def _start(server, base, docroot, override, label, pinned=True, prefix=()):
     return proc
 
 
-def _count(server, base, docroot, urls, override, label):
+def _count(server, base, docroot, urls, override, label, connections=CONNECTIONS):
     """Instructions `server` (every process of it) executed to start, answer
     `urls`, and stop."""
     outdir = os.path.join(base, label)
@@ -353,7 +353,7 @@ def _count(server, base, docroot, urls, override, label):
               f"--callgrind-out-file={outdir}/callgrind.out.%p"]
     proc = _start(server, base, docroot, override, label + "-server", prefix=prefix)
     try:
-        counts = replay(proc.port, urls)
+        counts = replay(proc.port, urls, connections)
     finally:
         proc.stop()
     total = 0
@@ -366,13 +366,24 @@ def _count(server, base, docroot, urls, override, label):
     return total, counts
 
 
-def instructions(base, docroot, files, server, override, n1, n2, log, label="htaccel"):
+def distinct_urls(files, n):
+    """`n` URLs of the tree, each once, in a seeded random order: every
+    request misses the answer memo (kept from a line's second sighting)."""
+    urls = ["/" + f for f in files]
+    random.Random(SEED).shuffle(urls)
+    if n > len(urls):
+        raise ValueError(f"{n} distinct URLs asked for, the tree has {len(urls)}")
+    return urls[:n]
+
+
+def instructions(base, docroot, files, server, override, n1, n2, log, label="htaccel",
+                 connections=CONNECTIONS, distinct=False):
     """User-space instructions per request of the mix: (I(N2) - I(N1)) / (N2 - N1)."""
-    urls = url_list(files, n2)
+    urls = distinct_urls(files, n2) if distinct else url_list(files, n2)
     tag = label.replace(" ", "-").replace(",", "")
-    i1, c1 = _count(server, base, docroot, urls[:n1], override, f"{tag}-run-{n1}")
+    i1, c1 = _count(server, base, docroot, urls[:n1], override, f"{tag}-run-{n1}", connections)
     log(f"{label}: {n1} requests: {i1:,} instructions, statuses {dict(sorted(c1.items()))}")
-    i2, c2 = _count(server, base, docroot, urls, override, f"{tag}-run-{n2}")
+    i2, c2 = _count(server, base, docroot, urls, override, f"{tag}-run-{n2}", connections)
     log(f"{label}: {n2} requests: {i2:,} instructions, statuses {dict(sorted(c2.items()))}")
     return (i2 - i1) / (n2 - n1)
 
@@ -442,6 +453,10 @@ def main():
     ap.add_argument("--throughput", action="store_true", help="every server under wrk replaying the mix")
     ap.add_argument("--only", help="only the points whose label contains this text")
     ap.add_argument("--requests", nargs=2, type=int, default=[3000, 15000], metavar=("N1", "N2"))
+    ap.add_argument("--distinct", action="store_true",
+                    help="count requests for distinct files (every one a memo miss) instead of the mix")
+    ap.add_argument("--connections", type=int, default=CONNECTIONS,
+                    help="client connections of the count (1 takes the event loop's batching out of an A/B)")
     ap.add_argument("--runs", type=int, default=3, help="wrk runs per throughput point")
     ap.add_argument("--seconds", type=int, default=10, help="seconds per wrk run")
     ap.add_argument("--check", type=int, default=2000, help="URLs replayed first to record the statuses")
@@ -476,6 +491,7 @@ def main():
     os.chmod(base, 0o755)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     res = {"started": started, "loadavg_start": _loadavg(), "requests": args.requests,
+           "connections_counted": args.connections, "distinct": args.distinct,
            "runs": args.runs, "seconds": args.seconds, "connections": 50,
            "htaccel": servers.version("htaccel", os.environ["HTACCEL_BIN"]),
            "wrk": servers.version("wrk", "")}
@@ -499,7 +515,8 @@ def main():
                     res["instructions"].append({"label": label, "missing": "not installed"})
                     continue
                 n1, n2 = args.requests
-                v = instructions(base, docroot, files, server, override, n1, n2, log, label)
+                v = instructions(base, docroot, files, server, override, n1, n2, log, label,
+                                 args.connections, args.distinct)
                 log(f"{label}: {v:,.0f} instructions per request")
                 res["instructions"].append({"label": label, "server": server, "override": override,
                                             "per_request": round(v)})

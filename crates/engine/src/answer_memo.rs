@@ -100,10 +100,70 @@ struct Recorder {
 thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::default());
-    static MEMO: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
     static SEEN: RefCell<Sightings> = RefCell::new(Sightings::default());
     /// The stamp of the last sweep of old entries.
     static SWEPT: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
+/// The kept answers of one thread, by request line, with the count of
+/// those holding an open file (kept here, not counted per insertion: a
+/// walk over every entry on each miss cost more than the rest of `put`).
+#[derive(Default)]
+struct Memo {
+    map: HashMap<String, Entry>,
+    holding_files: usize,
+}
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
+        self.map.get_mut(key)
+    }
+
+    fn hash(&self, key: &str) -> u64 {
+        self.map.hasher().hash_one(key)
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some(old) = self.map.remove(key) {
+            self.holding_files -= usize::from(holds_file(&old));
+        }
+    }
+
+    /// Insert or replace.
+    fn insert(&mut self, key: &str, entry: Entry) {
+        let holds = holds_file(&entry);
+        if let Some(old) = self.map.get_mut(key) {
+            self.holding_files -= usize::from(holds_file(old));
+            *old = entry;
+        } else {
+            self.map.insert(key.to_string(), entry);
+        }
+        self.holding_files += usize::from(holds);
+    }
+
+    /// Keep only the entries of `stamp`.
+    fn retain_stamp(&mut self, stamp: u64) {
+        self.map.retain(|_, e| e.stamp == stamp);
+        self.holding_files = self.map.values().filter(|e| holds_file(e)).count();
+    }
+
+    /// Drop one entry, whichever comes first.
+    fn evict_one(&mut self) {
+        if let Some(k) = self.map.keys().next().cloned() {
+            self.remove(&k);
+        }
+    }
+
+    #[cfg(test)]
+    fn clear(&mut self) {
+        self.map.clear();
+        self.holding_files = 0;
+    }
 }
 
 fn recording() -> bool {
@@ -257,7 +317,7 @@ pub fn lookup(engine: u64, req: &Request, stamp: u64) -> Lookup {
             // Kept from its second sighting on: most request lines of a
             // site's long tail come once, and recording and keeping their
             // answers would only cost.
-            let h = m.hasher().hash_one(req.request_line.as_str());
+            let h = m.hash(req.request_line.as_str());
             let seen = SEEN.with(|s| s.borrow_mut().replace(h));
             return if seen { Lookup::Record } else { Lookup::Decide };
         };
@@ -434,32 +494,24 @@ fn holds_file(e: &Entry) -> bool {
 fn put(key: &str, entry: Entry) {
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
-        if holds_file(&entry)
-            && m.values().filter(|e| holds_file(e)).count() >= crate::filecache::capacity()
-        {
+        if holds_file(&entry) && m.holding_files >= crate::filecache::capacity() {
             // Descriptors are bounded: this answer is decided each time.
             m.remove(key);
             return;
         }
-        if let Some(e) = m.get_mut(key) {
-            *e = entry;
-            return;
-        }
-        if m.len() >= capacity() {
+        if m.get_mut(key).is_none() && m.len() >= capacity() {
             // Entries of an older stamp are of no use: swept once per
             // stamp, so that a working set larger than the memo does not
             // pay a sweep on every request. Else any entry goes.
             let stamp = entry.stamp;
             if SWEPT.with(|s| s.replace(stamp)) != stamp {
-                m.retain(|_, e| e.stamp == stamp);
+                m.retain_stamp(stamp);
             }
             if m.len() >= capacity() {
-                if let Some(k) = m.keys().next().cloned() {
-                    m.remove(&k);
-                }
+                m.evict_one();
             }
         }
-        m.insert(key.to_string(), entry);
+        m.insert(key, entry);
     });
 }
 
@@ -680,7 +732,8 @@ mod tests {
         }
         MEMO.with(|m| {
             let m = m.borrow();
-            assert_eq!(m.values().filter(|e| holds_file(e)).count(), cap);
+            assert_eq!(m.map.values().filter(|e| holds_file(e)).count(), cap);
+            assert_eq!(m.holding_files, cap);
         });
         // Answers in memory are still kept.
         let r = request("GET /small HTTP/1.1", &[], "10.0.0.1:5000");

@@ -67,6 +67,23 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
         || crate::modules::cgi::wants(ctx)
 }
 
+/// A handler hook: a backend handler reached where no exchange can be made
+/// (main requests and error documents reach their backends in `decide`)
+/// is refused with a 500, never served as a file.
+pub fn refuse_unreachable(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Status>> {
+    if !wants(ctx) {
+        return None;
+    }
+    ctx.reason = Some((
+        "error".into(),
+        format!(
+            "{}: a backend handler reached where htaccel cannot call it",
+            ctx.uri
+        ),
+    ));
+    Some(Err(500))
+}
+
 /// The exchange for a request whose handler is a backend one ([`wants`]),
 /// redirected internally from `prev`.
 pub fn dispatch(doc: Ctx<'_>, prev: Prev) -> Decision<'_> {

@@ -220,31 +220,10 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
 
 /// The handler phase for a request that passed every check.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    // mod_rewrite's redirect-handler (reached here from an ErrorDocument
-    // redirect; a main request takes it in `request::respond`).
-    if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
-        return Ok(resp);
-    }
-    // A backend handler reached where no exchange can be made: refused,
-    // never served as a file (main requests and error documents reach
-    // their backends in `decide`).
-    if error_backend::wants(ctx) {
-        ctx.reason = Some((
-            "error".into(),
-            format!(
-                "{}: a backend handler reached where htaccel cannot call it",
-                ctx.uri
-            ),
-        ));
-        return Err(500);
-    }
-    if let Some(resp) = crate::modules::status::handler(ctx) {
-        return Ok(resp);
-    }
-    if let Some(resp) = crate::modules::md::status::handler(ctx) {
-        return Ok(resp);
-    }
-    if let Some(answer) = crate::modules::negotiation::type_map_handler(ctx) {
+    // The handlers that answer by name (mod_rewrite's redirect-handler is
+    // reached here from an ErrorDocument redirect; a main request takes it
+    // in `request::respond`).
+    if let Some(answer) = crate::modules::hooks::handle(ctx) {
         return answer;
     }
     match ctx.finfo.map(|f| f.kind) {

@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::fs::{FileInfo, Kind};
 use crate::http::{Request, Response};
 use crate::modules::dir::Slash;
-use crate::modules::mime;
+use crate::modules::hooks;
 use crate::site::Site;
 use crate::walk::{self, WalkError};
 use std::borrow::Cow;
@@ -141,7 +141,9 @@ fn joined_request_headers(headers: &crate::http::Headers) -> Cow<'_, crate::http
 /// directive set one: the type up to its parameters, without the spaces
 /// before the `;` (nothing else is trimmed).
 fn content_type_handler(t: &str) -> &str {
-    match t.find(';') {
+    // Asked by each handler hook of every request: a byte search, where
+    // `str::find` of a char costs several times as much on short strings.
+    match memchr::memchr(b';', t.as_bytes()) {
         Some(i) => t[..i].trim_end_matches(' '),
         None => t,
     }
@@ -376,28 +378,28 @@ impl<'a> Ctx<'a> {
     /// `header_parser`: per-directory hooks that read the request headers
     /// before access control (main requests only, as in Apache).
     fn header_parser(&mut self) {
-        crate::modules::setenvif::header_parser(self);
+        for hook in hooks::HEADER_PARSER {
+            hook(self);
+        }
     }
 
     /// `post_read_request`: what runs once a request (or an internal
     /// redirect) exists, with the server-level configuration only.
     fn post_read_request(&mut self) {
-        crate::modules::remoteip::post_read_request(self);
-        crate::modules::headers::early(self);
-        crate::modules::setenvif::post_read_request(self);
+        for hook in hooks::POST_READ_REQUEST {
+            hook(self);
+        }
     }
 
-    /// `translate_name`: mod_alias, else the document root joined with the URI.
+    /// `translate_name`: the first module that maps the URI (a rewrite,
+    /// a proxy, an alias), else the core's document root.
     fn translate_name(&mut self) -> Result<(), Status> {
-        if crate::modules::rewrite::translate_name(self)? {
-            return Ok(());
-        }
-        if crate::modules::proxy::http::translate(self)? {
-            return Ok(());
-        }
-        if crate::modules::alias::translate(self)? {
-            return Ok(());
-        }
+        hooks::run_first(hooks::TRANSLATE_NAME, self).map(|_| ())
+    }
+
+    /// The core's `translate_name`: the document root joined with the URI
+    /// (the last of the hook, it always maps).
+    fn core_translate(&mut self) -> Result<bool, Status> {
         let root = self.site.document_root.to_string_lossy();
         let root = root.trim_end_matches('/');
         if core_name_too_long(root, &self.uri) {
@@ -408,7 +410,7 @@ impl<'a> Ctx<'a> {
         filename.push_str(root);
         filename.push_str(&self.uri);
         self.filename = filename;
-        Ok(())
+        Ok(true)
     }
 
     /// `map_to_storage`: the directory walk (with `.htaccess`), then the
@@ -477,38 +479,13 @@ impl<'a> Ctx<'a> {
 
     /// Access control, authentication and authorization (Satisfy, Order/Allow/Deny, Require, AuthType).
     fn check_access(&mut self) -> Result<(), Status> {
-        crate::modules::ssl::check_access(self)?;
-        crate::modules::authn_core::check_access(self)
+        hooks::run_all(hooks::ACCESS_CHECKER, self)
     }
 
-    /// mod_negotiation's MultiViews (first, as in Apache), else mod_mime's
-    /// type checker; then the core's `ForceType`/`SetHandler`.
+    /// The first type checker that types the request (MultiViews, then
+    /// mod_mime); then the core's `ForceType`/`SetHandler`.
     fn type_checker(&mut self) -> Result<(), Status> {
-        if crate::modules::negotiation::handle_multi(self)? {
-            // The chosen variant's type, languages and encoding came with it.
-        } else if let Some(FileInfo {
-            kind: Kind::Dir, ..
-        }) = self.finfo
-        {
-            self.content_type = Some("httpd/unix-directory".into());
-        } else {
-            let basename = match memchr::memrchr(b'/', self.filename.as_bytes()) {
-                Some(i) => &self.filename[i + 1..],
-                None => &self.filename[..],
-            };
-            let info = mime::resolve(basename, &self.conf.mime, &self.engine.types);
-            self.content_type = info.content_type.map(|t| match info.charset {
-                Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
-                _ => t,
-            });
-            // A handler chosen in translate_name (ScriptAlias) stays unless
-            // an extension names one.
-            if info.handler.is_some() {
-                self.handler = info.handler;
-            }
-            self.encodings = info.encodings;
-            self.languages = info.languages;
-        }
+        hooks::run_first(hooks::TYPE_CHECKER, self)?;
         if let Some(Some(t)) = &self.conf.core.force_type {
             self.content_type = Some(t.clone());
         }
@@ -518,24 +495,19 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
-    /// The fixups, in Apache's order: mod_alias's per-directory redirects,
-    /// mod_env, mod_dir's trailing slash and index or the fallback
-    /// resource, then `RequestHeader`.
+    /// The fixups, in Apache's order ([`hooks::FIXUPS`]).
     fn fixups(&mut self) -> Result<(), Status> {
-        crate::modules::rewrite::fixup(self)?;
-        crate::modules::alias::fixup(self)?;
-        crate::modules::env::fixup(self);
-        crate::modules::ssl::fixup(self);
-        crate::modules::http2::fixup(self);
-        crate::modules::negotiation::fix_encoding(self);
+        hooks::run_all(hooks::FIXUPS, self)
+    }
+
+    /// mod_dir's fixup: a directory's slash and index, or the fallback
+    /// resource of a request that names nothing.
+    fn dir_fixups(&mut self) -> Result<(), Status> {
         match self.finfo.map(|f| f.kind) {
             Some(Kind::Dir) => self.dir_fixup(),
             None if self.handler.is_none() => self.fallback_fixup(),
             _ => Ok(()),
-        }?;
-        crate::modules::rewrite::force_type_handler(self);
-        crate::modules::headers::fixup(self);
-        Ok(())
+        }
     }
 
     /// mod_dir for a directory: 301 to add the slash, or the first index
@@ -687,6 +659,17 @@ pub fn location_matches(path: &str, uri: &str) -> bool {
         }
         None => false,
     }
+}
+
+/// The core's `translate_name` hook ([`Ctx::core_translate`]).
+pub(crate) fn core_translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    ctx.core_translate()
+}
+
+/// mod_dir's fixups hook ([`Ctx::dir_fixups`]): its code makes
+/// sub-requests and internal redirects, which are this file's.
+pub(crate) fn dir_fixups(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    ctx.dir_fixups()
 }
 
 /// What the engine answers for a request that went through the phases.

@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 /// A cached answer.
@@ -46,7 +46,9 @@ impl Answer {
 }
 
 struct Slot {
-    path: String,
+    /// Shared with the index's key (and with the other answer for the same
+    /// path): one allocation per path stored, none per eviction.
+    path: Arc<str>,
     follow: bool,
     answer: Answer,
     expires: Option<Instant>,
@@ -56,7 +58,7 @@ struct Slot {
 #[derive(Default)]
 struct Clock {
     /// Index into `slots`, for `lstat` (0) and `stat` (1) answers.
-    index: [HashMap<String, usize>; 2],
+    index: [HashMap<Arc<str>, usize>; 2],
     slots: Vec<Option<Slot>>,
     free: Vec<usize>,
     hand: usize,
@@ -149,12 +151,13 @@ impl StatCache {
         if cap == 0 {
             return;
         }
+        let key: Arc<str> = Arc::from(path);
         let mut c = self.write();
         if !fill.still_valid() {
             return;
         }
         for &(follow, answer) in answers {
-            c.insert(cap, path, follow, answer, expires);
+            c.insert(cap, &key, follow, answer, expires);
         }
     }
 
@@ -172,7 +175,7 @@ impl StatCache {
                 let mut c = self.write();
                 c.remove(dir_itself(prefix));
                 for f in 0..2 {
-                    let gone: Vec<String> = c.index[f]
+                    let gone: Vec<Arc<str>> = c.index[f]
                         .keys()
                         .filter(|k| k.starts_with(prefix))
                         .cloned()
@@ -199,20 +202,20 @@ impl Clock {
     fn insert(
         &mut self,
         cap: usize,
-        path: &str,
+        path: &Arc<str>,
         follow: bool,
         answer: Answer,
         expires: Option<Instant>,
     ) {
         let f = follow as usize;
         let slot = Slot {
-            path: path.to_string(),
+            path: Arc::clone(path),
             follow,
             answer,
             expires,
             referenced: AtomicBool::new(false),
         };
-        if let Some(&i) = self.index[f].get(path) {
+        if let Some(&i) = self.index[f].get(&**path) {
             self.slots[i] = Some(slot);
             return;
         }
@@ -225,7 +228,7 @@ impl Clock {
             self.evict()
         };
         self.slots[i] = Some(slot);
-        self.index[f].insert(path.to_string(), i);
+        self.index[f].insert(Arc::clone(path), i);
     }
 
     /// The clock hand: the first slot not used since the hand last passed.
@@ -237,8 +240,8 @@ impl Clock {
             match &self.slots[i] {
                 Some(s) if s.referenced.swap(false, Ordering::Relaxed) => continue,
                 Some(s) => {
-                    let (path, f) = (s.path.clone(), s.follow as usize);
-                    self.index[f].remove(&path);
+                    let (path, f) = (Arc::clone(&s.path), s.follow as usize);
+                    self.index[f].remove(&*path);
                     self.slots[i] = None;
                     return i;
                 }
@@ -295,12 +298,11 @@ fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
 /// only paths in this form), found in one pass.
 fn is_clean(s: &str) -> bool {
     let b = s.as_bytes();
-    b.iter().enumerate().all(|(i, &c)| {
-        c != b'/'
-            || !matches!(
-                &b[i + 1..],
-                [b'/', ..] | [b'.', b'/', ..] | [b'.', b'.', b'/', ..]
-            )
+    memchr::memchr_iter(b'/', b).all(|i| {
+        !matches!(
+            &b[i + 1..],
+            [b'/', ..] | [b'.', b'/', ..] | [b'.', b'.', b'/', ..]
+        )
     })
 }
 

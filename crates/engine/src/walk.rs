@@ -72,7 +72,7 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
     }
     crate::statcache::take_unwatched();
     let mut all_watched = true;
-    let walked = walk(site, filename, &mut all_watched);
+    let walked = walk(site, filename, (tree, stamp), &mut all_watched);
     if let Ok(w) = &walked {
         if !crate::statcache::take_unwatched() && all_watched {
             walk_memo::put(tree, filename, stamp, w);
@@ -84,17 +84,43 @@ pub fn directory_walk(site: &Site, filename: &str) -> Result<Walked, WalkError> 
 }
 
 /// The walk itself; `all_watched` is cleared when a level on the way is
-/// revalidated by time rather than kept true by the watcher.
-fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, WalkError> {
+/// revalidated by time rather than kept true by the watcher. `memo` is the
+/// tree and change stamp that the directory levels reached are kept under.
+fn walk(
+    site: &Site,
+    filename: &str,
+    memo: (u64, u64),
+    all_watched: &mut bool,
+) -> Result<Walked, WalkError> {
     let trailing_slash = filename.ends_with('/') && filename.len() > 1;
     let comps = components(filename);
     let full = fs::stat(Path::new(filename)).ok();
-    let mut level = site.tree.root(site);
     // One buffer for the walk: the directory reached so far (with its
     // trailing slash), extended by the next component to test it.
     let mut dir_path = String::with_capacity(filename.len() + 1);
     dir_path.push('/');
     let mut walked_to = 0;
+    // The levels above the last component, as a walk of another name in
+    // the same directory left them: when the whole path exists and every
+    // level on the way follows symlinks freely, those levels need no
+    // lstat, so they depend on nothing but the tree the stamp vouches for.
+    let parent_depth = comps.len().saturating_sub(1);
+    let mut level = None;
+    if full.is_some() && parent_depth > 0 {
+        for c in &comps[..parent_depth] {
+            dir_path.push_str(c);
+            dir_path.push('/');
+        }
+        level = walk_memo::get_dir(memo.0, &dir_path, memo.1);
+        if level.is_some() {
+            walked_to = parent_depth;
+        } else {
+            dir_path.truncate(1);
+        }
+    }
+    let mut level = level.unwrap_or_else(|| site.tree.root(site));
+    // Every level so far was passed without an lstat.
+    let mut freely = true;
     let mut finfo = None;
     let mut path_info = String::new();
     loop {
@@ -119,6 +145,7 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
         // Apache skips the lstat when the whole path exists and symlinks
         // are followed unconditionally.
         let follow_freely = opts & OPT_SYM_LINKS != 0 && opts & OPT_SYM_OWNER == 0;
+        freely &= follow_freely && full.is_some();
         let info = match full {
             Some(f) if follow_freely && !is_last => Ok(fs::FileInfo {
                 kind: Kind::Dir,
@@ -166,6 +193,13 @@ fn walk(site: &Site, filename: &str, all_watched: &mut bool) -> Result<Walked, W
                 dir_path.push('/');
                 walked_to += 1;
                 level = site.tree.child(site, &level, &dir_path, walked_to);
+                if walked_to == parent_depth
+                    && freely
+                    && level.is_watched()
+                    && level.error.is_none()
+                {
+                    walk_memo::put_dir(memo.0, &dir_path, memo.1, &level);
+                }
             }
             _ => {
                 return Err(WalkError::Forbidden {

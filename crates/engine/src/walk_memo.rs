@@ -21,10 +21,19 @@
 //! are true only for a while, and the counter does not move when their time
 //! runs out: a walk that used any of them is not kept. Failed walks are not
 //! kept either (they are rare and their answers log).
+//!
+//! Besides whole walks, the level a walk reached at a file's directory is
+//! kept, for the other names of that directory: a site's visitors ask for
+//! thousands of files in a few hundred directories. It is kept only when
+//! no level on the way needed an lstat (the whole path existed and every
+//! level follows symlinks freely), so that, like a whole walk, it depends
+//! on nothing the stamp does not vouch for.
 
+use crate::tree::Level;
 use crate::walk::Walked;
 use foldhash::HashMap;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Results one worker thread keeps at most.
 pub const ENTRIES_PER_THREAD: usize = 256;
@@ -35,14 +44,62 @@ struct Entry {
     walked: Walked,
 }
 
-/// One thread's kept walks, and the stamp they were last swept for.
-#[derive(Default)]
-struct Memo {
-    entries: HashMap<String, Entry>,
+/// The level a walk reached at a directory, for the walks of the other
+/// names in it (kept under the same rule as a whole walk).
+struct DirEntry {
+    tree: u64,
+    stamp: u64,
+    level: Arc<Level>,
+}
+
+/// Kept values by path, bounded, and the stamp they were last swept for.
+struct Bounded<V> {
+    map: HashMap<String, V>,
     /// After a sweep for this stamp every entry had it, and entries put
     /// since under the same stamp keep it so: sweeping again for it would
     /// find nothing to drop, only cost a pass over every entry.
     swept_for: Option<u64>,
+}
+
+impl<V> Default for Bounded<V> {
+    fn default() -> Self {
+        Bounded {
+            map: HashMap::default(),
+            swept_for: None,
+        }
+    }
+}
+
+impl<V> Bounded<V> {
+    /// Insert `value`, kept under `stamp`, making room first: entries of an
+    /// older stamp are of no use; else any entry goes.
+    fn put(&mut self, key: &str, stamp: u64, value: V, stamp_of: impl Fn(&V) -> u64) {
+        let m = &mut self.map;
+        if m.len() >= ENTRIES_PER_THREAD && !m.contains_key(key) {
+            let before = m.len();
+            if self.swept_for != Some(stamp) {
+                m.retain(|_, e| stamp_of(e) == stamp);
+                self.swept_for = Some(stamp);
+            }
+            if m.len() == before {
+                if let Some(k) = m.keys().next().cloned() {
+                    m.remove(&k);
+                }
+            }
+        }
+        m.insert(key.to_string(), value);
+        if self.swept_for != Some(stamp) {
+            // An entry of another stamp: the next sweep has work again.
+            self.swept_for = None;
+        }
+    }
+}
+
+/// One thread's kept walks, whole and up to a directory.
+#[derive(Default)]
+struct Memo {
+    entries: Bounded<Entry>,
+    dirs: Bounded<DirEntry>,
 }
 
 thread_local! {
@@ -54,42 +111,44 @@ thread_local! {
 pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
     MEMO.with(|m| {
         let m = m.borrow();
-        let e = m.entries.get(filename)?;
+        let e = m.entries.map.get(filename)?;
         (e.tree == tree && e.stamp == stamp).then(|| e.walked.clone())
     })
 }
 
 /// Keep a walk computed from caches that stayed true since `stamp`.
 pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
+    let entry = Entry {
+        tree,
+        stamp,
+        walked: walked.clone(),
+    };
     MEMO.with(|m| {
-        let memo = &mut *m.borrow_mut();
-        let m = &mut memo.entries;
-        if m.len() >= ENTRIES_PER_THREAD && !m.contains_key(filename) {
-            // Entries of an older stamp are of no use; else any entry.
-            let before = m.len();
-            if memo.swept_for != Some(stamp) {
-                m.retain(|_, e| e.stamp == stamp);
-                memo.swept_for = Some(stamp);
-            }
-            if m.len() == before {
-                if let Some(k) = m.keys().next().cloned() {
-                    m.remove(&k);
-                }
-            }
-        }
-        m.insert(
-            filename.to_string(),
-            Entry {
-                tree,
-                stamp,
-                walked: walked.clone(),
-            },
-        );
-        if memo.swept_for != Some(stamp) {
-            // An entry of another stamp: the next sweep has work again.
-            memo.swept_for = None;
-        }
+        m.borrow_mut()
+            .entries
+            .put(filename, stamp, entry, |e| e.stamp)
     });
+}
+
+/// The level of directory `dir` (with its trailing slash) that a walk in
+/// the site whose tree is `tree` reached, if kept under `stamp`.
+pub fn get_dir(tree: u64, dir: &str, stamp: u64) -> Option<Arc<Level>> {
+    MEMO.with(|m| {
+        let m = m.borrow();
+        let e = m.dirs.map.get(dir)?;
+        (e.tree == tree && e.stamp == stamp).then(|| Arc::clone(&e.level))
+    })
+}
+
+/// Keep the level a walk reached at `dir` without any lstat, every level
+/// on the way watched, since `stamp`.
+pub fn put_dir(tree: u64, dir: &str, stamp: u64, level: &Arc<Level>) {
+    let entry = DirEntry {
+        tree,
+        stamp,
+        level: Arc::clone(level),
+    };
+    MEMO.with(|m| m.borrow_mut().dirs.put(dir, stamp, entry, |e| e.stamp));
 }
 
 /// Forget every kept walk of this thread (tests).
@@ -128,9 +187,9 @@ mod tests {
         for i in 0..ENTRIES_PER_THREAD + 10 {
             put(1, &format!("/f{i}"), 3, &walked("/f"));
         }
-        MEMO.with(|m| assert_eq!(m.borrow().entries.len(), ENTRIES_PER_THREAD));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), ENTRIES_PER_THREAD));
         // A new stamp sweeps the old entries out first.
         put(1, "/new", 4, &walked("/new"));
-        MEMO.with(|m| assert_eq!(m.borrow().entries.len(), 1));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), 1));
     }
 }

@@ -160,12 +160,14 @@ enum Change {
 }
 
 enum DirState {
-    Watched(i32),
+    /// Watched with the watch descriptor `id`. `ancestors_watched`: every
+    /// directory above was watched too when a lookup last walked them; it
+    /// stays true, since a directory loses its watch only with everything
+    /// below it ([`State::forget_subtree`], or all at once).
+    Watched { id: i32, ancestors_watched: bool },
     /// Not watched; `retry_at` says when adding a watch may succeed again
     /// (after the watch limit was hit), `None` if it never will.
-    Polled {
-        retry_at: Option<Instant>,
-    },
+    Polled { retry_at: Option<Instant> },
 }
 
 struct State {
@@ -400,6 +402,18 @@ impl Watch {
         let watching = self.watching.load(Ordering::Relaxed);
         let interval = self.check_interval();
         let mut st = self.lock();
+        // The path's own directory, known watched with all above it: one
+        // lookup instead of one per ancestor.
+        let parent = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        if watching {
+            if let Some(DirState::Watched {
+                ancestors_watched: true,
+                ..
+            }) = st.dirs.get(parent)
+            {
+                return Mode::Watched;
+            }
+        }
         let mut end = 0;
         let mut mode = Mode::Watched;
         while let Some(i) = memchr::memchr(b'/', &path.as_bytes()[end..]) {
@@ -419,6 +433,14 @@ impl Watch {
                 Mode::Absent => return Mode::Absent,
                 Mode::Polled => mode = Mode::Polled,
                 Mode::Watched => {}
+            }
+        }
+        if mode == Mode::Watched && watching {
+            if let Some(DirState::Watched {
+                ancestors_watched, ..
+            }) = st.dirs.get_mut(parent)
+            {
+                *ancestors_watched = true;
             }
         }
         mode
@@ -501,7 +523,7 @@ impl Watch {
                 };
             }
             if let Some(name) = open_writer {
-                let watched = matches!(st.dirs.get(dir), Some(DirState::Watched(_)));
+                let watched = matches!(st.dirs.get(dir), Some(DirState::Watched { .. }));
                 if !watched {
                     return ReadVerdict::Changed;
                 }
@@ -611,7 +633,7 @@ impl Watch {
         self.lock()
             .dirs
             .values()
-            .filter(|d| matches!(d, DirState::Watched(_)))
+            .filter(|d| matches!(d, DirState::Watched { .. }))
             .count()
     }
 }
@@ -659,7 +681,7 @@ impl State {
         // a directory already watched (every ancestor of every path the
         // metadata cache looks up) needs one map lookup and nothing else.
         match self.dirs.get(dir) {
-            Some(DirState::Watched(_)) => return Mode::Watched,
+            Some(DirState::Watched { .. }) => return Mode::Watched,
             Some(DirState::Polled { retry_at: None }) => return Mode::Polled,
             Some(DirState::Polled { retry_at: Some(t) }) if Instant::now() < *t => {
                 return Mode::Polled
@@ -694,7 +716,13 @@ impl State {
                 if !entry.1.iter().any(|p| p == dir) {
                     entry.1.push(dir.to_string());
                 }
-                self.dirs.insert(dir.to_string(), DirState::Watched(id));
+                self.dirs.insert(
+                    dir.to_string(),
+                    DirState::Watched {
+                        id,
+                        ancestors_watched: false,
+                    },
+                );
                 Mode::Watched
             }
             Err(e) => {
@@ -883,7 +911,7 @@ impl State {
             .cloned()
             .collect();
         for d in gone {
-            if let Some(DirState::Watched(id)) = self.dirs.remove(&d) {
+            if let Some(DirState::Watched { id, .. }) = self.dirs.remove(&d) {
                 let empty = match self.wds.get_mut(&id) {
                     Some((_, paths)) => {
                         paths.retain(|p| *p != d);

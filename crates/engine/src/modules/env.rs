@@ -14,7 +14,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::registry::{Args, Directive, Module, OR_FILEINFO};
-use crate::request::Ctx;
+use crate::request::{Ctx, Status};
 
 /// The module's per-directory slot.
 #[derive(Clone, Debug, Default)]
@@ -84,13 +84,14 @@ impl EnvDir {
 }
 
 /// The fixup: add the configured variables the request does not have yet.
-pub fn fixup(ctx: &mut Ctx<'_>) {
+pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     let conf = ctx.conf.clone();
     for (name, value) in conf.env.vars() {
         if !ctx.env.contains(name) {
             ctx.env.set(name, value);
         }
     }
+    Ok(())
 }
 
 fn set_env(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {

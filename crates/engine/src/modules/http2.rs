@@ -211,9 +211,9 @@ fn set_honor_order(
 /// mod_http2's fixup: what a request on an HTTP/2 stream shows scripts
 /// (`HTTP2`, the push state, the stream's id and tag). Nothing is ever
 /// pushed here, so the push variables say so.
-pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) {
+pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::request::Status> {
     let Some(stream) = ctx.req.h2_stream else {
-        return;
+        return Ok(());
     };
     ctx.env.set("HTTP2", "on");
     ctx.env.set("H2PUSH", "off");
@@ -223,6 +223,7 @@ pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) {
     ctx.env.set("H2_STREAM_ID", stream.id.to_string());
     ctx.env
         .set("H2_STREAM_TAG", format!("{}-{}", stream.session, stream.id));
+    Ok(())
 }
 
 /// The core's two directives (registered with the core's own).

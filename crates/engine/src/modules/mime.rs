@@ -8,7 +8,9 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
+use crate::fs::{FileInfo, Kind};
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::request::{Ctx, Status};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -172,13 +174,61 @@ pub fn ext_get<'m, V, S: std::hash::BuildHasher>(
     }
 }
 
+/// mod_mime's type checker: a directory is `httpd/unix-directory`, a file
+/// gets the type, charset, handler, encodings and languages its name's
+/// extensions give ([`resolve`]). It always types the request.
+pub fn type_checker(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    if let Some(FileInfo {
+        kind: Kind::Dir, ..
+    }) = ctx.finfo
+    {
+        ctx.content_type = Some("httpd/unix-directory".into());
+        return Ok(true);
+    }
+    let basename = match memchr::memrchr(b'/', ctx.filename.as_bytes()) {
+        Some(i) => &ctx.filename[i + 1..],
+        None => &ctx.filename[..],
+    };
+    let info = resolve(basename, &ctx.conf.mime, &ctx.engine.types);
+    ctx.content_type = info.content_type.map(|t| match info.charset {
+        Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
+        _ => t,
+    });
+    // A handler chosen in translate_name (ScriptAlias) stays unless an
+    // extension names one.
+    if info.handler.is_some() {
+        ctx.handler = info.handler;
+    }
+    ctx.encodings = info.encodings;
+    ctx.languages = info.languages;
+    Ok(true)
+}
+
+/// The pieces of `basename` after each dot (the part before the first dot
+/// is never an extension), found by a byte search: `.` is ASCII, so every
+/// piece is whole characters.
+fn extensions(basename: &str) -> impl Iterator<Item = &str> {
+    let mut rest = memchr::memchr(b'.', basename.as_bytes()).map(|i| &basename[i + 1..]);
+    std::iter::from_fn(move || {
+        let piece = rest?;
+        match memchr::memchr(b'.', piece.as_bytes()) {
+            Some(i) => {
+                rest = Some(&piece[i + 1..]);
+                Some(&piece[..i])
+            }
+            None => {
+                rest = None;
+                Some(piece)
+            }
+        }
+    })
+}
+
 /// mod_mime's `find_ct` for a basename.
 pub fn resolve(basename: &str, conf: &MimeDir, table: &TypesTable) -> MimeInfo {
     let mut info = MimeInfo::default();
     let (mut content_type, mut charset, mut handler) = (None, None, None);
-    let mut parts = basename.split('.');
-    parts.next(); // the part before the first dot is never an extension
-    for ext in parts {
+    for ext in extensions(basename) {
         if ext.is_empty() {
             continue;
         }
@@ -531,6 +581,25 @@ pub static MODULE: Module = Module {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn extensions_are_the_pieces_after_each_dot() {
+        for name in [
+            "",
+            "a",
+            "a.b",
+            ".htaccess",
+            "a..b",
+            "a.b.",
+            "x.tar.gz",
+            "é.ü.€",
+            "..",
+            "a.b.c.d",
+        ] {
+            let split: Vec<&str> = name.split('.').skip(1).collect();
+            assert_eq!(extensions(name).collect::<Vec<_>>(), split, "{name:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

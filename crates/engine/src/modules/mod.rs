@@ -36,17 +36,9 @@ pub mod status;
 pub mod unsupported;
 pub mod xsendfile;
 
-use crate::registry::Module;
-use crate::request::Ctx;
+pub mod hooks;
 
-/// What modules add to mod_status's pages (Apache's optional
-/// `status_hook`), in the order Apache runs them: each gets the request
-/// and whether the page is `?auto`'s short form, and gives its section
-/// (`None`: it declined and wrote nothing).
-pub static STATUS_HOOKS: &[fn(&Ctx<'_>, bool) -> Option<String>] = &[
-    md::server_status::managed_certificates,
-    md::server_status::managed_staplings,
-];
+use crate::registry::Module;
 
 /// Every module htaccel has, in Apache's load order. `builtin` ones are
 /// always present; the others only after `LoadModule`.

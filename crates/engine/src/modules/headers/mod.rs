@@ -32,7 +32,7 @@ use crate::expr::Expr;
 use crate::header_table::{Output, Table};
 use crate::regex_engine::Regex;
 use crate::registry::{Args, Directive, Module, OR_FILEINFO};
-use crate::request::Ctx;
+use crate::request::{Ctx, Status};
 use edit::{Target, Work};
 use format::{Value, Vars};
 use htaccel_conf::getword_conf;
@@ -276,10 +276,10 @@ fn add_vary(work: &mut Work) {
 }
 
 /// The fixup: `RequestHeader` edits on the request headers.
-pub fn fixup(ctx: &mut Ctx<'_>) {
+pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     let conf = ctx.conf.clone();
     if conf.headers.input.is_empty() {
-        return;
+        return Ok(());
     }
     let mut work = Work {
         input: Table::of(&ctx.headers_in),
@@ -294,6 +294,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) {
         add_vary(&mut work);
         ctx.headers_out = work.out.into_strings().collect();
     }
+    Ok(())
 }
 
 /// `post_read_request`: the `early` edits of the server-level configuration.

@@ -7,7 +7,7 @@
 use super::json;
 use crate::http::md::ManagedDomain;
 use crate::http::{Body, Response};
-use crate::request::Ctx;
+use crate::request::{Ctx, Status};
 
 const HANDLER: &str = "md-status";
 /// Where a managed domain publishes its certificate's state.
@@ -25,7 +25,7 @@ fn json_response(text: String) -> Response {
 }
 
 /// `md_status_handler`.
-pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
+pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     if ctx.handler_name() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
     crate::answer_memo::note_volatile();
     if ctx.method != "GET" && ctx.method != "HEAD" {
         ctx.allow_no_method();
-        return Some(crate::errors::error_response(ctx, 501));
+        return Some(Ok(crate::errors::error_response(ctx, 501)));
     }
     let mds = &ctx.engine.md;
     // `/md-status/NAME`: the domain of that name, else the one covering it.
@@ -53,7 +53,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
     let mut resp = json_response(json::text(&value));
     // mod_md writes it with no length: chunked (or to the connection's end).
     resp.stream = crate::http::Unannounced::Chunked;
-    Some(resp)
+    Some(Ok(resp))
 }
 
 /// `md_http_cert_status`: the answer for `/.httpd/certificate-status` on

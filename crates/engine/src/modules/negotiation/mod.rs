@@ -140,21 +140,21 @@ pub static MODULE: Module = Module {
 
 /// `fix_encoding` (fixups): the answer's `Content-Encoding` is spelt as the
 /// client's `Accept-Encoding` spells it (`x-gzip` or `gzip`).
-pub fn fix_encoding(ctx: &mut Ctx<'_>) {
+pub fn fix_encoding(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     if ctx.encodings.is_empty() || !loaded(ctx) {
-        return;
+        return Ok(());
     }
     let joined = ctx.encodings.join(", ");
     let enc = joined.strip_prefix("x-").unwrap_or(&joined);
     let Some(list) = accept::parse_line(ctx.headers_in.get("Accept-Encoding").map(|v| &v[..]))
     else {
-        return;
+        return Ok(());
     };
     let mut x_enc = None;
     for rec in &list {
         if rec.name == enc {
             ctx.encodings = vec![rec.name.clone()];
-            return;
+            return Ok(());
         }
         if rec.name.strip_prefix("x-") == Some(enc) {
             x_enc = Some(rec.name.clone());
@@ -163,6 +163,7 @@ pub fn fix_encoding(ctx: &mut Ctx<'_>) {
     if let Some(x) = x_enc {
         ctx.encodings = vec![x];
     }
+    Ok(())
 }
 
 /// The `type-map` handler (see `typemap.rs`); `None` when the request is

@@ -613,7 +613,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
 }
 
 /// `[T=]`/`[H=]` remembered by the rules (last of the fixups).
-pub fn force_type_handler(ctx: &mut Ctx<'_>) {
+pub fn force_type_handler(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     if let Some(t) = ctx.rewrite.forced_type.clone() {
         ctx.content_type = Some(t);
     }
@@ -626,6 +626,7 @@ pub fn force_type_handler(ctx: &mut Ctx<'_>) {
         }
         ctx.handler = Some(h);
     }
+    Ok(())
 }
 
 /// The internal redirect a directory rule scheduled (Apache's
@@ -636,6 +637,11 @@ pub fn redirect_handler(ctx: &mut Ctx<'_>) -> Option<Response> {
         Ok((mut new, phases)) => crate::request::respond(&mut new, phases),
         Err(resp) => resp,
     })
+}
+
+/// [`redirect_handler`] as a handler hook.
+pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
+    redirect_handler(ctx).map(Ok)
 }
 
 /// [`redirect_handler`] up to the handler: the new request after its

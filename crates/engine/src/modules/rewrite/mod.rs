@@ -47,7 +47,9 @@ use parse::{Cond, Rule};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use hooks::{fixup, force_type_handler, redirect_handler, translate_name, RequestState};
+pub use hooks::{
+    fixup, force_type_handler, handler, redirect_handler, translate_name, RequestState,
+};
 
 /// `RewriteOptions` bits (Apache's `OPTION_*`).
 pub mod opt {

@@ -540,10 +540,11 @@ fn run_require_ssl(
 
 /// `ssl_hook_Fixup`: mod_ssl's variables into the request's environment
 /// (for scripts, `%{…}e`, `SetEnvIf`'s later readers).
-pub fn fixup(ctx: &mut Ctx<'_>) {
+pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     for (name, value) in vars::fixup_env(ctx) {
         ctx.env.set(&name, value);
     }
+    Ok(())
 }
 
 /// `ssl_hook_Access`: over plain HTTP, `SSLRequireSSL` (a 403 with

@@ -37,7 +37,7 @@ mod report;
 
 use crate::http::{Body, Response};
 use crate::registry::Module;
-use crate::request::Ctx;
+use crate::request::{Ctx, Status};
 use std::time::SystemTime;
 
 /// The handler names: Apache's, its MIME-type form, and htaccel's own.
@@ -70,7 +70,7 @@ impl StatusSettings {
 /// The status handlers, when the request's handler is one of them and the
 /// method is `GET` (or `HEAD`); `None` lets the default handler answer, as
 /// Apache's handler declines.
-pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
+pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     let name = ctx.handler_name()?;
     let status = name == STATUS_HANDLER || name == STATUS_MAGIC_TYPE;
     if !(status && ctx.engine.status.loaded || name == METRICS_HANDLER) {
@@ -89,7 +89,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
             resp.add_header("Refresh", secs.to_string());
         }
         let signature = crate::errors::signature_line(ctx);
-        let sections: Vec<String> = crate::modules::STATUS_HOOKS
+        let sections: Vec<String> = crate::modules::hooks::STATUS_SECTIONS
             .iter()
             .filter_map(|hook| hook(ctx, opts.auto))
             .collect();
@@ -106,7 +106,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Response> {
         resp.add_header("Content-Type", metrics::CONTENT_TYPE);
         resp.body = Body::bytes(metrics::render(&report));
     }
-    Some(resp)
+    Some(Ok(resp))
 }
 
 pub static MODULE: Module = Module {

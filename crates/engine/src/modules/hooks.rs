@@ -1,0 +1,115 @@
+//! Apache's request hooks: which module functions each phase runs, in the
+//! order Apache runs them. The driver (`request.rs` for the phases up to
+//! the fixups, `handler.rs` for the handler) walks these lists and names
+//! no module; a module joins a phase by adding its function here.
+//!
+//! Apache orders a hook's functions by each module's registration
+//! (`APR_HOOK_FIRST`/`MIDDLE`/`LAST` and named predecessors); the lists
+//! below are that order as resolved for the modules htaccel has. Two kinds
+//! of phase, as in Apache: "run all" (every function runs; the first
+//! error stops the request) and "run first" (the first function that
+//! claims the phase ends it, `Ok(true)`; `Ok(false)` declines).
+
+use crate::http::Response;
+use crate::modules::{
+    alias, authn_core, env, headers, http2, md, mime, negotiation, proxy, remoteip, rewrite,
+    setenvif, ssl, status,
+};
+use crate::request::{Ctx, Status};
+
+/// A function of a phase that cannot fail.
+pub type Notice = fn(&mut Ctx<'_>);
+/// A function of a "run all" phase: `Err` stops the request with a status.
+pub type RunAll = fn(&mut Ctx<'_>) -> Result<(), Status>;
+/// A function of a "run first" phase: `Ok(true)` claims the phase.
+pub type RunFirst = fn(&mut Ctx<'_>) -> Result<bool, Status>;
+/// A content handler: `None` declines (the next one is asked).
+pub type Handler = fn(&mut Ctx<'_>) -> Option<Result<Response, Status>>;
+/// A section of mod_status's pages (Apache's optional `status_hook`): the
+/// request and whether the page is `?auto`'s short form; `None` declines.
+pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
+
+/// `post_read_request`: once a request (or an internal redirect) exists,
+/// with the server-level configuration only. mod_remoteip first, so that
+/// what follows sees the client's address.
+pub static POST_READ_REQUEST: &[Notice] = &[
+    remoteip::post_read_request,
+    headers::early,
+    setenvif::post_read_request,
+];
+
+/// `translate_name`: the URI to a file name. mod_rewrite's server rules
+/// first, mod_proxy's `ProxyPass`, mod_alias, then the core (the document
+/// root), which always maps.
+pub static TRANSLATE_NAME: &[RunFirst] = &[
+    rewrite::translate_name,
+    proxy::http::translate,
+    alias::translate,
+    crate::request::core_translate_name,
+];
+
+/// `header_parser`: per-directory functions that read the request headers
+/// before access control (main requests only).
+pub static HEADER_PARSER: &[Notice] = &[setenvif::header_parser];
+
+/// `access_checker` and what follows it (authentication, authorization):
+/// mod_ssl's `SSLRequireSSL` and client verification, then the core's
+/// `Satisfy` of host rules and `Require`.
+pub static ACCESS_CHECKER: &[RunAll] = &[ssl::check_access, authn_core::check_access];
+
+/// `type_checker`: mod_negotiation's MultiViews first, then mod_mime.
+pub static TYPE_CHECKER: &[RunFirst] = &[negotiation::handle_multi, mime::type_checker];
+
+/// `fixups`: mod_rewrite's directory rules, mod_alias's directory
+/// redirects, mod_env, mod_ssl's and mod_http2's variables, the encoding's
+/// spelling, mod_dir (slash, index, fallback resource), the `[T=]`/`[H=]`
+/// that rules remembered, then `RequestHeader`.
+pub static FIXUPS: &[RunAll] = &[
+    rewrite::fixup,
+    alias::fixup,
+    env::fixup,
+    ssl::fixup,
+    http2::fixup,
+    negotiation::fix_encoding,
+    crate::request::dir_fixups,
+    rewrite::force_type_handler,
+    headers::fixup,
+];
+
+/// `handler`: the handlers that answer by name before the default handler
+/// (the file, or a directory's listing): mod_rewrite's redirect-handler,
+/// the refusal of a backend handler reached without its exchange,
+/// mod_status's pages, mod_md's `md-status`, mod_negotiation's type maps.
+pub static HANDLERS: &[Handler] = &[
+    rewrite::handler,
+    crate::error_backend::refuse_unreachable,
+    status::handler,
+    md::status::handler,
+    negotiation::type_map_handler,
+];
+
+/// What modules add to mod_status's pages, in the order Apache runs them.
+pub static STATUS_SECTIONS: &[StatusSection] = &[
+    md::server_status::managed_certificates,
+    md::server_status::managed_staplings,
+];
+
+/// Every function of a "run all" phase, until one fails.
+pub fn run_all(hooks: &[RunAll], ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    hooks.iter().try_for_each(|hook| hook(ctx))
+}
+
+/// The functions of a "run first" phase until one claims it: whether one did.
+pub fn run_first(hooks: &[RunFirst], ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    for hook in hooks {
+        if hook(ctx)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The first handler that answers.
+pub fn handle(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
+    HANDLERS.iter().find_map(|handler| handler(ctx))
+}
