@@ -44,6 +44,7 @@
 //! record while a decision is being recorded.
 
 use crate::http::{BodyFraming, Headers, Request, Response};
+use crate::sightings::Sightings;
 use foldhash::HashMap;
 use std::cell::{Cell, RefCell};
 use std::hash::BuildHasher;
@@ -60,27 +61,6 @@ const NAMES_MAX: usize = 32;
 /// After a volatile decision, this many requests with the same key are
 /// decided without recording before the next attempt.
 const VOLATILE_SKIPS: u8 = 31;
-
-/// Request lines seen lately without a kept answer, by hash: a
-/// direct-mapped table, so that a line is recorded when it comes again
-/// while its slot still holds it.
-struct Sightings(Box<[u64; SIGHTINGS]>);
-
-const SIGHTINGS: usize = 1024;
-
-impl Default for Sightings {
-    fn default() -> Self {
-        Sightings(Box::new([0; SIGHTINGS]))
-    }
-}
-
-impl Sightings {
-    /// Note `h`; whether its slot already held it.
-    fn replace(&mut self, h: u64) -> bool {
-        let slot = &mut self.0[(h as usize) % SIGHTINGS];
-        std::mem::replace(slot, h) == h
-    }
-}
 
 /// What the decision being recorded has read so far.
 #[derive(Default)]
@@ -101,6 +81,7 @@ thread_local! {
     static RECORDING: Cell<bool> = const { Cell::new(false) };
     static RECORDER: RefCell<Recorder> = RefCell::new(Recorder::default());
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+    /// Request lines seen lately without a kept answer.
     static SEEN: RefCell<Sightings> = RefCell::new(Sightings::default());
     /// The stamp of the last sweep of old entries.
     static SWEPT: Cell<u64> = const { Cell::new(u64::MAX) };

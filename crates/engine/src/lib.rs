@@ -32,6 +32,7 @@ pub(crate) mod regex_engine;
 pub mod registry;
 pub(crate) mod regsub;
 pub(crate) mod request;
+pub(crate) mod sightings;
 pub mod site;
 pub(crate) mod statcache;
 pub mod stats;

@@ -22,6 +22,10 @@
 //! runs out: a walk that used any of them is not kept. Failed walks are not
 //! kept either (they are rare and their answers log).
 //!
+//! A whole walk is kept from its second sighting on ([`Sightings`]), as
+//! the answer memo keeps answers: a walk asked for once costs the keeping
+//! and is never used.
+//!
 //! Besides whole walks, the level a walk reached at a file's directory is
 //! kept, for the other names of that directory: a site's visitors ask for
 //! thousands of files in a few hundred directories. It is kept only when
@@ -29,10 +33,12 @@
 //! level follows symlinks freely), so that, like a whole walk, it depends
 //! on nothing the stamp does not vouch for.
 
+use crate::sightings::Sightings;
 use crate::tree::Level;
 use crate::walk::Walked;
 use foldhash::HashMap;
 use std::cell::RefCell;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 /// Results one worker thread keeps at most.
@@ -100,6 +106,8 @@ impl<V> Bounded<V> {
 struct Memo {
     entries: Bounded<Entry>,
     dirs: Bounded<DirEntry>,
+    /// File names walked lately and not kept.
+    seen: Sightings,
 }
 
 thread_local! {
@@ -118,15 +126,18 @@ pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
 
 /// Keep a walk computed from caches that stayed true since `stamp`.
 pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
-    let entry = Entry {
-        tree,
-        stamp,
-        walked: walked.clone(),
-    };
     MEMO.with(|m| {
-        m.borrow_mut()
-            .entries
-            .put(filename, stamp, entry, |e| e.stamp)
+        let m = &mut *m.borrow_mut();
+        let hash = m.entries.map.hasher().hash_one(filename);
+        if !m.seen.replace(hash) && !m.entries.map.contains_key(filename) {
+            return;
+        }
+        let entry = Entry {
+            tree,
+            stamp,
+            walked: walked.clone(),
+        };
+        m.entries.put(filename, stamp, entry, |e| e.stamp)
     });
 }
 
@@ -175,6 +186,8 @@ mod tests {
     fn a_kept_walk_is_used_only_under_its_stamp_and_tree() {
         clear();
         put(1, "/a", 7, &walked("/a"));
+        assert!(get(1, "/a", 7).is_none(), "kept from its first walk");
+        put(1, "/a", 7, &walked("/a"));
         assert_eq!(get(1, "/a", 7).map(|w| w.filename), Some("/a".into()));
         assert!(get(1, "/a", 8).is_none(), "used after a change");
         assert!(get(2, "/a", 7).is_none(), "used for another site");
@@ -186,9 +199,11 @@ mod tests {
         clear();
         for i in 0..ENTRIES_PER_THREAD + 10 {
             put(1, &format!("/f{i}"), 3, &walked("/f"));
+            put(1, &format!("/f{i}"), 3, &walked("/f"));
         }
         MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), ENTRIES_PER_THREAD));
         // A new stamp sweeps the old entries out first.
+        put(1, "/new", 4, &walked("/new"));
         put(1, "/new", 4, &walked("/new"));
         MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), 1));
     }
