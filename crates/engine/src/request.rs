@@ -311,6 +311,18 @@ impl<'a> Ctx<'a> {
         path: &str,
         query: Option<String>,
     ) -> (Ctx<'a>, Result<(), Status>) {
+        self.sub_request_prepared(path, query, |_| {})
+    }
+
+    /// [`Ctx::sub_request_path`], with what the asking module sets on the
+    /// sub-request before its phases run (`prepare`). Every sub-request is
+    /// made here, so that Apache's carry-over rules are written once.
+    pub(crate) fn sub_request_prepared(
+        &self,
+        path: &str,
+        query: Option<String>,
+        prepare: impl FnOnce(&mut Ctx<'a>),
+    ) -> (Ctx<'a>, Result<(), Status>) {
         let uri = if path.starts_with('/') {
             path.to_string()
         } else {
@@ -340,6 +352,7 @@ impl<'a> Ctx<'a> {
         };
         sub.is_subreq = true;
         sub.redirects = self.redirects + 1;
+        prepare(&mut sub);
         let r = sub.process_internal();
         (sub, r)
     }

@@ -4,7 +4,6 @@
 
 use super::vars::{self, Current, Fact, Host, VaryNote};
 use crate::request::{Ctx, Status};
-use std::borrow::Cow;
 use std::path::Path;
 
 /// The request as the rule loop sees it.
@@ -61,44 +60,19 @@ fn owner(ctx: &Ctx<'_>) -> Option<(u32, u32)> {
 }
 
 /// A URL sub-request made by mod_rewrite (`-U`, `LA-U`), as Apache's
-/// `ap_sub_req_lookup_uri`: relative targets are taken from the
+/// `ap_sub_req_lookup_uri` makes every sub-request
+/// ([`Ctx::sub_request_prepared`]): relative targets are taken from the
 /// request's directory; the sub-request runs every phase before the
-/// handler.
+/// handler, and skips access control when its configuration is the main
+/// request's. mod_rewrite marks it with the main request's URI, so that
+/// its own rules do not recurse.
 pub(super) fn sub_request<'a>(ctx: &Ctx<'a>, target: &str) -> (Ctx<'a>, Result<(), Status>) {
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p, Some(q.to_string())),
         None => (target, None),
     };
-    let uri = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        let dir = match ctx.uri.rfind('/') {
-            Some(i) => &ctx.uri[..=i],
-            None => "/",
-        };
-        format!("{dir}{path}")
-    };
-    let uri = crate::walk::clean_path(&uri);
-    let mut sub = Ctx::new(ctx.engine, ctx.site, ctx.req, uri, query);
-    sub.is_subreq = true;
-    sub.set_useragent(ctx.useragent_unrecorded());
-    sub.rewrite.main_uri = Some(ctx.uri.clone());
-    if ctx.redirects >= ctx.site.limit_internal_recursion {
-        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
-            "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
-            ctx.site.limit_internal_recursion));
-        return (sub, Err(500));
-    }
-    sub.method = if ctx.method == "HEAD" {
-        Cow::Borrowed("GET")
-    } else {
-        ctx.method.clone()
-    };
-    sub.redirects = ctx.redirects + 1;
-    sub.env = ctx.env.clone();
-    sub.headers_in = ctx.headers_in.clone();
-    let r = sub.process_internal();
-    (sub, r)
+    let main_uri = ctx.uri.clone();
+    ctx.sub_request_prepared(path, query, |sub| sub.rewrite.main_uri = Some(main_uri))
 }
 
 /// A file sub-request (`-F`, `LA-F`). htaccel maps a file below the
