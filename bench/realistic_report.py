@@ -92,9 +92,12 @@ def _throughput(res, rel):
 
 def _instructions(res, rel):
     o = [f"Instructions from `{rel}` (run {res['started']} – {res['finished']}; "
-         f"`python3 bench/realistic.py --instructions --requests {res['requests'][0]} {res['requests'][1]}`):",
-         "user-space instructions per request of the mix under callgrind (every process of the server, "
-         "pinned, one worker, 4 keep-alive connections), (I(N2) − I(N1)) / (N2 − N1); kernel work is not counted.",
+         f"`python3 bench/realistic.py --instructions --requests {res['requests'][0]} {res['requests'][1]}"
+         f"{' --distinct' if res.get('distinct') else ''}`):",
+         f"user-space instructions per request of {'distinct files' if res.get('distinct') else 'the mix'} "
+         "under callgrind (every process of the server, pinned, one worker, "
+         f"{res.get('connections_counted', 4)} keep-alive connection(s)), (I(N2) − I(N1)) / (N2 − N1); "
+         "kernel work is not counted.",
          "",
          "| server | instructions/request |",
          "|---|---:|"]

@@ -11,7 +11,7 @@
 #   bench/run.sh --skip-extra    # no change-visibility and memory runs
 #   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
 #   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py)
-#   (group R alone: about 2 minutes quick, DURATION_R_FULL full)
+#   (group R alone: about 2 minutes quick, 6 minutes full)
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
