@@ -75,26 +75,14 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
         Some((p, q)) => (p.to_string(), Some(q.to_string())),
         None => (target.to_string(), None),
     };
-    let mut redirected = Ctx::new(ctx.engine, ctx.site, ctx.req, path, query);
-    redirected.method = "GET".into();
-    redirected.prev_status = Some(status);
-    redirected.redirects = ctx.redirects + 1;
-    // What the redirect carries over (`internal_internal_redirect`): the
-    // environment renamed `REDIRECT_*`, the request headers as modules left
-    // them, the error-header table, the request time.
+    // `ap_die` notes the failed request's method and error notes in the
+    // environment the redirect carries over (as `REDIRECT_*`).
     ctx.env.set("REQUEST_METHOD", ctx.method.clone());
     if let Some(note) = &ctx.error_note {
         ctx.env.set("ERROR_NOTES", note.clone());
     }
-    redirected.env = ctx.env.for_redirect();
-    redirected.env.set("REDIRECT_STATUS", status.to_string());
-    redirected.headers_in = ctx.headers_in.clone();
-    redirected.set_useragent(ctx.useragent_unrecorded());
-    redirected.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
-    redirected.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
-    redirected.set_request_time(ctx.request_time_unrecorded());
-    redirected.vlist_validator = ctx.vlist_validator.clone();
-    redirected.rewrite = ctx.rewrite.for_redirect();
+    let mut redirected = ctx.internal_redirect(path, query, Some(status));
+    redirected.method = "GET".into();
     let mut phases = redirected.process_internal();
     // A backend handler, reached directly or through mod_rewrite's internal
     // redirects (a front controller): parked for the request's entry point,

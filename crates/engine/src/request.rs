@@ -288,6 +288,37 @@ impl<'a> Ctx<'a> {
         status
     }
 
+    /// The new request of an internal redirect to `uri` (Apache's
+    /// `internal_internal_redirect`), for every module that makes one (an
+    /// error document, mod_rewrite's redirect-handler): one more redirect
+    /// on the count, `status` as the previous status (`REDIRECT_STATUS`),
+    /// and what Apache carries over: the environment renamed `REDIRECT_*`,
+    /// the request headers as modules left them, the client, the user when
+    /// the configuration stays the same, the error-header table (moved),
+    /// mod_rewrite's state, the request time and the variant validator.
+    /// The method is the caller's to set.
+    pub(crate) fn internal_redirect(
+        &mut self,
+        uri: String,
+        query: Option<String>,
+        status: Option<u16>,
+    ) -> Ctx<'a> {
+        let mut new = Ctx::new(self.engine, self.site, self.req, uri, query);
+        new.redirects = self.redirects + 1;
+        new.prev_status = status;
+        new.env = self.env.for_redirect();
+        new.env
+            .set("REDIRECT_STATUS", status.unwrap_or(200).to_string());
+        new.headers_in = self.headers_in.clone();
+        new.set_useragent(self.useragent_unrecorded());
+        new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
+        new.err_headers_out = std::mem::take(&mut self.err_headers_out);
+        new.rewrite = self.rewrite.for_redirect();
+        new.set_request_time(self.request_time_unrecorded());
+        new.vlist_validator = self.vlist_validator.clone();
+        new
+    }
+
     /// A sub-request for `target` (a URI path, possibly relative to this
     /// request's directory, possibly with a query), run up to the handler.
     pub fn sub_request(&self, target: &str) -> (Ctx<'a>, Result<(), Status>) {

@@ -695,17 +695,8 @@ pub fn redirect_next<'a>(
         Ok(u) => lossy(&u.path),
         Err(_) => path.to_string(),
     };
-    let mut new = Ctx::new(ctx.engine, ctx.site, ctx.req, new_uri, query);
+    let mut new = ctx.internal_redirect(new_uri, query, ctx.prev_status);
     new.method = ctx.method.clone();
-    new.redirects = ctx.redirects + 1;
-    new.env = ctx.env.for_redirect();
-    let status = ctx.prev_status.unwrap_or(200);
-    new.env.set("REDIRECT_STATUS", status.to_string());
-    new.prev_status = ctx.prev_status;
-    new.headers_in = ctx.headers_in.clone();
-    new.set_useragent(ctx.useragent_unrecorded());
-    new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(ctx));
-    new.err_headers_out = std::mem::take(&mut ctx.err_headers_out);
     if let Some((_, v)) = ctx
         .headers_out
         .iter()
@@ -713,9 +704,6 @@ pub fn redirect_next<'a>(
     {
         new.headers_out.push(("Vary".into(), v.clone()));
     }
-    new.rewrite = ctx.rewrite.for_redirect();
-    new.set_request_time(ctx.request_time_unrecorded());
-    new.vlist_validator = ctx.vlist_validator.clone();
     if super::trace::enabled() {
         super::trace::line(format!(
             "internal redirect {} -> {}{}",
