@@ -450,7 +450,7 @@ impl Drop for Recording {
 fn keepable_response(resp: &Response) -> bool {
     resp.status == 200
         && resp.stream == crate::http::Unannounced::No
-        && !resp.body_follows
+        && resp.arrival != crate::http::Arrival::Later
         && !resp.close
         && resp.status_line.is_none()
 }

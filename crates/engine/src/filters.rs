@@ -26,7 +26,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     }
     // mod_deflate's filter runs before mod_headers' (both content filters,
     // DEFLATE inserted first).
-    if !error && !resp.body_follows {
+    if !error && resp.arrival != crate::http::Arrival::Later {
         crate::modules::filter::content_filters(ctx, resp);
     }
     if Output::needed(ctx, error) {

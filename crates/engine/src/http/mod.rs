@@ -347,6 +347,22 @@ pub enum BodyDisposal {
     Unread,
 }
 
+/// How a response's body reaches the output filters, as Apache's filters
+/// see a brigade.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arrival {
+    /// In [`Response::body`], seen at once (a file, a page the engine made).
+    #[default]
+    Whole,
+    /// In [`Response::body`], but it reached the filters in more than one
+    /// piece (a backend's, collected): the filters' shortcuts for a small
+    /// body seen whole do not apply.
+    InPieces,
+    /// A backend's body follows this head, streamed by the server: the
+    /// filters that need the body's bytes leave it alone.
+    Later,
+}
+
 /// How a body of unannounced length goes out, as Apache's
 /// `ap_set_keepalive` decides: it sets `r->chunked` ahead of its
 /// keep-alive tests, and marks the connection closing when they fail.
@@ -387,16 +403,12 @@ pub struct Response {
     /// sends it chunked or, where Apache would not chunk, delimited by
     /// closing the connection.
     pub stream: Unannounced,
-    /// A backend's body follows this head (streamed by the server): the
-    /// filters that need the body's bytes leave it alone.
-    pub body_follows: bool,
+    /// How the body reaches the output filters.
+    pub arrival: Arrival,
     /// A status line a handler gave (a script's `Status: 404 Gone`, an
     /// upstream's reason): sent when it starts with this status's code
     /// (`http::status::status_line_custom`).
     pub status_line: Option<String>,
-    /// The body reached the output filters in pieces (a backend's): the
-    /// filters' shortcuts for a small body seen whole do not apply.
-    pub pieces: bool,
     /// `Content-Type`, `-Encoding` and `-Language` are ordinary headers (a
     /// proxied answer's, in Apache's `headers_out`), not the response's
     /// type: a 204 or 304 keeps them.
@@ -448,9 +460,8 @@ impl Response {
             body_limit: 0,
             disposal: BodyDisposal::Discard,
             stream: Unannounced::No,
-            body_follows: false,
+            arrival: Arrival::Whole,
             status_line: None,
-            pieces: false,
             entity_in_headers: false,
             head_cache: None,
             log_env: Vec::new(),

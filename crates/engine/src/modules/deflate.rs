@@ -485,7 +485,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let head = ctx.method == "HEAD";
     let len = resp.body.len();
     // mod_deflate skips a small body only when it sees all of it at once.
-    if len <= SMALL && !resp.pieces {
+    if len <= SMALL && resp.arrival == crate::http::Arrival::Whole {
         return;
     }
     if ctx.is_subreq

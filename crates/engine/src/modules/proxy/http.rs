@@ -403,7 +403,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
-                if answer.response.body_follows {
+                if answer.response.arrival == crate::http::Arrival::Later {
                     answer.response.upgrade_offer = offer;
                 }
                 answer.response.alt_svc = alt_svc;

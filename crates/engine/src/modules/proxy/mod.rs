@@ -342,7 +342,7 @@ pub(crate) fn call<'a>(
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = reply::finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
-                if answer.response.body_follows {
+                if answer.response.arrival == crate::http::Arrival::Later {
                     answer.response.upgrade_offer = offer;
                 }
                 answer.response.alt_svc = alt_svc;

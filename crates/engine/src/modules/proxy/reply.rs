@@ -238,7 +238,9 @@ pub fn stream<'a>(
         resp.headers
             .push(("Transfer-Encoding".into(), "chunked".into()));
     }
-    resp.body_follows = pass_body;
+    if pass_body {
+        resp.arrival = crate::http::Arrival::Later;
+    }
     let mut resp = crate::errors::finish(&mut ctx, resp);
     crate::filters::output(&mut ctx, &mut resp, false);
     BackendAnswer {
@@ -261,7 +263,9 @@ pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAns
         collect: Some(Box::new(move |body| {
             let mut resp = resp;
             resp.body = crate::http::Body::bytes(body);
-            resp.pieces = pieces;
+            if pieces {
+                resp.arrival = crate::http::Arrival::InPieces;
+            }
             let mut resp = crate::errors::finish(&mut ctx, resp);
             crate::filters::output(&mut ctx, &mut resp, false);
             let encoded = resp.header("Content-Encoding").is_some();
