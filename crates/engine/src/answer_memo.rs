@@ -90,10 +90,27 @@ thread_local! {
 /// The kept answers of one thread, by request line, with the count of
 /// those holding an open file (kept here, not counted per insertion: a
 /// walk over every entry on each miss cost more than the rest of `put`).
+///
+/// When full, an entry goes by the clock: the hand passes over the keys in
+/// the order they took their places, sparing (once) an entry used since it
+/// last passed. Under a site's skewed traffic the answers asked for often
+/// stay, where dropping whichever entry the table lists first kept a
+/// quarter of the requests answered from memory (bench group R).
 #[derive(Default)]
 struct Memo {
-    map: HashMap<String, Entry>,
+    map: HashMap<Arc<str>, Held>,
+    /// The keys in their places; `None` for a free place.
+    ring: Vec<Option<Arc<str>>>,
+    free: Vec<usize>,
+    hand: usize,
     holding_files: usize,
+}
+
+/// An entry with its place on the clock.
+struct Held {
+    entry: Entry,
+    at: usize,
+    used: bool,
 }
 
 impl Memo {
@@ -101,8 +118,15 @@ impl Memo {
         self.map.len()
     }
 
+    /// The entry for `key`, marked as used.
     fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
-        self.map.get_mut(key)
+        let held = self.map.get_mut(key)?;
+        held.used = true;
+        Some(&mut held.entry)
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        self.map.contains_key(key)
     }
 
     fn hash(&self, key: &str) -> u64 {
@@ -111,7 +135,9 @@ impl Memo {
 
     fn remove(&mut self, key: &str) {
         if let Some(old) = self.map.remove(key) {
-            self.holding_files -= usize::from(holds_file(&old));
+            self.holding_files -= usize::from(holds_file(&old.entry));
+            self.ring[old.at] = None;
+            self.free.push(old.at);
         }
     }
 
@@ -119,31 +145,62 @@ impl Memo {
     fn insert(&mut self, key: &str, entry: Entry) {
         let holds = holds_file(&entry);
         if let Some(old) = self.map.get_mut(key) {
-            self.holding_files -= usize::from(holds_file(old));
-            *old = entry;
+            self.holding_files -= usize::from(holds_file(&old.entry));
+            old.entry = entry;
         } else {
-            self.map.insert(key.to_string(), entry);
+            let key: Arc<str> = Arc::from(key);
+            let at = match self.free.pop() {
+                Some(at) => at,
+                None => {
+                    self.ring.push(None);
+                    self.ring.len() - 1
+                }
+            };
+            self.ring[at] = Some(Arc::clone(&key));
+            self.map.insert(
+                key,
+                Held {
+                    entry,
+                    at,
+                    used: false,
+                },
+            );
         }
         self.holding_files += usize::from(holds);
     }
 
     /// Keep only the entries of `stamp`.
     fn retain_stamp(&mut self, stamp: u64) {
-        self.map.retain(|_, e| e.stamp == stamp);
-        self.holding_files = self.map.values().filter(|e| holds_file(e)).count();
+        let gone: Vec<Arc<str>> = self
+            .map
+            .iter()
+            .filter(|(_, h)| h.entry.stamp != stamp)
+            .map(|(k, _)| Arc::clone(k))
+            .collect();
+        for k in gone {
+            self.remove(&k);
+        }
     }
 
-    /// Drop one entry, whichever comes first.
+    /// Drop one entry: the first the clock's hand finds unused since it
+    /// last passed.
     fn evict_one(&mut self) {
-        if let Some(k) = self.map.keys().next().cloned() {
-            self.remove(&k);
+        let n = self.ring.len();
+        for _ in 0..2 * n {
+            self.hand = (self.hand + 1) % n;
+            let Some(key) = self.ring[self.hand].clone() else {
+                continue;
+            };
+            match self.map.get_mut(&key) {
+                Some(held) if held.used => held.used = false,
+                _ => return self.remove(&key),
+            }
         }
     }
 
     #[cfg(test)]
     fn clear(&mut self) {
-        self.map.clear();
-        self.holding_files = 0;
+        *self = Memo::default();
     }
 }
 
@@ -480,7 +537,7 @@ fn put(key: &str, entry: Entry) {
             m.remove(key);
             return;
         }
-        if m.get_mut(key).is_none() && m.len() >= capacity() {
+        if !m.contains(key) && m.len() >= capacity() {
             // Entries of an older stamp are of no use: swept once per
             // stamp, so that a working set larger than the memo does not
             // pay a sweep on every request. Else any entry goes.
@@ -713,13 +770,39 @@ mod tests {
         }
         MEMO.with(|m| {
             let m = m.borrow();
-            assert_eq!(m.map.values().filter(|e| holds_file(e)).count(), cap);
+            assert_eq!(m.map.values().filter(|h| holds_file(&h.entry)).count(), cap);
             assert_eq!(m.holding_files, cap);
         });
         // Answers in memory are still kept.
         let r = request("GET /small HTTP/1.1", &[], "10.0.0.1:5000");
         decide(&r, 1, &ok("s"), |_| {});
         assert!(body(lookup(1, &r, 1)).is_some());
+    }
+
+    #[test]
+    fn the_clock_spares_an_answer_used_since_the_hand_passed() {
+        clear();
+        for i in 0..capacity() {
+            let r = request(&format!("GET /f{i} HTTP/1.1"), &[], "10.0.0.1:5000");
+            decide(&r, 3, &ok("f"), |_| {});
+        }
+        // The hand's first stop is the second place: used, it is spared.
+        let first = request("GET /f1 HTTP/1.1", &[], "10.0.0.1:5000");
+        assert!(body(lookup(1, &first, 3)).is_some());
+        for i in 0..capacity() / 2 {
+            let r = request(&format!("GET /new{i} HTTP/1.1"), &[], "10.0.0.1:5000");
+            decide(&r, 3, &ok("n"), |_| {});
+        }
+        MEMO.with(|m| assert_eq!(m.borrow().len(), capacity()));
+        assert!(
+            body(lookup(1, &first, 3)).is_some(),
+            "a used answer was dropped"
+        );
+        let second = request("GET /f2 HTTP/1.1", &[], "10.0.0.1:5000");
+        assert!(
+            body(lookup(1, &second, 3)).is_none(),
+            "an unused one stayed"
+        );
     }
 
     #[test]
