@@ -101,6 +101,9 @@ cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
+echo "== module boundary (nothing new outside modules/ names a module)"
+python3 scripts/module_boundary.py
+
 echo "== cargo build -p htaccel (the differential suite runs this binary)"
 cargo build -p htaccel
 # (difftest also finds it beside itself; this only makes the choice explicit)

@@ -175,7 +175,7 @@ impl Engine {
         let types = TypesTable::load(&types_path)?;
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
-        for line in b.global.proxy_protocol.notices() {
+        for line in b.global.modules.proxy_protocol.notices() {
             log.error("notice", "remoteip", None, &line);
         }
         let md: Vec<Arc<crate::http::md::ManagedDomain>> =
@@ -222,14 +222,14 @@ impl Engine {
                 loaded.env.is_loaded("status_module"),
             ),
             https_listeners: b.global.https_listeners.clone(),
-            proxy_protocol: b.global.proxy_protocol.clone(),
+            proxy_protocol: b.global.modules.proxy_protocol.clone(),
             md,
-            md_base_server: b.global.md.base_server == Some(true),
+            md_base_server: b.global.modules.md.base_server == Some(true),
             // Debian's Apache 2.4.71 (mod_md 2.6.10) shows the section only
             // when the directive turns it on; the certificate's page is on
             // unless turned off (tests/cases/md/status-pages).
-            md_server_status: b.global.md.server_status == Some(true),
-            md_certificate_status: b.global.md.certificate_status != Some(false),
+            md_server_status: b.global.modules.md.server_status == Some(true),
+            md_certificate_status: b.global.modules.md.certificate_status != Some(false),
             trace_enable: !b
                 .global
                 .trace_enable
@@ -399,7 +399,8 @@ impl Handler for Engine {
     fn h2c(&self, local: std::net::SocketAddr) -> Option<crate::http::http2::H2Settings> {
         let site = self.site_by_address(local, None);
         let http2 = site.http2.as_ref()?;
-        (site.protocols.lists("h2c") && http2.direct != Some(false)).then(|| http2.settings())
+        (site.modules.protocols.lists("h2c") && http2.direct != Some(false))
+            .then(|| http2.settings())
     }
 
     fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {

@@ -19,25 +19,31 @@
 
 use crate::http::backend::Decision;
 use crate::http::Response;
-use crate::modules::proxy::{self, cgi_env::Prev};
+use crate::modules::hooks::{self, Backend};
+use crate::modules::proxy::cgi_env::Prev;
 use crate::request::Ctx;
 
 /// An error document's request, ready for its backend exchange.
 pub struct Parked<'a> {
     /// `None` once taken by [`decision`].
-    doc: Option<(Ctx<'a>, Prev)>,
+    doc: Option<(Ctx<'a>, &'static Backend, Option<Prev>)>,
     /// The failing request's content handler ran: the body is gone.
     body_read: bool,
 }
 
 impl<'a> Parked<'a> {
-    /// `ctx` is the redirected request (its phases passed, its handler a
-    /// backend one); `prev` the request it was redirected from;
+    /// `ctx` is the redirected request (its phases passed, its handler
+    /// `backend`); `prev` the request it was redirected from;
     /// `body_read`: the failing request's content handler ran, and read
     /// the body (Apache's default handler discards it first thing).
-    pub fn new(ctx: Ctx<'a>, prev: Prev, body_read: bool) -> Box<Self> {
+    pub fn new(
+        ctx: Ctx<'a>,
+        backend: &'static Backend,
+        prev: Option<Prev>,
+        body_read: bool,
+    ) -> Box<Self> {
         Box::new(Parked {
-            doc: Some((ctx, prev)),
+            doc: Some((ctx, backend, prev)),
             body_read,
         })
     }
@@ -45,7 +51,7 @@ impl<'a> Parked<'a> {
 
 impl Drop for Parked<'_> {
     fn drop(&mut self) {
-        if let Some((ctx, _)) = &self.doc {
+        if let Some((ctx, _, _)) = &self.doc {
             ctx.site.log.error(
                 "error",
                 "core",
@@ -59,21 +65,11 @@ impl Drop for Parked<'_> {
     }
 }
 
-/// Whether the request wants a backend handler (FastCGI or HTTP proxy).
-pub fn wants(ctx: &Ctx<'_>) -> bool {
-    crate::modules::php::handler::wants(ctx)
-        || proxy::wants(ctx)
-        || proxy::http::wants(ctx)
-        || crate::modules::cgi::wants(ctx)
-}
-
 /// A handler hook: a backend handler reached where no exchange can be made
 /// (main requests and error documents reach their backends in `decide`)
 /// is refused with a 500, never served as a file.
 pub fn refuse_unreachable(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Status>> {
-    if !wants(ctx) {
-        return None;
-    }
+    hooks::backend(ctx)?;
     ctx.reason = Some((
         "error".into(),
         format!(
@@ -84,20 +80,6 @@ pub fn refuse_unreachable(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::r
     Some(Err(500))
 }
 
-/// The exchange for a request whose handler is a backend one ([`wants`]),
-/// redirected internally from `prev`.
-pub fn dispatch(doc: Ctx<'_>, prev: Prev) -> Decision<'_> {
-    if crate::modules::php::handler::wants(&doc) {
-        crate::modules::php::handler::decide(doc, Some(prev))
-    } else if proxy::wants(&doc) {
-        proxy::decide(doc, Some(prev))
-    } else if crate::modules::cgi::wants(&doc) {
-        crate::modules::cgi::decide(doc, Some(prev))
-    } else {
-        proxy::http::decide(doc, Some(prev))
-    }
-}
-
 /// The backend exchange for an error document the error path parked on
 /// `ctx`, if it did.
 pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
@@ -105,7 +87,7 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
     // On a stream `ap_discard_request_body` reads nothing (its connection
     // never keeps alive): the body is left for the error document.
     let body_read = parked.body_read && !ctx.req.on_stream();
-    let (mut doc, prev) = parked.doc.take()?;
+    let (mut doc, backend, prev) = parked.doc.take()?;
     if body_read {
         // mod_proxy_fcgi measures what is left of the body: nothing, so
         // the backend is told a length of 0 (a chunked body included).
@@ -116,7 +98,7 @@ pub fn decision<'a>(ctx: &mut Ctx<'a>) -> Option<Decision<'a>> {
             doc.headers_in.to_mut().set("Content-Length", "0");
         }
     }
-    let mut d = dispatch(doc, prev);
+    let mut d = (backend.decide)(doc, prev);
     if let Decision::Backend(call) = &mut d {
         call.body_read = body_read;
         if body_read {
@@ -136,7 +118,7 @@ pub fn respond_or_backend<'a>(ctx: &mut Ctx<'a>, resp: Response) -> Decision<'a>
 #[cfg(test)]
 mod tests {
     use crate::engine::{load, Engine};
-    use crate::http::backend::{BackendHead, BackendRequest, Decision};
+    use crate::http::backend::{BackendAnswer, BackendHead, BackendRequest, Decision};
     use crate::http::{AccessEntry, Headers, Log, Request, Version};
     use std::net::SocketAddr;
     use std::sync::{Arc, Mutex};
@@ -215,7 +197,10 @@ mod tests {
             lines: vec!["Content-Type: text/plain".into()],
             ..Default::default()
         }));
-        assert_eq!(answer.response.status, 404);
+        let BackendAnswer::Send { response, .. } = answer else {
+            panic!("the script's answer is sent as it comes");
+        };
+        assert_eq!(response.status, 404);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use crate::engine::Engine;
 use crate::error_backend::Parked;
+use crate::handler::Settled;
 use crate::http::error_page::{self, ErrorContext, ServerSignature};
 use crate::http::Response;
 use crate::modules::core::{ErrorDocument, Signature};
@@ -83,51 +84,42 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     }
     let mut redirected = ctx.internal_redirect(path, query, Some(status));
     redirected.method = "GET".into();
-    let mut phases = redirected.process_internal();
+    let phases = redirected.process_internal();
     // A backend handler, reached directly or through mod_rewrite's internal
     // redirects (a front controller): parked for the request's entry point,
     // which makes the exchange (see `error_backend`).
-    let mut prev = Prev {
+    let prev = Prev {
         uri: ctx.uri.clone(),
         args: ctx.args.clone(),
     };
-    let mut hop: Option<Ctx<'_>> = None;
-    let result = loop {
-        let cur = hop.as_mut().unwrap_or(&mut redirected);
-        if let Err(e) = phases {
-            break match hop.as_mut() {
-                // mod_rewrite's redirect-handler answers for the new request.
-                Some(last) => Ok(crate::request::respond(last, Err(e))),
-                None => Err(e),
-            };
-        }
-        if crate::error_backend::wants(cur) {
-            let doc = hop.take().unwrap_or(redirected);
+    let result = match crate::handler::settle(&mut redirected, phases, Some(prev)) {
+        // mod_rewrite's redirect-handler answers for the new request.
+        Settled::Handler {
+            last: Some(mut last),
+            phases,
+        } => Ok(crate::request::respond(&mut last, phases)),
+        Settled::Handler {
+            last: None,
+            phases: Ok(()),
+        } => crate::handler::run(&mut redirected),
+        Settled::Handler {
+            last: None,
+            phases: Err(e),
+        } => Err(e),
+        Settled::Backend {
+            last,
+            backend,
+            prev,
+        } => {
+            let doc = last.unwrap_or(redirected);
             // What goes out when no exchange can follow (see
             // `error_backend`): a failed error document's page, through
             // the failing request's filters, with its error headers.
             ctx.err_headers_out = doc.err_headers_out.clone();
-            ctx.error_backend = Some(Parked::new(doc, prev, ctx.handler_ran));
+            ctx.error_backend = Some(Parked::new(doc, backend, prev, ctx.handler_ran));
             return failed_document_page(ctx, status);
         }
-        match crate::modules::rewrite::hooks::redirect_next(cur) {
-            None => {
-                break match hop.as_mut() {
-                    Some(last) => Ok(crate::request::respond(last, Ok(()))),
-                    None => crate::handler::run(&mut redirected),
-                }
-            }
-            Some(Ok((next, p))) => {
-                let from = hop.replace(next);
-                let from = from.as_ref().unwrap_or(&redirected);
-                prev = Prev {
-                    uri: from.uri.clone(),
-                    args: from.args.clone(),
-                };
-                phases = p;
-            }
-            Some(Err(resp)) => break Ok(resp),
-        }
+        Settled::Failed { response, .. } => Ok(response),
     };
     match result {
         Ok(mut r) => {

@@ -10,8 +10,9 @@ use crate::http::backend::{BackendError, Decision};
 use crate::http::default_handler;
 use crate::http::range::RangeLimits;
 use crate::http::{Request, Response};
-use crate::modules::core::options::OPT_INDEXES;
 use crate::modules::core::server_directives::ETagSet;
+use crate::modules::hooks;
+use crate::modules::proxy::cgi_env::Prev;
 use crate::request::{self, Ctx, Status};
 use crate::site::Site;
 
@@ -24,7 +25,7 @@ pub fn handle(engine: &Engine, site: &Site, req: &Request) -> Response {
         Decision::Kept(r) => std::sync::Arc::unwrap_or_clone(r),
         Decision::Backend(call) => {
             let e = BackendError::Unavailable(format!("no connection to {} here", call.addr));
-            (call.finish)(Err(e)).response
+            (call.finish)(Err(e)).into_error_page()
         }
     }
 }
@@ -57,15 +58,18 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
         }
     };
     let uri = crate::path_text::from_bytes(parsed.path);
-    // mod_md answers ACME's challenges before any other phase.
-    if let Some(answer) = crate::modules::md::post_read_request(
-        engine,
-        site,
-        req,
-        parsed.target.path.as_deref().unwrap_or_default(),
-        &uri,
-        parsed.target.query.as_deref(),
-    ) {
+    // What answers before any other phase (mod_md: ACME's challenges).
+    let early = hooks::EARLY_ANSWERS.iter().find_map(|answer| {
+        answer(
+            engine,
+            site,
+            req,
+            parsed.target.path.as_deref().unwrap_or_default(),
+            &uri,
+            parsed.target.query.as_deref(),
+        )
+    });
+    if let Some(answer) = early {
         let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
         let resp = match answer {
             Ok(resp) => crate::errors::finish(&mut ctx, resp),
@@ -90,50 +94,115 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     }
     if req.target == "*" {
         // Server-context rewrite rules see `*` (with RewriteOptions AllowAnyURI).
-        if let Err(status) = crate::modules::rewrite::translate_name(&mut ctx) {
+        if let Err(status) = hooks::run_first(hooks::TRANSLATE_STAR, &mut ctx) {
             let resp = request::respond(&mut ctx, Err(status));
             return error_backend::respond_or_backend(&mut ctx, resp);
         }
         return Decision::Respond(crate::errors::finish(&mut ctx, options_star()));
     }
-    let mut phases = ctx.process_internal();
+    let phases = ctx.process_internal();
     // A backend handler, possibly after mod_rewrite's internal redirects
     // (the front-controller rewrite to index.php).
-    let mut prev = None;
-    while phases.is_ok() {
-        if crate::modules::php::handler::wants(&ctx) {
-            return crate::modules::php::handler::decide(ctx, prev);
+    match settle(&mut ctx, phases, None) {
+        Settled::Backend {
+            last,
+            backend,
+            prev,
+        } => (backend.decide)(last.unwrap_or(ctx), prev),
+        Settled::Failed { last, mut response } => {
+            let last = &mut last.unwrap_or(ctx);
+            response.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
+            error_backend::respond_or_backend(last, response)
         }
-        if crate::modules::proxy::wants(&ctx) {
-            return crate::modules::proxy::decide(ctx, prev);
+        Settled::Handler { last, phases } => {
+            let last = &mut last.unwrap_or(ctx);
+            let mut resp = request::respond(last, phases);
+            // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
+            resp.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
+            // A local ErrorDocument served by a backend.
+            error_backend::respond_or_backend(last, resp)
         }
-        if crate::modules::proxy::http::wants(&ctx) {
-            return crate::modules::proxy::http::decide(ctx, prev);
+    }
+}
+
+/// Where a request ends once its phases ran, the internal redirects its
+/// handler scheduled followed (mod_rewrite's redirect-handler: the
+/// front-controller rewrite to `index.php`). `last` is the chain's last
+/// request, `None` when that is the request [`settle`] started from.
+pub(crate) enum Settled<'a> {
+    /// The handler phase answers `last`, whose phases gave `phases`.
+    Handler {
+        last: Option<Ctx<'a>>,
+        phases: Result<(), Status>,
+    },
+    /// A backend handler answers `last`, redirected from `prev`.
+    Backend {
+        last: Option<Ctx<'a>>,
+        backend: &'static hooks::Backend,
+        prev: Option<Prev>,
+    },
+    /// `last` scheduled a redirect that could not be made (the recursion
+    /// limit): this answer.
+    Failed {
+        last: Option<Ctx<'a>>,
+        response: Response,
+    },
+}
+
+impl<'a> Settled<'a> {
+    /// The chain's last request (`None`: the first).
+    pub(crate) fn last(self) -> Option<Ctx<'a>> {
+        match self {
+            Settled::Handler { last, .. }
+            | Settled::Backend { last, .. }
+            | Settled::Failed { last, .. } => last,
         }
-        if crate::modules::cgi::wants(&ctx) {
-            return crate::modules::cgi::decide(ctx, prev);
+    }
+}
+
+/// The one loop that follows a request past its phases: a backend handler
+/// ends it, a scheduled internal redirect makes the next request (whose
+/// phases run), anything else is the handler phase's. `prev` is the
+/// request `first` was itself redirected from, if it was.
+pub(crate) fn settle<'a>(
+    first: &mut Ctx<'a>,
+    mut phases: Result<(), Status>,
+    mut prev: Option<Prev>,
+) -> Settled<'a> {
+    let mut last: Option<Ctx<'a>> = None;
+    loop {
+        let cur = match &mut last {
+            Some(c) => c,
+            None => &mut *first,
+        };
+        if phases.is_err() {
+            return Settled::Handler { last, phases };
         }
-        match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
-            None => break,
-            Some(Ok((next, p))) => {
-                let from = std::mem::replace(&mut ctx, next);
-                phases = p;
-                prev = Some(crate::modules::proxy::cgi_env::Prev {
-                    uri: from.uri,
-                    args: from.args,
+        if let Some(backend) = hooks::backend(cur) {
+            return Settled::Backend {
+                last,
+                backend,
+                prev,
+            };
+        }
+        match hooks::redirect(cur) {
+            None => return Settled::Handler { last, phases },
+            Some(Err(response)) => return Settled::Failed { last, response },
+            Some(Ok((next, next_phases))) => {
+                prev = Some(match last.replace(next) {
+                    Some(from) => Prev {
+                        uri: from.uri,
+                        args: from.args,
+                    },
+                    None => Prev {
+                        uri: first.uri.clone(),
+                        args: first.args.clone(),
+                    },
                 });
-            }
-            Some(Err(mut resp)) => {
-                resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
-                return error_backend::respond_or_backend(&mut ctx, resp);
+                phases = next_phases;
             }
         }
     }
-    let mut resp = request::respond(&mut ctx, phases);
-    // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
-    resp.body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
-    // A local ErrorDocument served by a backend.
-    error_backend::respond_or_backend(&mut ctx, resp)
 }
 
 /// The request's target parsed and normalised with its server's settings
@@ -203,61 +272,28 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
     };
     let uri = crate::path_text::from_bytes(parsed.path);
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
-    let mut phases = ctx.process_internal();
-    while phases.is_ok() {
-        match crate::modules::rewrite::hooks::redirect_next(&mut ctx) {
-            Some(Ok((next, p))) => {
-                ctx = next;
-                phases = p;
-            }
-            None | Some(Err(_)) => break,
-        }
-    }
-    let mut resp = crate::errors::error_response(&mut ctx, status);
-    crate::filters::output(&mut ctx, &mut resp, true);
+    let phases = ctx.process_internal();
+    let mut last = settle(&mut ctx, phases, None).last();
+    let ctx = last.as_mut().unwrap_or(&mut ctx);
+    let mut resp = crate::errors::error_response(ctx, status);
+    crate::filters::output(ctx, &mut resp, true);
     resp
 }
 
-/// The handler phase for a request that passed every check.
+/// The handler phase for a request that passed every check: the
+/// handlers that answer by name (mod_rewrite's redirect-handler is reached
+/// here from an ErrorDocument redirect; a main request takes it in
+/// `request::respond`), then the default handler.
 pub fn run(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    // The handlers that answer by name (mod_rewrite's redirect-handler is
-    // reached here from an ErrorDocument redirect; a main request takes it
-    // in `request::respond`).
-    if let Some(answer) = crate::modules::hooks::handle(ctx) {
+    if let Some(answer) = hooks::handle(ctx) {
         return answer;
     }
-    match ctx.finfo.map(|f| f.kind) {
-        // A handler set for a directory (ScriptAlias, SetHandler) takes it
-        // away from mod_autoindex; the default handler then answers 404.
-        Some(Kind::Dir)
-            if (ctx.method == "GET" || ctx.method == "HEAD")
-                && !matches!(ctx.handler.as_deref(), Some(h) if h != "httpd/unix-directory") =>
-        {
-            directory(ctx)
-        }
-        _ => file(ctx),
-    }
-}
-
-/// A directory whose index was not found: a listing with `Options
-/// Indexes`, else 403.
-fn directory(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    if ctx.conf.core.opts() & OPT_INDEXES == 0 {
-        let names = ctx.conf.dir.index_names().join(",");
-        ctx.reason = Some((
-            "error".into(),
-            format!("AH01276: Cannot serve directory {}: No matching DirectoryIndex ({names}) found, and server-generated directory index forbidden by Options directive", ctx.filename),
-        ));
-        return Err(403);
-    }
-    Ok(crate::modules::autoindex::listing(ctx))
+    file(ctx)
 }
 
 /// The default handler: the file itself, or its refusal (404, 405, 501).
 fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
-    if crate::modules::php::handler::refuses_as_file(ctx)
-        || crate::modules::cgi::refuses_as_file(ctx)
-    {
+    if hooks::FILE_REFUSALS.iter().any(|refuses| refuses(ctx)) {
         return Err(403);
     }
     let is_file = ctx.finfo.map(|f| f.kind) == Some(Kind::File);

@@ -394,7 +394,7 @@ impl<'a> Ctx<'a> {
         if !self.is_subreq {
             self.post_read_request();
             if self.redirects == 0 {
-                crate::modules::ssl::ports::check_request(self)?;
+                hooks::run_all(hooks::READ_REQUEST_CHECKS, self)?;
             }
         }
         self.translate_name()?;
@@ -719,12 +719,16 @@ pub(crate) fn dir_fixups(ctx: &mut Ctx<'_>) -> Result<(), Status> {
 /// What the engine answers for a request that went through the phases.
 pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     if phases.is_ok() {
-        if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
-            return resp;
+        // An internal redirect the phases scheduled answers instead.
+        if let Some(next) = hooks::redirect(ctx) {
+            return match next {
+                Ok((mut new, phases)) => respond(&mut new, phases),
+                Err(resp) => resp,
+            };
         }
     }
     let result = phases.and_then(|()| {
-        crate::modules::filter::insert(ctx)?;
+        hooks::run_all(hooks::INSERT_FILTER, ctx)?;
         ctx.handler_ran = true;
         crate::handler::run(ctx)
     });

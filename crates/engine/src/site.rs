@@ -2,7 +2,9 @@
 //! serving — its names, document root, sorted `<Directory>` sections,
 //! `<Location>` sections, and its compiled-config tree.
 
-use crate::config::server::{DirSection, DirSectionMatcher, LocationSection, ServerConf};
+use crate::config::server::{
+    DirSection, DirSectionMatcher, LocationSection, ServerConf, ServerSlots,
+};
 use crate::config::Environment;
 use crate::dirconf::DirConf;
 use crate::http::Log;
@@ -33,19 +35,13 @@ pub struct Site {
     pub env: Environment,
     pub log: Arc<dyn Log>,
     pub limits: HtaccessLimits,
-    /// mod_alias's server-level lists (a vhost's before the main server's).
-    pub alias: crate::modules::alias::AliasServer,
-    /// mod_rewrite's server-context rules and maps (a vhost's merged over the main server's).
-    pub rewrite: crate::modules::rewrite::RewriteServer,
-    /// mod_remoteip (a vhost's settings over the main server's).
-    pub remoteip: crate::modules::remoteip::RemoteIpServer,
-    /// mod_reqtimeout's stages (a vhost's over the main server's); `None`
-    /// when the configuration does not load the module.
+    /// The modules' server settings (a vhost's merged over the main
+    /// server's: mod_alias's lists, mod_rewrite's rules and maps,
+    /// mod_remoteip, mod_ssl, `Protocols`, …).
+    pub modules: ServerSlots,
+    /// mod_reqtimeout's stages; `None` when the configuration does not
+    /// load the module.
     pub reqtimeout: Option<crate::http::read_timeout::ConnReadTimeouts>,
-    /// mod_ssl (a vhost's settings over the main server's).
-    pub ssl: crate::modules::ssl::SslServer,
-    /// `Protocols` (a vhost's list replaces the main server's).
-    pub protocols: crate::modules::http2::ProtocolsConf,
     /// mod_http2's settings; `None` when the configuration does not load it.
     pub http2: Option<crate::modules::http2::Http2Server>,
     /// What the handlers' answers announce in `Upgrade` (from `protocols`).
@@ -99,9 +95,9 @@ impl Site {
         };
         let mut locations = main.map(|m| m.locations.clone()).unwrap_or_default();
         locations.extend(conf.locations.iter().cloned());
-        let protocols = match main {
-            Some(m) => crate::modules::http2::ProtocolsConf::merge(&m.protocols, &conf.protocols),
-            None => conf.protocols.clone(),
+        let modules = match main {
+            Some(m) => ServerSlots::merge(&m.modules, &conf.modules),
+            None => conf.modules.clone(),
         };
         Site {
             server_name,
@@ -143,45 +139,13 @@ impl Site {
                     .or_else(|| main.and_then(|m| m.access_file_max_directives))
                     .unwrap_or(HtaccessLimits::default().max_directives),
             },
-            alias: match main {
-                Some(m) => crate::modules::alias::AliasServer::merge(&m.alias, &conf.alias),
-                None => conf.alias.clone(),
-            },
-            rewrite: match main {
-                Some(m) => crate::modules::rewrite::RewriteServer::merge(&m.rewrite, &conf.rewrite),
-                None => conf.rewrite.clone(),
-            },
-            remoteip: match main {
-                Some(m) => {
-                    crate::modules::remoteip::RemoteIpServer::merge(&m.remoteip, &conf.remoteip)
-                }
-                None => conf.remoteip.clone(),
-            },
-            reqtimeout: env.is_loaded("reqtimeout_module").then(|| {
-                match main {
-                    Some(m) => crate::modules::reqtimeout::ReqTimeoutServer::merge(
-                        &m.reqtimeout,
-                        &conf.reqtimeout,
-                    ),
-                    None => conf.reqtimeout,
-                }
-                .resolve()
-            }),
-            ssl: match main {
-                Some(m) => crate::modules::ssl::SslServer::merge(&m.ssl, &conf.ssl),
-                None => conf.ssl.clone(),
-            },
-            upgrade_offer: protocols.upgrade_offer(),
-            protocols,
-            http3: match main {
-                Some(m) => crate::modules::http3::Http3Server::merge(&m.http3, &conf.http3),
-                None => conf.http3.clone(),
-            }
-            .settings(),
-            http2: env.is_loaded("http2_module").then(|| match main {
-                Some(m) => crate::modules::http2::Http2Server::merge(&m.http2, &conf.http2),
-                None => conf.http2.clone(),
-            }),
+            reqtimeout: env
+                .is_loaded("reqtimeout_module")
+                .then(|| modules.reqtimeout.resolve()),
+            upgrade_offer: modules.protocols.upgrade_offer(),
+            http3: modules.http3.settings(),
+            http2: env.is_loaded("http2_module").then(|| modules.http2.clone()),
+            modules,
         }
     }
 

@@ -309,8 +309,10 @@ fn privilege_step(loaded: &Loaded, serve_root: Option<&Path>) -> Result<(bool, A
     // `User` once privileges are dropped (Apache makes it the child's too):
     // it is given to `User` just before the switch, after the start made
     // its temporary certificates.
-    let md_store = (!g.md.domains.is_empty()).then(|| {
-        g.md.store_dir
+    let md_store = (!g.modules.md.domains.is_empty()).then(|| {
+        g.modules
+            .md
+            .store_dir
             .clone()
             .unwrap_or_else(|| loaded.env.server_root.join("md"))
     });

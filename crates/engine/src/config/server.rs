@@ -85,23 +85,32 @@ pub struct ServerConf {
     pub access_file_max_size: Option<u64>,
     pub access_file_max_directives: Option<usize>,
     pub origin: Option<Origin>,
-    /// mod_alias's server-level `Alias`/`Redirect` lists.
-    pub alias: crate::modules::alias::AliasServer,
-    /// mod_rewrite's server-context rules, options and maps.
-    pub rewrite: crate::modules::rewrite::RewriteServer,
-    /// mod_remoteip's header and proxy lists.
-    pub remoteip: crate::modules::remoteip::RemoteIpServer,
-    /// mod_reqtimeout's `RequestReadTimeout` stages.
-    pub reqtimeout: crate::modules::reqtimeout::ReqTimeoutServer,
-    /// mod_ssl's server settings.
-    pub ssl: crate::modules::ssl::SslServer,
-    /// The core's `Protocols` and `ProtocolsHonorOrder`.
-    pub protocols: crate::modules::http2::ProtocolsConf,
-    /// mod_http2's server settings.
-    pub http2: crate::modules::http2::Http2Server,
-    /// htaccel_http3's server settings.
-    pub http3: crate::modules::http3::Http3Server,
+    /// The modules' own server settings.
+    pub modules: ServerSlots,
 }
+
+/// `ServerSlots` with one field per module of `modules::server_slots!`,
+/// and the merge of a `<VirtualHost>`'s over the main server's.
+macro_rules! server_slots_struct {
+    ($($field:ident: $slot:ty,)*) => {
+        /// Each module's server settings (Apache's per-module server config).
+        #[derive(Clone, Debug, Default)]
+        pub struct ServerSlots {
+            $(pub $field: $slot,)*
+        }
+
+        impl ServerSlots {
+            /// A virtual host's settings over the main server's, module by module.
+            pub fn merge(main: &ServerSlots, vhost: &ServerSlots) -> ServerSlots {
+                ServerSlots {
+                    $($field: <$slot>::merge(&main.$field, &vhost.$field),)*
+                }
+            }
+        }
+    };
+}
+
+crate::modules::server_slots!(server_slots_struct);
 
 /// Settings that exist once per process.
 #[derive(Clone, Debug, Default)]
@@ -130,13 +139,25 @@ pub struct Global {
     pub mod_php: Option<(Origin, String)>,
     /// `ExtendedStatus` (the core's; `None`: on when mod_status is loaded).
     pub extended_status: Option<bool>,
-    /// mod_remoteip's PROXY protocol addresses and exceptions.
-    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
     /// htaccel's `PHPFPMSocket`: the PHP-FPM pool that stands in for mod_php.
     pub php_fpm_socket: Option<(String, Origin)>,
-    /// mod_md's managed domains and settings.
-    pub md: crate::modules::md::MdGlobal,
+    /// The modules' process-wide settings (mod_remoteip's PROXY protocol
+    /// addresses, mod_md's managed domains, …).
+    pub modules: GlobalSlots,
 }
+
+/// `GlobalSlots` with one field per module of `modules::global_slots!`.
+macro_rules! global_slots_struct {
+    ($($field:ident: $slot:ty,)*) => {
+        /// Each module's process-wide settings.
+        #[derive(Clone, Debug, Default)]
+        pub struct GlobalSlots {
+            $(pub $field: $slot,)*
+        }
+    };
+}
+
+crate::modules::global_slots!(global_slots_struct);
 
 /// The configuration being read.
 #[derive(Debug, Default)]

@@ -218,21 +218,52 @@ impl BackendError {
     }
 }
 
-/// The response to send, and whether the backend's body follows it (the
-/// server then streams what remains of the backend's output, chunked or
-/// delimited by close; `response.body` is empty).
-pub struct BackendAnswer<'a> {
-    pub response: Response,
-    pub pass_body: bool,
+/// What the server does with a backend's answer once its header block
+/// was read.
+pub enum BackendAnswer<'a> {
+    /// Send `response`; with `pass_body`, what remains of the backend's
+    /// output follows it (streamed, chunked or delimited by close;
+    /// `response.body` is then empty).
+    Send { response: Response, pass_body: bool },
     /// A content filter (`DEFLATE`) needs the whole body: the server reads
-    /// all of it (up to [`COLLECT_MAX`]) and sends the response this gives
-    /// instead of `response`, which is then only a placeholder.
-    pub collect: Option<Collect<'a>>,
+    /// all of it (up to [`COLLECT_MAX`]) and sends the response this makes
+    /// of it.
+    Collect(Collect<'a>),
     /// Another exchange answers instead (a CGI script's local redirect to
     /// a script): the server drops what remains of this backend's output
-    /// and performs this one, for a request without a body. `response`
-    /// is then only a placeholder.
-    pub then: Option<Box<BackendCall<'a>>>,
+    /// and performs this one, for a request without a body.
+    Then(Box<BackendCall<'a>>),
+}
+
+impl BackendAnswer<'_> {
+    /// `response`, complete: nothing of the backend's output follows it.
+    pub fn respond(response: Response) -> Self {
+        BackendAnswer::Send {
+            response,
+            pass_body: false,
+        }
+    }
+
+    /// The response an answer sends, when it sends one of its own.
+    pub fn response_mut(&mut self) -> Option<&mut Response> {
+        match self {
+            BackendAnswer::Send { response, .. } => Some(response),
+            BackendAnswer::Collect(_) | BackendAnswer::Then(_) => None,
+        }
+    }
+
+    /// The page for a failed exchange: what `finish` answers for an
+    /// `Err`, which is always a complete response (the modules' error
+    /// paths make nothing else; a bare 500 stands in should one not).
+    pub fn into_error_page(self) -> Response {
+        match self {
+            BackendAnswer::Send { response, .. } => response,
+            BackendAnswer::Collect(_) | BackendAnswer::Then(_) => {
+                debug_assert!(false, "a failed exchange answered with a continuation");
+                Response::new(500)
+            }
+        }
+    }
 }
 
 /// The continuation for a body collected whole.

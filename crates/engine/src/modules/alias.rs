@@ -258,7 +258,7 @@ fn add_redirect(
     if per_dir {
         c.alias.redirects.push(entry);
     } else {
-        w.server()?.alias.redirects.push(entry);
+        w.server()?.modules.alias.redirects.push(entry);
     }
     Ok(())
 }
@@ -353,10 +353,15 @@ fn add_alias(
     let server = w.server()?;
     let overlap = match &matcher {
         Matcher::Regex(_) => None,
-        Matcher::Prefix(_) => server.alias.aliases.iter().find(|e| match &e.matcher {
-            Matcher::Prefix(p) => alias_matches(fake.as_bytes(), p.as_bytes()) > 0,
-            Matcher::Regex(re) => re.is_match(fake.as_bytes()),
-        }),
+        Matcher::Prefix(_) => server
+            .modules
+            .alias
+            .aliases
+            .iter()
+            .find(|e| match &e.matcher {
+                Matcher::Prefix(p) => alias_matches(fake.as_bytes(), p.as_bytes()) > 0,
+                Matcher::Regex(re) => re.is_match(fake.as_bytes()),
+            }),
     };
     let warning = overlap.map(|e| {
         format!(
@@ -367,7 +372,7 @@ fn add_alias(
             if matches!(e.matcher, Matcher::Regex(_)) { "Match" } else { "" },
         )
     });
-    server.alias.aliases.push(Arc::new(Entry {
+    server.modules.alias.aliases.push(Arc::new(Entry {
         matcher,
         real: Some(real),
         status: 0,
@@ -690,7 +695,7 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         return answer(ctx, found, loc.status, allow_relative).map(|()| false);
     }
     let site = ctx.site;
-    let server = &site.alias;
+    let server = &site.modules.alias;
     match try_list(&server.redirects, &ctx.uri, true) {
         Ok(Some(hit)) => {
             return answer(ctx, hit.found, hit.entry.status, allow_relative).map(|()| false)

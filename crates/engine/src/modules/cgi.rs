@@ -34,6 +34,7 @@
 //! Where Apache without a CGI module would send a `cgi-script` file's
 //! bytes, htaccel never does: [`refuses_as_file`] answers 403.
 
+use crate::handler::Settled;
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendError, BackendHead, BackendRequest, CgiRequest,
     Decision, ScriptLog,
@@ -618,12 +619,7 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     ctx.reason = Some(("error".into(), error.message().to_string()));
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
-    BackendAnswer {
-        response: resp,
-        pass_body: false,
-        collect: None,
-        then: None,
-    }
+    BackendAnswer::respond(resp)
 }
 
 /// The script's header block: the common rules (`proxy::reply`), and
@@ -667,12 +663,7 @@ fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         return match local_redirect(&mut ctx, &location) {
             Decision::Respond(response) => answer(response),
             Decision::Kept(response) => answer(std::sync::Arc::unwrap_or_clone(response)),
-            Decision::Backend(call) => BackendAnswer {
-                response: crate::http::Response::new(200),
-                pass_body: false,
-                collect: None,
-                then: Some(Box::new(call)),
-            },
+            Decision::Backend(call) => BackendAnswer::Then(Box::new(call)),
         };
     }
     ctx.headers_out.push(("Location".into(), location));
@@ -683,12 +674,7 @@ fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
 
 /// An answer of the server's own instead of the script's output.
 fn answer<'a>(response: crate::http::Response) -> BackendAnswer<'a> {
-    BackendAnswer {
-        response,
-        pass_body: false,
-        collect: None,
-        then: None,
-    }
+    BackendAnswer::respond(response)
 }
 
 /// `ap_internal_redirect_handler` for a script's local `Location`: the new
@@ -696,7 +682,7 @@ fn answer<'a>(response: crate::http::Response) -> BackendAnswer<'a> {
 /// for the server to perform, mod_rewrite's internal redirects followed
 /// as for any request.
 fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
-    let mut from = cgi_env::Prev {
+    let from = cgi_env::Prev {
         uri: ctx.uri.clone(),
         args: ctx.args.take(),
     };
@@ -705,7 +691,7 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
     ctx.headers_in.to_mut().remove("Transfer-Encoding");
     // The location carries its own query; the script's is not added.
     ctx.rewrite.redirect = Some(location.to_string());
-    let (mut next, mut phases) = match crate::modules::rewrite::hooks::redirect_next(ctx) {
+    let (mut next, phases) = match crate::modules::hooks::redirect(ctx) {
         None => {
             let mut resp = crate::errors::error_response(ctx, 500);
             crate::filters::output(ctx, &mut resp, true);
@@ -714,25 +700,19 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
         Some(Err(resp)) => return Decision::Respond(resp),
         Some(Ok(redirected)) => redirected,
     };
-    while phases.is_ok() {
-        if crate::error_backend::wants(&next) {
-            return crate::error_backend::dispatch(next, from);
-        }
-        match crate::modules::rewrite::hooks::redirect_next(&mut next) {
-            None => break,
-            Some(Ok((n, p))) => {
-                let old = std::mem::replace(&mut next, n);
-                phases = p;
-                from = cgi_env::Prev {
-                    uri: old.uri,
-                    args: old.args,
-                };
-            }
-            Some(Err(resp)) => return Decision::Respond(resp),
+    match crate::handler::settle(&mut next, phases, Some(from)) {
+        Settled::Backend {
+            last,
+            backend,
+            prev,
+        } => (backend.decide)(last.unwrap_or(next), prev),
+        Settled::Failed { response, .. } => Decision::Respond(response),
+        Settled::Handler { last, phases } => {
+            let last = &mut last.unwrap_or(next);
+            let resp = crate::request::respond(last, phases);
+            crate::error_backend::respond_or_backend(last, resp)
         }
     }
-    let resp = crate::request::respond(&mut next, phases);
-    crate::error_backend::respond_or_backend(&mut next, resp)
 }
 
 #[cfg(test)]
@@ -853,12 +833,16 @@ mod tests {
             lines: vec!["Location: http://example.com/x".into()],
             ..Default::default()
         }));
-        assert_eq!(answer.response.status, 302);
-        assert!(!answer.pass_body);
-        assert_eq!(
-            answer.response.header("Location"),
-            Some("http://example.com/x")
-        );
+        let BackendAnswer::Send {
+            response,
+            pass_body,
+        } = answer
+        else {
+            panic!("a redirect of the server's own is sent");
+        };
+        assert_eq!(response.status, 302);
+        assert!(!pass_body);
+        assert_eq!(response.header("Location"), Some("http://example.com/x"));
         std::fs::remove_dir_all(root).unwrap();
     }
 

@@ -10,12 +10,16 @@
 //! error stops the request) and "run first" (the first function that
 //! claims the phase ends it, `Ok(true)`; `Ok(false)` declines).
 
-use crate::http::Response;
+use crate::engine::Engine;
+use crate::http::backend::Decision;
+use crate::http::{Request, Response};
+use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, authn_core, env, headers, http2, md, mime, negotiation, proxy, remoteip, rewrite,
-    setenvif, ssl, status,
+    alias, authn_core, autoindex, cgi, env, filter, headers, http2, md, mime, negotiation, php,
+    proxy, remoteip, rewrite, setenvif, ssl, status,
 };
 use crate::request::{Ctx, Status};
+use crate::site::Site;
 
 /// A function of a phase that cannot fail.
 pub type Notice = fn(&mut Ctx<'_>);
@@ -25,9 +29,33 @@ pub type RunAll = fn(&mut Ctx<'_>) -> Result<(), Status>;
 pub type RunFirst = fn(&mut Ctx<'_>) -> Result<bool, Status>;
 /// A content handler: `None` declines (the next one is asked).
 pub type Handler = fn(&mut Ctx<'_>) -> Option<Result<Response, Status>>;
+/// A `post_read_request` function that may answer before a request
+/// context exists (mod_md's ACME challenges): the request, its raw and
+/// decoded path and its query; `Err` carries a status and a `Location`.
+#[allow(clippy::type_complexity)]
+pub type EarlyAnswer = fn(
+    &Engine,
+    &Site,
+    &Request,
+    &str,
+    &str,
+    Option<&str>,
+) -> Option<Result<Response, (Status, Option<String>)>>;
+/// A scheduled internal redirect (mod_rewrite's `redirect-handler`): the
+/// new request after its phases, or the answer when it cannot be made;
+/// `None`: nothing was scheduled.
+#[allow(clippy::type_complexity)]
+pub type Redirect =
+    for<'a> fn(&mut Ctx<'a>) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>>;
+/// A file the default handler must not send as it is (it belongs to a
+/// backend that is not configured for it).
+pub type FileRefusal = fn(&mut Ctx<'_>) -> bool;
 /// A section of mod_status's pages (Apache's optional `status_hook`): the
 /// request and whether the page is `?auto`'s short form; `None` declines.
 pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
+
+/// `post_read_request` functions that answer before anything else.
+pub static EARLY_ANSWERS: &[EarlyAnswer] = &[md::post_read_request];
 
 /// `post_read_request`: once a request (or an internal redirect) exists,
 /// with the server-level configuration only. mod_remoteip first, so that
@@ -47,6 +75,15 @@ pub static TRANSLATE_NAME: &[RunFirst] = &[
     alias::translate,
     crate::request::core_translate_name,
 ];
+
+/// `post_read_request` functions that may refuse the request a client
+/// sent (not its internal redirects): mod_ssl's refusal of plain HTTP on
+/// an SSL port.
+pub static READ_REQUEST_CHECKS: &[RunAll] = &[ssl::ports::check_request];
+
+/// `translate_name` for the target `*` (`OPTIONS *`): only mod_rewrite's
+/// server rules see it (with `RewriteOptions AllowAnyURI`).
+pub static TRANSLATE_STAR: &[RunFirst] = &[rewrite::translate_name];
 
 /// `header_parser`: per-directory functions that read the request headers
 /// before access control (main requests only).
@@ -76,17 +113,60 @@ pub static FIXUPS: &[RunAll] = &[
     headers::fixup,
 ];
 
+/// `insert_filter`: the filters a request's configuration attaches
+/// (mod_filter's `FilterChain`/`AddOutputFilterByType`, `SetOutputFilter`).
+pub static INSERT_FILTER: &[RunAll] = &[filter::insert];
+
 /// `handler`: the handlers that answer by name before the default handler
 /// (the file, or a directory's listing): mod_rewrite's redirect-handler,
 /// the refusal of a backend handler reached without its exchange,
-/// mod_status's pages, mod_md's `md-status`, mod_negotiation's type maps.
+/// mod_status's pages, mod_md's `md-status`, mod_negotiation's type maps,
+/// mod_autoindex's directory listings.
 pub static HANDLERS: &[Handler] = &[
     rewrite::handler,
     crate::error_backend::refuse_unreachable,
     status::handler,
     md::status::handler,
     negotiation::type_map_handler,
+    autoindex::handler,
 ];
+
+/// A handler that hands the request to another process: whether the
+/// request's handler is this one, and the exchange it asks the server for.
+pub struct Backend {
+    pub wants: fn(&Ctx<'_>) -> bool,
+    pub decide: for<'a> fn(Ctx<'a>, Option<Prev>) -> Decision<'a>,
+}
+
+/// The backend handlers: PHP through PHP-FPM (standing in for mod_php),
+/// mod_proxy_fcgi's `SetHandler proxy:…`, mod_proxy_http's `ProxyPass`,
+/// mod_cgi/mod_cgid.
+pub static BACKENDS: &[Backend] = &[
+    Backend {
+        wants: php::handler::wants,
+        decide: php::handler::decide,
+    },
+    Backend {
+        wants: proxy::wants,
+        decide: proxy::decide,
+    },
+    Backend {
+        wants: proxy::http::wants,
+        decide: proxy::http::decide,
+    },
+    Backend {
+        wants: cgi::wants,
+        decide: cgi::decide,
+    },
+];
+
+/// Files the default handler refuses (403): a PHP file where PHP-FPM
+/// stands in for mod_php but no handler claimed it, a CGI script where
+/// CGI is not allowed.
+pub static FILE_REFUSALS: &[FileRefusal] = &[php::handler::refuses_as_file, cgi::refuses_as_file];
+
+/// The internal redirects a handler may have scheduled.
+pub static REDIRECTS: &[Redirect] = &[rewrite::hooks::redirect_next];
 
 /// What modules add to mod_status's pages, in the order Apache runs them.
 pub static STATUS_SECTIONS: &[StatusSection] = &[
@@ -107,6 +187,17 @@ pub fn run_first(hooks: &[RunFirst], ctx: &mut Ctx<'_>) -> Result<bool, Status> 
         }
     }
     Ok(false)
+}
+
+/// The backend handler the request wants, if any.
+pub fn backend(ctx: &Ctx<'_>) -> Option<&'static Backend> {
+    BACKENDS.iter().find(|b| (b.wants)(ctx))
+}
+
+/// The internal redirect scheduled for `ctx`, made.
+#[allow(clippy::type_complexity)]
+pub fn redirect<'a>(ctx: &mut Ctx<'a>) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>> {
+    REDIRECTS.iter().find_map(|redirect| redirect(ctx))
 }
 
 /// The first handler that answers.

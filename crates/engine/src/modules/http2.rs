@@ -187,7 +187,11 @@ fn on_off(value: &str) -> Result<bool, String> {
 
 fn set_protocols(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(), String> {
     let server = w.server()?;
-    server.protocols.list.extend(inv.words.iter().cloned());
+    server
+        .modules
+        .protocols
+        .list
+        .extend(inv.words.iter().cloned());
     Ok(())
 }
 
@@ -204,7 +208,7 @@ fn set_honor_order(
     } else {
         return Err("ProtocolsHonorOrder must be 'on' or 'off'".into());
     };
-    w.server()?.protocols.honor_order = Some(on);
+    w.server()?.modules.protocols.honor_order = Some(on);
     Ok(())
 }
 
@@ -250,20 +254,20 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
     // Directory-context forms (`H2Upgrade`, `H2Push`, `H2CopyFiles`, …)
     // are allowed there by their override class; the rest need a server.
     match name.as_str() {
-        "h2direct" => w.server()?.http2.direct = Some(on_off(v)?),
+        "h2direct" => w.server()?.modules.http2.direct = Some(on_off(v)?),
         "h2maxsessionstreams" => {
             let n = atoi(v);
             if n < 1 {
                 return Err("value must be > 0".into());
             }
-            w.server()?.http2.max_streams = Some(n.min(u32::MAX as i64) as u32);
+            w.server()?.modules.http2.max_streams = Some(n.min(u32::MAX as i64) as u32);
         }
         "h2windowsize" => {
             let n = atoi(v) as i32 as i64;
             if n < 1024 {
                 return Err("value must be >= 1024".into());
             }
-            w.server()?.http2.window_size = Some(n.min(i32::MAX as i64) as u32);
+            w.server()?.modules.http2.window_size = Some(n.min(i32::MAX as i64) as u32);
         }
         "h2streamtimeout" => {
             return Err("H2StreamTimeout: a stream's every wait is bounded by Timeout in htaccel; set Timeout instead".into())
@@ -273,7 +277,7 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
             if n < 0 {
                 return Err("value must be 0 or larger".into());
             }
-            w.server()?.http2.max_data_frame_len = Some(n.min(u32::MAX as i64) as u32);
+            w.server()?.modules.http2.max_data_frame_len = Some(n.min(u32::MAX as i64) as u32);
         }
         "h2streammaxmemsize" | "h2tlswarmupsize" => {
             accept_number(1024, "value must be >= 1024")(v)?;

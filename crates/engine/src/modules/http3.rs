@@ -103,7 +103,7 @@ fn number(name: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
 fn run(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(), String> {
     let v = inv.words.first().map(String::as_str).unwrap_or_default();
     let name = inv.name;
-    let h3 = &mut w.server()?.http3;
+    let h3 = &mut w.server()?.modules.http3;
     match name.to_ascii_lowercase().as_str() {
         "h3engine" => h3.engine = Some(on_off(name, v)?),
         "h3maxstreams" => h3.max_streams = Some(number(name, v, 1, 1 << 20)? as u32),

@@ -38,6 +38,78 @@ pub mod xsendfile;
 
 pub mod hooks;
 
+/// Every module's per-directory slot (Apache's `create_dir_config` and
+/// `merge_dir_config`): the field `DirConf` gives it, and its type, which
+/// has `merge(base, new)`. `dirconf.rs` builds `DirConf` and its merge
+/// from this list; a module with per-directory directives adds its line.
+macro_rules! dir_slots {
+    ($then:ident) => {
+        $then! {
+            core: $crate::modules::core::CoreDir,
+            mime: $crate::modules::mime::MimeDir,
+            negotiation: $crate::modules::negotiation::NegotiationDir,
+            dir: $crate::modules::dir::DirDir,
+            authz: $crate::modules::authz_core::AuthzDir,
+            access_compat: $crate::modules::access_compat::AccessCompatDir,
+            authn_core: $crate::modules::authn_core::AuthnCoreDir,
+            auth_basic: $crate::modules::auth_basic::AuthBasicDir,
+            authn_file: $crate::modules::authn_file::AuthnFileDir,
+            authz_groupfile: $crate::modules::authz_groupfile::GroupFileDir,
+            alias: $crate::modules::alias::AliasDir,
+            filter: $crate::modules::filter::FilterDir,
+            deflate: $crate::modules::deflate::DeflateDir,
+            php: $crate::modules::php::PhpDir,
+            env: $crate::modules::env::EnvDir,
+            setenvif: $crate::modules::setenvif::SetEnvIfDir,
+            headers: $crate::modules::headers::HeadersDir,
+            expires: $crate::modules::expires::ExpiresDir,
+            autoindex: $crate::modules::autoindex::AutoindexDir,
+            rewrite: $crate::modules::rewrite::RewriteDir,
+            xsendfile: $crate::modules::xsendfile::XSendFileDir,
+            proxy: $crate::modules::proxy::conf::ProxyDir,
+            ssl: $crate::modules::ssl::SslDir,
+            cgi: $crate::modules::cgi::CgiDir,
+            unsupported: $crate::modules::unsupported::UnsupportedDir,
+        }
+    };
+}
+pub(crate) use dir_slots;
+
+/// Every module's per-server slot (Apache's `create_server_config` and
+/// `merge_server_config`): the field `ServerSlots` gives it, and its type,
+/// which has `merge(main, vhost)`. `config/server.rs` builds `ServerSlots`
+/// from this list; a module with server directives adds its line.
+macro_rules! server_slots {
+    ($then:ident) => {
+        $then! {
+            alias: $crate::modules::alias::AliasServer,
+            rewrite: $crate::modules::rewrite::RewriteServer,
+            remoteip: $crate::modules::remoteip::RemoteIpServer,
+            reqtimeout: $crate::modules::reqtimeout::ReqTimeoutServer,
+            ssl: $crate::modules::ssl::SslServer,
+            protocols: $crate::modules::http2::ProtocolsConf,
+            http2: $crate::modules::http2::Http2Server,
+            http3: $crate::modules::http3::Http3Server,
+        }
+    };
+}
+pub(crate) use server_slots;
+
+/// Every module's process-wide settings (what Apache keeps in a module's
+/// server config of the main server, or in static variables, for settings
+/// that cannot differ between virtual hosts): the field `GlobalSlots`
+/// gives it, and its type. `config/server.rs` builds `GlobalSlots` from
+/// this list.
+macro_rules! global_slots {
+    ($then:ident) => {
+        $then! {
+            proxy_protocol: $crate::modules::remoteip::ProxyProtocol,
+            md: $crate::modules::md::MdGlobal,
+        }
+    };
+}
+pub(crate) use global_slots;
+
 use crate::registry::Module;
 
 /// Every module htaccel has, in Apache's load order. `builtin` ones are

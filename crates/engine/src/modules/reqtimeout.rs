@@ -125,9 +125,9 @@ fn set_request_read_timeout(
             );
         };
         let slot = match key.to_ascii_lowercase().as_str() {
-            "handshake" => &mut server.reqtimeout.handshake,
-            "header" => &mut server.reqtimeout.header,
-            "body" => &mut server.reqtimeout.body,
+            "handshake" => &mut server.modules.reqtimeout.handshake,
+            "header" => &mut server.modules.reqtimeout.header,
+            "body" => &mut server.modules.reqtimeout.body,
             _ => {
                 return Err(format!(
                     "RequestReadTimeout: {key}={val}: Unknown RequestReadTimeout parameter"

@@ -10,7 +10,9 @@ use crate::body::BodyReader;
 use crate::cgi;
 use crate::fastcgi::{head_end, head_lines};
 use crate::write::status_has_no_body;
-use htaccel_engine::http::backend::{BackendError, BackendHead, CgiRequest, Finish, COLLECT_MAX};
+use htaccel_engine::http::backend::{
+    BackendAnswer, BackendError, BackendHead, CgiRequest, Finish, COLLECT_MAX,
+};
 use htaccel_engine::http::{BodyFraming, Request, Response};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -55,7 +57,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 // Nothing read from the client yet: the ordinary path
                 // answers and discards the body.
                 let error = BackendError::Failed(cgi::spawn_error(&script, &e));
-                let mut r = finish(Err(error)).response;
+                let mut r = finish(Err(error)).into_error_page();
                 r.body_limit = body_limit;
                 return Done::Answer(r);
             }
@@ -101,7 +103,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         }
         let Some(mut stdout) = stdout else {
             let e = BackendError::Failed("the script's output could not be read".into());
-            let resp = finish(Err(e)).response;
+            let resp = finish(Err(e)).into_error_page();
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         };
         if script.nph {
@@ -119,7 +121,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                     "AH01070: Error parsing script headers: too long: {}",
                     basename(&script.script)
                 ));
-                let resp = finish(Err(e)).response;
+                let resp = finish(Err(e)).into_error_page();
                 return Done::Sent(self.respond(shared, ex, &resp).ok());
             }
             let failure = match read_some(&mut stdout, &mut buf, timeout, script).await {
@@ -134,7 +136,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 )),
                 Output::Failed(e) => e,
             };
-            let resp = finish(Err(failure)).response;
+            let resp = finish(Err(failure)).into_error_page();
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         };
         // Whether anything follows the block: what already came, else
@@ -153,7 +155,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             body_empty: ended && rest.is_empty(),
         };
         let answer = finish(Ok(head));
-        if let Some(call) = answer.then {
+        if let BackendAnswer::Then(call) = answer {
             // A local redirect to another script: this one's output is
             // read and dropped, then the other runs, for a request whose
             // body is gone.
@@ -168,7 +170,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             };
             return Box::pin(self.backend(shared, ex, &without_body, *call)).await;
         }
-        if let Some(collect) = answer.collect {
+        if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.
             let mut body = rest;
             while !ended {
@@ -195,9 +197,15 @@ impl<T: crate::transport::Transport> Conn<T> {
             let resp = collect(bytes::Bytes::from(body));
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         }
-        let resp = answer.response;
+        let BackendAnswer::Send {
+            response: resp,
+            pass_body,
+        } = answer
+        else {
+            unreachable!("a local redirect and a collected body are answered above");
+        };
         let header_only = ex.head || status_has_no_body(resp.status);
-        ex.open_body = answer.pass_body && !header_only;
+        ex.open_body = pass_body && !header_only;
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };

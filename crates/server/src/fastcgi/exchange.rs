@@ -11,7 +11,7 @@ use crate::spool::Spooled;
 use crate::write::status_has_no_body;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
-    BackendCall, BackendError, BackendHead, BackendRequest, COLLECT_MAX,
+    BackendAnswer, BackendCall, BackendError, BackendHead, BackendRequest, COLLECT_MAX,
 };
 use htaccel_engine::http::{BodyFraming, ProtocolError, Request, Response};
 use std::borrow::Cow;
@@ -146,11 +146,11 @@ impl<T: crate::transport::Transport> Conn<T> {
                 // cannot discard the rest; the connection ends after the
                 // answer (as Apache's does).
                 ex.close = true;
-                let resp = finish(Err(e)).response;
+                let resp = finish(Err(e)).into_error_page();
                 return Done::Sent(self.respond(shared, ex, &resp).ok());
             }
             Err(e) => {
-                let mut r = finish(Err(e)).response;
+                let mut r = finish(Err(e)).into_error_page();
                 r.body_limit = body_limit;
                 return Done::Answer(r);
             }
@@ -220,12 +220,12 @@ impl<T: crate::transport::Transport> Conn<T> {
         } = match head {
             Ok(h) => h,
             Err(e) => {
-                let resp = finish(Err(e)).response;
+                let resp = finish(Err(e)).into_error_page();
                 return Done::Sent(self.respond(shared, ex, &resp).ok());
             }
         };
         let answer = finish(Ok(head));
-        if let Some(collect) = answer.collect {
+        if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.
             let mut body = rest;
             let mut ended = head_ended;
@@ -267,9 +267,16 @@ impl<T: crate::transport::Transport> Conn<T> {
             let resp = collect(bytes::Bytes::from(body));
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         }
-        let resp = answer.response;
+        let BackendAnswer::Send {
+            response: resp,
+            pass_body,
+        } = answer
+        else {
+            self.error_log(shared, "error", "a FastCGI answer asked htaccel for another exchange, which it makes only after a CGI script");
+            return Done::Sent(None);
+        };
         let header_only = ex.head || status_has_no_body(resp.status);
-        ex.open_body = answer.pass_body && !header_only;
+        ex.open_body = pass_body && !header_only;
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };

@@ -12,7 +12,7 @@ use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, Resp
 use crate::spool::Spooled;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
-    BackendAddr, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
+    BackendAddr, BackendAnswer, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
 };
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request, Response};
 use tokio::time::Instant;
@@ -96,10 +96,10 @@ impl<T: crate::transport::Transport> Conn<T> {
                 Err(e) => {
                     if consumed {
                         ex.close = true;
-                        let resp = finish(Err(e)).response;
+                        let resp = finish(Err(e)).into_error_page();
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
                     }
-                    let mut r = finish(Err(e)).response;
+                    let mut r = finish(Err(e)).into_error_page();
                     r.body_limit = body_limit;
                     return Done::Answer(r);
                 }
@@ -132,7 +132,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                     BodyStop::Backend(_) if reused => continue,
                     BodyStop::Backend(e) => {
                         ex.close = ex.close || streams;
-                        let resp = finish(Err(e)).response;
+                        let resp = finish(Err(e)).into_error_page();
                         return Done::Sent(self.respond(shared, ex, &resp).ok());
                     }
                     other => return self.body_stopped(shared, ex, req, other),
@@ -146,7 +146,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
                 Err((e, _)) => {
                     self.error_log(shared, "error", e.message());
-                    let resp = finish(Err(e)).response;
+                    let resp = finish(Err(e)).into_error_page();
                     return Done::Sent(self.respond(shared, ex, &resp).ok());
                 }
             }
@@ -156,7 +156,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             Err(m) => {
                 let e = BackendError::Failed(format!("AH01102: {m}"));
                 self.error_log(shared, "error", e.message());
-                let resp = finish(Err(e)).response;
+                let resp = finish(Err(e)).into_error_page();
                 return Done::Sent(self.respond(shared, ex, &resp).ok());
             }
         };
@@ -167,7 +167,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             lines: response.lines,
             body_empty: matches!(framing, BodyFraming::None | BodyFraming::Length(0)),
         }));
-        if let Some(collect) = answer.collect {
+        if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.
             let Some(body) = self
                 .upstream_body(shared, &mut lease, &mut inbuf, framing, timeout)
@@ -186,9 +186,16 @@ impl<T: crate::transport::Transport> Conn<T> {
             let resp = collect(bytes::Bytes::from(body));
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         }
-        let resp = answer.response;
+        let BackendAnswer::Send {
+            response: resp,
+            pass_body,
+        } = answer
+        else {
+            self.error_log(shared, "error", "a proxied answer asked htaccel for another exchange, which it makes only after a CGI script");
+            return Done::Sent(None);
+        };
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
-        ex.open_body = answer.pass_body && !header_only;
+        ex.open_body = pass_body && !header_only;
         // The client's framing: the upstream's length, else chunked
         // (HTTP/1.1, when the engine asked for it), else the end of the
         // connection.

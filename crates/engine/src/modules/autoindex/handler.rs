@@ -28,6 +28,29 @@ const TITLE_SCAN_LEN: u64 = 8191;
 /// connection).
 const APACHE_WRITE_BUFFER: usize = 8000;
 
+/// The handler hook: a directory reached by GET or HEAD with no other
+/// handler set (a `ScriptAlias` or `SetHandler` takes it away, and the
+/// default handler then answers 404). A directory whose index was not
+/// found is listed with `Options Indexes`, else refused with 403.
+pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Status>> {
+    let directory = ctx.finfo.is_some_and(|f| f.kind == Kind::Dir)
+        && (ctx.method == "GET" || ctx.method == "HEAD")
+        && !matches!(ctx.handler.as_deref(), Some(h) if h != "httpd/unix-directory");
+    if !directory {
+        return None;
+    }
+    if ctx.conf.core.opts() & crate::modules::core::options::OPT_INDEXES == 0 {
+        let names = ctx.conf.dir.index_names().join(",");
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH01276: Cannot serve directory {}: No matching DirectoryIndex ({names}) found, and server-generated directory index forbidden by Options directive", ctx.filename),
+        ));
+        return Some(Err(403));
+    }
+    Some(Ok(listing(ctx)))
+}
+
+/// The listing of the request's directory.
 pub fn listing(ctx: &mut Ctx<'_>) -> Response {
     // A listing reads the directory itself, which no cache holds: it is
     // never kept (`answer_memo`).

@@ -18,7 +18,7 @@ pub mod config;
 pub mod handler;
 
 pub use config::{AutoindexDir, Ignore};
-pub use handler::listing;
+pub use handler::{handler, listing};
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;

@@ -219,7 +219,7 @@ fn add_name(names: &mut Vec<String>, name: &str) {
 
 fn global<'w>(w: &'w mut Walker<'_>) -> Result<&'w mut MdGlobal, String> {
     match w.server.as_deref_mut() {
-        Some(b) => Ok(&mut b.global.md),
+        Some(b) => Ok(&mut b.global.modules.md),
         None => Err("not allowed here".into()),
     }
 }
@@ -543,7 +543,7 @@ fn local_port(g: &MdGlobal, port: u16) -> Option<u16> {
 /// `http-01` when it listens on the local port public port 80 reaches,
 /// `tls-alpn-01` on the one 443 reaches.
 fn reachable(b: &crate::config::server::ServerBuild, wanted: Vec<Challenge>) -> Vec<Challenge> {
-    let g = &b.global.md;
+    let g = &b.global.modules.md;
     let listens = |port: Option<u16>| {
         port.is_some_and(|p| {
             b.global.listen.iter().any(|(spec, _)| {
@@ -628,7 +628,7 @@ pub fn managed_domains(
     b: &crate::config::server::ServerBuild,
     server_root: &std::path::Path,
 ) -> Result<Vec<ManagedDomain>, String> {
-    let g = &b.global.md;
+    let g = &b.global.modules.md;
     let mut servers: Vec<&crate::config::server::ServerConf> = b.vhosts.iter().collect();
     if g.base_server == Some(true) {
         servers.push(&b.main);
@@ -745,7 +745,7 @@ fn acme_tls_1_names(
     domains: &[String],
     configured: &[Challenge],
 ) -> Vec<String> {
-    let g = &b.global.md;
+    let g = &b.global.modules.md;
     let port = local_port(g, 443);
     let check_port = !configured.contains(&Challenge::TlsAlpn01);
     if check_port && !reachable(b, vec![Challenge::TlsAlpn01]).contains(&Challenge::TlsAlpn01) {
@@ -753,7 +753,7 @@ fn acme_tls_1_names(
     }
     let port_of = |addr: &String| addr.rsplit(':').next().and_then(|n| n.parse::<u16>().ok());
     let tls = |server: &crate::config::server::ServerConf| {
-        server.ssl.engine == Some(crate::modules::ssl::SslEngine::On)
+        server.modules.ssl.engine == Some(crate::modules::ssl::SslEngine::On)
             || server.addrs.iter().any(|a| {
                 b.global
                     .https_listeners
@@ -778,11 +778,11 @@ fn acme_tls_1_names(
                     .chain(server.server_aliases.iter())
                     .any(|n| n.eq_ignore_ascii_case(domain));
                 let protocols = if std::ptr::eq(*server, &b.main) {
-                    server.protocols.clone()
+                    server.modules.protocols.clone()
                 } else {
                     crate::modules::http2::ProtocolsConf::merge(
-                        &b.main.protocols,
-                        &server.protocols,
+                        &b.main.modules.protocols,
+                        &server.modules.protocols,
                     )
                 };
                 named && tls(server) && on_port(server) && protocols.lists("acme-tls/1")

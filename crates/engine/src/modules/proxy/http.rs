@@ -403,10 +403,12 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
-                if answer.response.arrival == crate::http::Arrival::Later {
-                    answer.response.upgrade_offer = offer;
+                if let Some(response) = answer.response_mut() {
+                    if response.arrival == crate::http::Arrival::Later {
+                        response.upgrade_offer = offer;
+                    }
+                    response.alt_svc = alt_svc;
                 }
-                answer.response.alt_svc = alt_svc;
                 answer
             }
             Err(e) => super::reply::failed(ctx, e),
@@ -530,12 +532,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             crate::modules::xsendfile::Outcome::Error(s) => {
                 let mut resp = crate::errors::error_response(&mut ctx, s);
                 crate::filters::output(&mut ctx, &mut resp, true);
-                return BackendAnswer {
-                    response: resp,
-                    pass_body: false,
-                    collect: None,
-                    then: None,
-                };
+                return BackendAnswer::respond(resp);
             }
         }
     }

@@ -342,10 +342,12 @@ pub(crate) fn call<'a>(
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = reply::finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
-                if answer.response.arrival == crate::http::Arrival::Later {
-                    answer.response.upgrade_offer = offer;
+                if let Some(response) = answer.response_mut() {
+                    if response.arrival == crate::http::Arrival::Later {
+                        response.upgrade_offer = offer;
+                    }
+                    response.alt_svc = alt_svc;
                 }
-                answer.response.alt_svc = alt_svc;
                 answer
             }
             Err(e) => reply::failed(ctx, e),

@@ -24,12 +24,7 @@ pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     ctx.reason = Some(("error".into(), error.message().to_string()));
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
-    BackendAnswer {
-        response: resp,
-        pass_body: false,
-        collect: None,
-        then: None,
-    }
+    BackendAnswer::respond(resp)
 }
 
 /// A header block sorted into Apache's tables.
@@ -132,12 +127,7 @@ pub fn keep_fields<'a>(
     sort_fields(ctx, head).map(|_| ()).map_err(|status| {
         let mut resp = crate::errors::error_response(ctx, status);
         crate::filters::output(ctx, &mut resp, true);
-        Box::new(BackendAnswer {
-            response: resp,
-            pass_body: false,
-            collect: None,
-            then: None,
-        })
+        Box::new(BackendAnswer::respond(resp))
     })
 }
 
@@ -243,11 +233,9 @@ pub fn stream<'a>(
     }
     let mut resp = crate::errors::finish(&mut ctx, resp);
     crate::filters::output(&mut ctx, &mut resp, false);
-    BackendAnswer {
+    BackendAnswer::Send {
         response: resp,
         pass_body,
-        collect: None,
-        then: None,
     }
 }
 
@@ -256,34 +244,28 @@ pub fn stream<'a>(
 /// file's. Unchanged by them, it still goes chunked, as a script's output.
 /// `pieces`: the body reaches Apache's filters in more than one piece.
 pub fn collect<'a>(mut ctx: Ctx<'a>, resp: Response, pieces: bool) -> BackendAnswer<'a> {
-    let status = resp.status;
-    BackendAnswer {
-        response: Response::new(status),
-        pass_body: true,
-        collect: Some(Box::new(move |body| {
-            let mut resp = resp;
-            resp.body = crate::http::Body::bytes(body);
-            if pieces {
-                resp.arrival = crate::http::Arrival::InPieces;
+    BackendAnswer::Collect(Box::new(move |body| {
+        let mut resp = resp;
+        resp.body = crate::http::Body::bytes(body);
+        if pieces {
+            resp.arrival = crate::http::Arrival::InPieces;
+        }
+        let mut resp = crate::errors::finish(&mut ctx, resp);
+        crate::filters::output(&mut ctx, &mut resp, false);
+        let encoded = resp.header("Content-Encoding").is_some();
+        let framed =
+            resp.header("Content-Length").is_some() || resp.header("Transfer-Encoding").is_some();
+        if closes(&ctx) {
+            resp.close = true;
+            if !framed {
+                resp.stream = crate::http::Unannounced::Chunked;
             }
-            let mut resp = crate::errors::finish(&mut ctx, resp);
-            crate::filters::output(&mut ctx, &mut resp, false);
-            let encoded = resp.header("Content-Encoding").is_some();
-            let framed = resp.header("Content-Length").is_some()
-                || resp.header("Transfer-Encoding").is_some();
-            if closes(&ctx) {
-                resp.close = true;
-                if !framed {
-                    resp.stream = crate::http::Unannounced::Chunked;
-                }
-            } else if !encoded && !framed {
-                resp.headers
-                    .insert(0, ("Transfer-Encoding".into(), "chunked".into()));
-            }
-            resp
-        })),
-        then: None,
-    }
+        } else if !encoded && !framed {
+            resp.headers
+                .insert(0, ("Transfer-Encoding".into(), "chunked".into()));
+        }
+        resp
+    }))
 }
 
 /// An error document's answer for a status that drops the connection:
@@ -297,12 +279,7 @@ fn closes(ctx: &Ctx<'_>) -> bool {
 fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {
     let mut resp = crate::errors::error_response(&mut ctx, status);
     crate::filters::output(&mut ctx, &mut resp, true);
-    BackendAnswer {
-        response: resp,
-        pass_body: false,
-        collect: None,
-        then: None,
-    }
+    BackendAnswer::respond(resp)
 }
 
 fn set(table: &mut Vec<(String, String)>, name: &str, value: &str) {

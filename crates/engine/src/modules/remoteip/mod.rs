@@ -245,7 +245,7 @@ fn run_proxy_protocol(
     let Some(build) = w.server.as_deref_mut() else {
         return Err("not allowed here".into());
     };
-    let pp = &mut build.global.proxy_protocol;
+    let pp = &mut build.global.modules.proxy_protocol;
     let (add, remove) = if on {
         (&mut pp.enabled, &mut pp.disabled)
     } else {
@@ -316,7 +316,12 @@ fn run_exceptions(
     let Some(build) = w.server.as_deref_mut() else {
         return Err("not allowed here".into());
     };
-    build.global.proxy_protocol.exceptions.extend(subnets);
+    build
+        .global
+        .modules
+        .proxy_protocol
+        .exceptions
+        .extend(subnets);
     Ok(())
 }
 
@@ -327,7 +332,7 @@ pub fn post_read_request(ctx: &mut Ctx<'_>) {
     if ctx.req.proxied_by.is_some() {
         return;
     }
-    let conf = ctx.site.remoteip.clone();
+    let conf = ctx.site.modules.remoteip.clone();
     let Some(header) = &conf.header else {
         return;
     };
@@ -427,7 +432,13 @@ fn add_proxy(w: &mut Walker<'_>, name: &str, arg: &str, internal: bool) -> Resul
         }
     }
     let server = w.server()?;
-    let list = Arc::make_mut(server.remoteip.proxies.get_or_insert_with(Default::default));
+    let list = Arc::make_mut(
+        server
+            .modules
+            .remoteip
+            .proxies
+            .get_or_insert_with(Default::default),
+    );
     list.extend(
         subnets
             .into_iter()
@@ -469,8 +480,8 @@ fn run_proxy_list(
 }
 
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "RemoteIPHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to trust as the client IP, e.g. X-Forwarded-For", run: |w, inv, _| { w.server()?.remoteip.header = Some(inv.words[0].clone()); Ok(()) } },
-    Directive { name: "RemoteIPProxiesHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to record proxy IP's, e.g. X-Forwarded-By; if not given then do not record", run: |w, inv, _| { w.server()?.remoteip.proxies_header = Some(inv.words[0].clone()); Ok(()) } },
+    Directive { name: "RemoteIPHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to trust as the client IP, e.g. X-Forwarded-For", run: |w, inv, _| { w.server()?.modules.remoteip.header = Some(inv.words[0].clone()); Ok(()) } },
+    Directive { name: "RemoteIPProxiesHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to record proxy IP's, e.g. X-Forwarded-By; if not given then do not record", run: |w, inv, _| { w.server()?.modules.remoteip.proxies_header = Some(inv.words[0].clone()); Ok(()) } },
     Directive { name: "RemoteIPTrustedProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more proxies which are trusted to present IP headers", run: run_proxy },
     Directive { name: "RemoteIPInternalProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more internal (transparent) proxies which are trusted to present IP headers", run: run_proxy },
     Directive { name: "RemoteIPTrustedProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of trusted proxies, see the RemoteIPTrustedProxy directive", run: run_proxy_list },

@@ -339,7 +339,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         return Ok(false);
     }
     let site = ctx.site;
-    let sconf = &site.rewrite;
+    let sconf = &site.modules.rewrite;
     // SCRIPT_URL and SCRIPT_URI, as Apache sets them for every request
     // the server-context engine sees.
     let script_url = if ctx.is_subreq {

@@ -249,7 +249,7 @@ impl Host for HostCtx<'_, '_> {
         vars::lookup(var, &cur, &mut host, &mut vary)
     }
     fn map(&mut self, name: &str, key: &str) -> Option<String> {
-        let map = self.ctx.site.rewrite.maps.get(name)?.clone();
+        let map = self.ctx.site.modules.rewrite.maps.get(name)?.clone();
         let (value, log) = map.lookup(key);
         if let Some(msg) = log {
             self.ctx

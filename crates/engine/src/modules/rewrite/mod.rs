@@ -264,7 +264,7 @@ fn dir_conf<'c>(w: &Walker<'_>, c: &'c mut DirConf) -> &'c mut PerDirConf {
 fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let on = registry::flag(&inv.words);
     if server_context(w) {
-        w.server()?.rewrite.state = Some(on);
+        w.server()?.modules.rewrite.state = Some(on);
     }
     dir_conf(w, c).state = Some(on);
     Ok(())
@@ -295,7 +295,7 @@ fn run_options(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
         };
     }
     if server_context(w) {
-        let s = &mut w.server()?.rewrite;
+        let s = &mut w.server()?.modules.rewrite;
         s.options = Some(s.opts() | options);
     }
     let d = dir_conf(w, c);
@@ -327,7 +327,7 @@ fn run_cond(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
     }
     let cond = cond?;
     if server_context(w) {
-        w.server()?.rewrite.pending.push(cond);
+        w.server()?.modules.rewrite.pending.push(cond);
     } else {
         dir_conf(w, c).pending.push(cond);
     }
@@ -336,7 +336,7 @@ fn run_cond(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 
 fn run_rule(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     if server_context(w) {
-        let s = &mut w.server()?.rewrite;
+        let s = &mut w.server()?.modules.rewrite;
         let conds = std::mem::take(&mut s.pending);
         let rule = parse::parse_rule(&inv.raw, inv.origin, conds)?;
         Arc::make_mut(&mut s.rules).push(Arc::new(rule));
@@ -352,7 +352,7 @@ fn run_rule(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 fn run_map(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     let name = inv.words[0].clone();
     let map = RewriteMap::parse(&name, &inv.words[1], &w.env.server_root)?;
-    w.server()?.rewrite.maps.insert(name, Arc::new(map));
+    w.server()?.modules.rewrite.maps.insert(name, Arc::new(map));
     Ok(())
 }
 

@@ -217,13 +217,13 @@ fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Res
     } else {
         return Err("Argument must be On, Off, or Optional".into());
     };
-    w.server()?.ssl.engine = Some(value);
+    w.server()?.modules.ssl.engine = Some(value);
     Ok(())
 }
 
 fn run_cert(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     let path = check_file(w, inv)?;
-    let ssl = &mut w.server()?.ssl;
+    let ssl = &mut w.server()?.modules.ssl;
     match inv.name.to_ascii_lowercase().as_str() {
         "sslcertificatefile" => ssl.cert_files.push(path),
         "sslcertificatekeyfile" => ssl.key_files.push(path),
@@ -250,7 +250,7 @@ fn run_protocol(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> R
             ),
         );
     }
-    w.server()?.ssl.protocols = Some(parsed.protocols);
+    w.server()?.modules.ssl.protocols = Some(parsed.protocols);
     Ok(())
 }
 
@@ -270,7 +270,7 @@ fn run_cipher_suite(
         [proto, spec] => (proto.as_str(), spec),
         _ => return Err(format!("{} takes 1-2 arguments", inv.name)),
     };
-    let ssl = &mut w.server()?.ssl;
+    let ssl = &mut w.server()?.modules.ssl;
     if proto.eq_ignore_ascii_case("TLSv1.3") {
         ssl.suites13 = Some(ciphers::parse_tls13(spec)?);
     } else if proto.eq_ignore_ascii_case("SSL") {
@@ -292,7 +292,7 @@ fn run_cipher_suite(
 fn run_flag(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     let on = flag(&inv.words);
     let name = inv.name.to_ascii_lowercase();
-    let ssl = &mut w.server()?.ssl;
+    let ssl = &mut w.server()?.modules.ssl;
     match name.as_str() {
         "sslhonorcipherorder" => ssl.honor_cipher_order = Some(on),
         "sslsessiontickets" => ssl.session_tickets = Some(on),
@@ -335,7 +335,7 @@ fn run_session_cache(
             inv.name
         ));
     }
-    w.server()?.ssl.session_cache = Some(on);
+    w.server()?.modules.ssl.session_cache = Some(on);
     Ok(())
 }
 
@@ -345,7 +345,7 @@ fn run_session_timeout(
     _c: &mut DirConf,
 ) -> Result<(), String> {
     let secs = atoi(&inv.words[0]).ok_or("SSLSessionCacheTimeout: Invalid argument")?;
-    w.server()?.ssl.session_cache_timeout = Some(secs);
+    w.server()?.modules.ssl.session_cache_timeout = Some(secs);
     Ok(())
 }
 
@@ -418,7 +418,7 @@ fn run_verify_client(
             inv.name, inv.words[0]
         ));
     }
-    w.server()?.ssl.verify_client = Some(mode);
+    w.server()?.modules.ssl.verify_client = Some(mode);
     Ok(())
 }
 
@@ -434,7 +434,7 @@ fn run_verify_depth(
     if in_directory(w) {
         c.ssl.verify_depth = Some(depth);
     } else {
-        w.server()?.ssl.verify_depth = Some(depth);
+        w.server()?.modules.ssl.verify_depth = Some(depth);
     }
     Ok(())
 }
@@ -450,7 +450,7 @@ fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
     }
     let name = inv.name.to_ascii_lowercase();
     let path = server_path(w, &inv.words[0]);
-    let ssl = &mut w.server()?.ssl;
+    let ssl = &mut w.server()?.modules.ssl;
     if name == "sslcacertificatefile" {
         if !opened_elsewhere::metadata(&path).is_ok_and(|m| m.is_file()) {
             return Err(format!(
@@ -597,7 +597,7 @@ fn verify_bits(mode: Option<VerifyClient>) -> u8 {
 fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     // The configuration alone decides whether the session is read, so the
     // answers of servers without client verification stay reusable.
-    let needed = verify_bits(ctx.site.ssl.verify_client);
+    let needed = verify_bits(ctx.site.modules.ssl.verify_client);
     if needed == 0 {
         return Ok(());
     }
@@ -608,8 +608,8 @@ fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         return Ok(());
     }
     let handshake = match tls.handshake_site {
-        Some(i) => &ctx.engine.vhosts[i].ssl,
-        None => &ctx.engine.main.ssl,
+        Some(i) => &ctx.engine.vhosts[i].modules.ssl,
+        None => &ctx.engine.main.modules.ssl,
     };
     let in_place = verify_bits(handshake.verify_client);
     let stricter = in_place == 0 || needed & !in_place != 0;
@@ -623,7 +623,7 @@ fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             .conf
             .ssl
             .verify_depth
-            .unwrap_or_else(|| server_depth(&ctx.site.ssl));
+            .unwrap_or_else(|| server_depth(&ctx.site.modules.ssl));
         tls.verify_depth.set(wanted);
         wanted < verified_under
     };

@@ -41,7 +41,7 @@ pub(super) fn metadata(path: &Path) -> std::io::Result<Metadata> {
 pub fn named_files(engine: &crate::engine::Engine) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for site in std::iter::once(&engine.main).chain(&engine.vhosts) {
-        let ssl = &site.ssl;
+        let ssl = &site.modules.ssl;
         let named = ssl.cert_files.iter().chain(&ssl.key_files);
         for p in named.chain(&ssl.chain_file).chain(&ssl.ca_file) {
             if !out.contains(p) {

@@ -53,7 +53,7 @@ fn enabled(
 }
 
 fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec {
-    let ssl = &site.ssl;
+    let ssl = &site.modules.ssl;
     let protocols = ssl.protocols.unwrap_or(Protocols::DEFAULT);
     let mut names = vec![site.server_name.clone()];
     names.extend(site.aliases.iter().cloned());
@@ -99,11 +99,11 @@ fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec 
             }),
             _ => None,
         },
-        protocols: site.protocols.clone(),
+        protocols: site.modules.protocols.clone(),
         h2: site
             .http2
             .as_ref()
-            .filter(|_| site.protocols.lists("h2"))
+            .filter(|_| site.modules.protocols.lists("h2"))
             .map(|h| h.settings()),
         h3: site.http3,
         // The main server is managed only with `MDBaseServer on`.
@@ -138,7 +138,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
             .collect();
         let default_on = candidates
             .first()
-            .is_some_and(|(_, s)| enabled(&s.ssl, &s.addrs, https));
+            .is_some_and(|(_, s)| enabled(&s.modules.ssl, &s.addrs, https));
         if !default_on {
             continue;
         }
@@ -146,7 +146,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
             addr: addr.clone(),
             sites: candidates
                 .into_iter()
-                .filter(|(_, s)| enabled(&s.ssl, &s.addrs, https))
+                .filter(|(_, s)| enabled(&s.modules.ssl, &s.addrs, https))
                 .map(|(i, s)| site_spec(engine, s, Some(i)))
                 .collect(),
         });
@@ -154,7 +154,7 @@ pub fn tls_ports(engine: &Engine) -> Vec<TlsPortSpec> {
     // The main server has no address of its own: only `SSLEngine on`
     // turns TLS on there, for the addresses no virtual host lists.
     let main = &engine.main;
-    if main.ssl.enabled() {
+    if main.modules.ssl.enabled() {
         out.push(TlsPortSpec {
             addr: "*".into(),
             sites: vec![site_spec(engine, main, None)],
@@ -209,7 +209,7 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     }
     // Apache 2.4.71 checks the host against the handshake's server with
     // or without SNI (without: the address's default server).
-    if here != tls.handshake_site && !compatible(&hs.ssl, &ctx.site.ssl) {
+    if here != tls.handshake_site && !compatible(&hs.modules.ssl, &ctx.site.modules.ssl) {
         let host = crate::engine::request_host(ctx.req).map(|h| h.0);
         let via = match &tls.sni {
             Some(sni) => format!("{sni} provided via SNI"),
@@ -225,7 +225,8 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         return Err(421);
     }
     if tls.sni.is_none()
-        && (ctx.site.ssl.strict_sni == Some(true) || hs.ssl.strict_sni == Some(true))
+        && (ctx.site.modules.ssl.strict_sni == Some(true)
+            || hs.modules.ssl.strict_sni == Some(true))
         && engine
             .vhosts
             .iter()
