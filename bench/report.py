@@ -369,9 +369,10 @@ POINT_HEADER = ["scenario", "server", "pinned", "path", "status", "req/s", "spre
 
 
 def both_cores_run(res, rel):
-    """The newest run with group U: this one, or a `bench.py --both-cores`
-    run under bench/results/both-cores/ (which leaves the full run's
-    directory the newest). (results, relative directory)."""
+    """The newest run with group U (a full one rather than a quick one):
+    this one, or a `bench.py --both-cores` run under
+    bench/results/both-cores/ (which leaves the full run's directory the
+    newest). (results, relative directory)."""
     found = [(res, rel)] if any(p["group"] == "U" for p in res["points"]) else []
     root = os.path.join(HERE, "results", "both-cores")
     for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
@@ -379,7 +380,9 @@ def both_cores_run(res, rel):
         if os.path.isfile(path):
             with open(path) as f:
                 found.append((json.load(f), os.path.relpath(os.path.dirname(path), HERE)))
-    return max(found, key=lambda x: x[0]["started_utc"]) if found else (None, None)
+    # A quick run checks that the bench works: the newest full run, if any.
+    fulls = [x for x in found if x[0]["settings"]["mode"] == "full"]
+    return max(fulls or found, key=lambda x: x[0]["started_utc"]) if found else (None, None)
 
 
 def both_cores(main_res, main_rel):
