@@ -423,13 +423,18 @@ def both_cores(main_res, main_rel):
             fmt((one or {}).get("cpu_us_per_req_median"), 2),
             fmt(p.get("p50_ms_median"), 2), fmt(p.get("p99_ms_median"), 2),
             fmt(p.get("server_cpu_pct_median")), fmt(p.get("wrk_cpu_pct_median")),
-            fmt(p.get("other_cpu_pct_max")),
+            fmt(p.get("other_cpu_pct_max")), fmt(other_on_cpu0(one)) + (" ⚠" if noisy(one) else ""),
         ])  # fmt: skip
+    others = [p.get("other_cpu_pct_max") or 0 for p in res["points"]]
+    if others and max(others) > NOISY_PCT:
+        o.append(f"⚠ Other work took up to {fmt(max(others))} % of one core during these points (load "
+                 f"average {res['load_average_start']} at the start): the figures are noisy; a ratio "
+                 "within a row (measured minutes apart) says more than a figure across runs.\n")
     o.append(table(rows, [
         "scenario", "server", "AllowOverride", "status", "req/s, both cores (shared with wrk)",
         "spread %", "req/s, one core", "× one core", "server µs/req, both cores (user + system)",
         "server µs/req, one core", "p50 ms", "p99 ms", "server CPU %", "wrk CPU %",
-        "other work, both CPUs % (max)"]))  # fmt: skip
+        "other work, both CPUs % (max)", "other work on CPU 0, one-core point % (max)"]))  # fmt: skip
     o.append("")
     return o
 
