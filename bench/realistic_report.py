@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "results", "realistic")
 TITLE = "## R: realistic traffic (a WordPress-shaped tree, a Zipf mix of its URLs)"
 RATIO_GOAL = 0.97
+NOISY_PCT = 30.0  # other work above this share of one core: a noisy table
 KINDS = ("points", "points_both_cores", "instructions")
 FULL_RUNS, FULL_SECONDS, FULL_REQUESTS = 3, 10, [3000, 15000]
 CHARTS = (("chart-realistic-throughput", "req/s and server CPU per request, one core and both cores"),
@@ -103,15 +104,25 @@ def _quick_note(res, kind):
                                        "the figures are a smoke test, not a measurement to quote."]
 
 
+def _noise(points):
+    """A warning when other work took more than NOISY_PCT % of a core."""
+    worst = max((p.get("other_cpu_pct_max") or 0 for p in points if "missing" not in p), default=0)
+    if worst <= NOISY_PCT:
+        return []
+    return [f"- ⚠ **Other work took up to {worst:.0f} % of one core during these runs** (busy time of "
+            "both CPUs minus server and wrk): the server and wrk had that much less, and the figures "
+            "say more about the machine's load than about the servers; compare within the table."]
+
+
 def _table(points, one_core=None):
     """The throughput rows; with `one_core` (the one-core points by label),
     a column of req/s against them."""
     o = ["| server | req/s" + (" | × one core" if one_core else "") + " | user µs/req | system µs/req "
-         "| p50 ms | p99 ms | server CPU % | wrk CPU % | RSS MiB | memo hits | statuses |",
-         "|---|---:" + ("|---:" if one_core else "") + "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+         "| p50 ms | p99 ms | server CPU % | wrk CPU % | other work % | RSS MiB | memo hits | statuses |",
+         "|---|---:" + ("|---:" if one_core else "") + "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for p in points:
         if "missing" in p:
-            o.append(f"| {p['label']} | not measured: {p['missing']} |" + "|" * (10 if one_core else 9))
+            o.append(f"| {p['label']} | not measured: {p['missing']} |" + "|" * (11 if one_core else 10))
             continue
         hit = p.get("memo_hit_rate")
         cells = [f"| {p['label']}", _f(p["rps_median"])]
@@ -120,7 +131,7 @@ def _table(points, one_core=None):
             cells.append(f"{p['rps_median'] / ref['rps_median']:.2f}" if ref else "—")
         cells += [_f(p["user_us_per_req_median"], 1), _f(p["sys_us_per_req_median"], 1),
                   _f(p["p50_ms_median"], 2), _f(p["p99_ms_median"], 2), _f(p["server_cpu_pct_median"]),
-                  _f(p["wrk_cpu_pct_median"]), _f(p["rss_kib"] / 1024, 1),
+                  _f(p["wrk_cpu_pct_median"]), _f(p.get("other_cpu_pct_max")), _f(p["rss_kib"] / 1024, 1),
                   "—" if hit is None else f"{100 * hit:.0f} %", _statuses(p)]
         o.append(" | ".join(cells) + " |")
     o.append("")
@@ -139,7 +150,7 @@ def _both_cores(res, rel, left, shown):
     with their req/s over the one-core points of the same run where it
     measured them, else over those of table R1 (`shown`)."""
     pts = res["points_both_cores"]
-    one_core = res if "points" in res else shown
+    one_core = res if "points" in res else None
     o = ["### R2: realistic traffic, server on both cores (sharing CPU 1 with wrk)", "",
          f"From `{rel}` (run {res['started']} – {res['finished']}; "
          f"`python3 bench/realistic.py --both-cores --runs {res['runs']} --seconds {res['seconds']}`):",
@@ -153,10 +164,10 @@ def _both_cores(res, rel, left, shown):
          "runs: `wrk -t1` is one thread and cannot use a second core, and left free it would take "
          "turns on CPU 0 too, leaving neither core's load attributable.",
          "- Server CPU %: the server's CPU time over the run in % of one core (up to 200 % here). "
-         "× one core: req/s over the same server's one-core req/s "
-         + ("of the same run" + ("" if one_core is shown else f" (`{rel}` measured both; table R1 shows "
-                                 "a full run)") if one_core is res else
-            "in table R1 (a different run: compare with care)") + ".",
+         + (("× one core: req/s over the same server's one-core req/s of the same run"
+             + ("." if one_core is shown else f" (`{rel}` measured both; table R1 shows a full run)."))
+            if one_core else "No ratio to table R1: it is another run, on a machine otherwise loaded."),
+         *_noise(pts),
          f"- Load average at start {' '.join(res['loadavg_start'])}, at end "
          f"{' '.join(res['loadavg_end'])}.",
          *_quick_note(res, "points_both_cores"), *_left_out(left), ""]
@@ -185,10 +196,11 @@ def _throughput(res, rel, left):
          ".htaccess does; h2o cannot without mruby and serves it (its status counts show it).",
          "- Statuses: the first URLs of the list, replayed once before the runs. CPU per request: "
          "Δ(utime, stime) of the server's processes / requests answered. RSS after the runs. "
-         "Memo hits: htaccel's answer memo, from its metrics page during the runs.",
+         "Memo hits: htaccel's answer memo, from its metrics page during the runs. Other work: busy "
+         "time of both CPUs minus server and wrk, in % of one core (largest of the runs).",
          f"- Load average at start {' '.join(res['loadavg_start'])}, at end "
          f"{' '.join(res['loadavg_end'])}.",
-         *_quick_note(res, "points"), *_left_out(left), ""]
+         *_noise(res["points"]), *_quick_note(res, "points"), *_left_out(left), ""]
     o += _table(res["points"])
     by = {p["label"]: p for p in res["points"] if "missing" not in p}
     ours = by.get("htaccel")

@@ -15,8 +15,9 @@
 #   bench/run.sh --only both-cores # only group U (every server on both cores, static page)
 #                                  # and the one-core points it doubles, into
 #                                  # bench/results/both-cores/ (bench.py --both-cores)
-#   (group R alone: about 3 minutes quick, 10 minutes full (4 of them R2);
-#    --only both-cores: about 1.5 minutes quick, 6 minutes full)
+#   (group R alone: about 3.5 minutes quick, 11 minutes full, 4.5 of them R2;
+#    --only both-cores: 16 points, about 1.5 minutes quick, 5 minutes full on
+#    a quiet machine and up to 13 when other work makes every run repeat)
 #
 # "Both cores": the server unpinned with one worker per CPU while wrk stays
 # on CPU 1, so the server shares CPU 1 with the load generator (group U, and
