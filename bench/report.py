@@ -324,8 +324,11 @@ def headlines(res):
     static = [(p["server"], rps(p)) for p in (both or {}).get("points", [])
               if p["group"] == "U" and p["scenario"] == "static" and rps(p) is not None]  # fmt: skip
     if static:
+        worst = max((p.get("other_cpu_pct_max") or 0 for p in both["points"]), default=0)
         out.append("- Static file with the server on both cores, sharing CPU 1 with wrk (req/s"
-                   + ("" if both is res else f", run {both['started_utc']}") + "): "
+                   + ("" if both is res else f", run {both['started_utc']}")
+                   + (f"; noisy: other work took up to {fmt(worst)} % of a core" if worst > NOISY_PCT else "")
+                   + "): "
                    + ", ".join(f"{s} {fmt(r)}" for s, r in sorted(static, key=lambda x: -x[1])) + ".")
     vis = [v for v in res.get("visibility") or [] if v.get("server") == "htaccel" and v.get("status") == "ok"]
     if vis:
