@@ -1,6 +1,10 @@
 """Run every benchmark scenario and write results.json and results.csv.
 
-Usage: python3 bench/bench.py [--quick] [--only SUBSTRING] [--out DIR]
+Usage: python3 bench/bench.py [--quick] [--only SUBSTRING] [--both-cores] [--out DIR]
+`--both-cores`: only group U (every server on both cores) and the one-core
+points it doubles (D/static, A/ao-all-realistic12k), written under
+bench/results/both-cores/<timestamp>/ so that the full run's directory,
+from which bench/report.py builds the rest of the report, stays the newest.
 Environment: BENCH_QUICK=1 (1 run of 2 s per point instead of 3 of 5 s),
 BENCH_RUNS, BENCH_SECONDS, BENCH_WARMUP to override; BENCH_NOISY_PCT and
 BENCH_NOISY_RETRIES (repeat a run while other work used more than that
@@ -176,7 +180,8 @@ def run_point(s, base, settings, log):
             measure.wrk(server, url, settings["warmup"])
         runs = [
             measure.quiet_wrk(
-                server, url, settings["seconds"], settings["noisy_retries"], settings["noisy_pct"]
+                server, url, settings["seconds"], settings["noisy_retries"], settings["noisy_pct"],
+                key="other_on_cpu0_pct" if s.pinned else "other_cpu_pct",
             )
             for _ in range(settings["runs"])
         ]
@@ -245,6 +250,19 @@ def run_memory(base, settings, log):
     return r
 
 
+def both_cores_points(todo):
+    """Group U's points, each after the one-core point it doubles (same
+    server, tree and URL on CPU 0), so that the pair runs minutes apart."""
+    pinned = {(s.group, s.name, s.server): s for s in todo if s.pinned}
+    out = []
+    for s in todo:
+        if s.group != "U":
+            continue
+        twin = pinned.get((*scenarios.one_core_counterpart(s.name), s.server))
+        out.extend([twin, s] if twin else [s])
+    return out
+
+
 CSV_FIELDS = [
     "id", "group", "scenario", "server", "pinned", "allow_override", "path", "status",
     "rps_median", "rps_min", "rps_max", "spread_pct", "cpu_us_per_req_median",
@@ -259,6 +277,8 @@ def main():
     ap.add_argument("--only", help="run only points whose id contains this")
     ap.add_argument("--out", help="results directory (default bench/results/<timestamp>)")
     ap.add_argument("--skip-extra", action="store_true", help="no visibility and memory runs")
+    ap.add_argument("--both-cores", action="store_true",
+                    help="only group U and its one-core counterparts, into bench/results/both-cores/")
     args = ap.parse_args()
     quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
     settings = {
@@ -277,7 +297,7 @@ def main():
     }
     here = os.path.dirname(os.path.abspath(__file__))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = args.out or os.path.join(here, "results", stamp)
+    out = args.out or os.path.join(here, "results", *(["both-cores"] if args.both_cores else []), stamp)
     os.makedirs(out, exist_ok=True)
     htaccel_bin = os.path.abspath(
         os.environ.get("HTACCEL_BIN", os.path.join(here, "..", "target", "release", "htaccel"))
@@ -304,6 +324,8 @@ def main():
         scenarios.write_trees(os.path.join(base, "trees"))
         points = []
         todo = [s for s in scenarios.scenarios(peers) if not args.only or args.only in s.id]
+        if args.both_cores:
+            todo = both_cores_points(todo)
         for batch in batches(todo):
             for s, p in zip(batch, run_batch(batch, base, settings, log)):
                 points.append(p)
@@ -313,7 +335,7 @@ def main():
                     f"{p.get('cpu_us_per_req_median', '-')} us/req {extra}"
                 )
         results["points"] = points
-        if not args.skip_extra and not args.only:
+        if not args.skip_extra and not args.only and not args.both_cores:
             results["visibility"] = run_visibility(base, settings, log)
             results["memory"] = run_memory(base, settings, log)
             if instructions.available():

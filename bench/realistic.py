@@ -45,7 +45,16 @@ rate (its metrics page). The first `--check` URLs are replayed once
 beforehand and their statuses recorded, so that a server answering
 differently is seen.
 
-Usage: python3 bench/realistic.py [--instructions] [--throughput]
+`--both-cores`: the same points with the server on both cores (no
+taskset; one worker per CPU, as bench/servers.py configures an unpinned
+server; with --throughput too, each server's two points run back to back)
+and wrk still on CPU 1, as group U of bench/bench.py places them:
+the server's second worker shares CPU 1 with wrk. wrk stays pinned so
+that the only change from the one-core rows is the server's placement:
+wrk -t1 is one thread and cannot use a second core, and left free it
+would wander onto CPU 0 as well, leaving neither core's load attributable.
+
+Usage: python3 bench/realistic.py [--instructions] [--throughput] [--both-cores]
            [--only LABEL] [--requests N1 N2] [--runs N] [--seconds S]
            [--keep DIR] [--out FILE]
 Results go to bench/results/realistic/<timestamp>.json;
@@ -406,51 +415,65 @@ def _metrics(port):
     return value("htaccel_requests_total"), value("htaccel_answer_memo_hits_total")
 
 
-def throughput(base, docroot, files, runs, seconds, check, log):
-    """Every POINTS server under wrk replaying the mix: one dict per point."""
+def throughput(base, docroot, files, runs, seconds, check, log, placements=(True,)):
+    """Every POINTS server under wrk replaying the mix, once per placement
+    (True: the server on CPU 0 with one worker; False: on both cores with
+    one worker per CPU; wrk on CPU 1 either way), a server's placements
+    back to back so that their ratio is measured minutes apart:
+    {placement: [one dict per point]}."""
     urls = url_list(files, 100_000)
     listing = os.path.join(base, "urls.txt")
     with open(listing, "w") as f:
         f.write("\n".join(urls) + "\n")
     script = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "replay.lua"), listing)
-    out = []
+    out = {pinned: [] for pinned in placements}
     for label, server, override in POINTS:
-        if server in servers.PEERS and server not in servers.present_peers():
-            log(f"{label}: not installed, skipped")
-            out.append({"label": label, "server": server, "missing": "not installed"})
-            continue
-        proc = _start(server, base, docroot, override, label)
-        try:
-            statuses = replay(proc.port, urls[:check])
-            measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", 2, script=script)  # warm-up
-            results = []
-            for _ in range(runs):
-                before = _metrics(proc.port) if server == "htaccel" else None
-                r = measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", seconds, script=script)
-                if before:
-                    after = _metrics(proc.port)
-                    answered = after[0] - before[0]
-                    r["memo_hit_rate"] = round((after[1] - before[1]) / answered, 4) if answered else None
-                results.append(r)
-            rss = servers.rss_kib(proc.pids())
-        finally:
-            proc.stop()
-        point = {"label": label, "server": server, "override": override,
-                 "statuses": {str(k): v for k, v in sorted(statuses.items())},
-                 "rss_kib": rss, "runs": results, **measure.summarise(results)}
-        if server == "htaccel":
-            rates = [r["memo_hit_rate"] for r in results if r.get("memo_hit_rate") is not None]
-            point["memo_hit_rate"] = round(statistics.median(rates), 4) if rates else None
-        log(f"{label}: {point['rps_median']:,.0f} req/s, {point['cpu_us_per_req_median']} µs/request, "
-            f"statuses {point['statuses']}")
-        out.append(point)
+        for pinned in placements:
+            if server in servers.PEERS and server not in servers.present_peers():
+                log(f"{label}: not installed, skipped")
+                out[pinned].append({"label": label, "server": server, "missing": "not installed"})
+                continue
+            point = _point(base, docroot, urls, script, label, server, override, pinned, runs, seconds,
+                           check)
+            log(f"{label}{'' if pinned else ' (both cores)'}: {point['rps_median']:,.0f} req/s, "
+                f"{point['cpu_us_per_req_median']} µs/request, statuses {point['statuses']}")
+            out[pinned].append(point)
     return out
+
+
+def _point(base, docroot, urls, script, label, server, override, pinned, runs, seconds, check):
+    """One server under wrk replaying the mix (see throughput)."""
+    proc = _start(server, base, docroot, override, label, pinned=pinned)
+    try:
+        statuses = replay(proc.port, urls[:check])
+        measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", 2, script=script)  # warm-up
+        results = []
+        for _ in range(runs):
+            before = _metrics(proc.port) if server == "htaccel" else None
+            r = measure.wrk(proc, f"http://127.0.0.1:{proc.port}/", seconds, script=script)
+            if before:
+                after = _metrics(proc.port)
+                answered = after[0] - before[0]
+                r["memo_hit_rate"] = round((after[1] - before[1]) / answered, 4) if answered else None
+            results.append(r)
+        rss = servers.rss_kib(proc.pids())
+    finally:
+        proc.stop()
+    point = {"label": label, "server": server, "override": override, "pinned": pinned,
+             "statuses": {str(k): v for k, v in sorted(statuses.items())},
+             "rss_kib": rss, "runs": results, **measure.summarise(results)}
+    if server == "htaccel":
+        rates = [r["memo_hit_rate"] for r in results if r.get("memo_hit_rate") is not None]
+        point["memo_hit_rate"] = round(statistics.median(rates), 4) if rates else None
+    return point
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--instructions", action="store_true", help="count instructions per request (callgrind)")
     ap.add_argument("--throughput", action="store_true", help="every server under wrk replaying the mix")
+    ap.add_argument("--both-cores", action="store_true",
+                    help="the throughput points again with the server on both cores (wrk on CPU 1)")
     ap.add_argument("--only", help="only the points whose label contains this text")
     ap.add_argument("--requests", nargs=2, type=int, default=[3000, 15000], metavar=("N1", "N2"))
     ap.add_argument("--distinct", action="store_true",
@@ -463,12 +486,12 @@ def main():
     ap.add_argument("--keep", help="generate into this directory and keep it")
     ap.add_argument("--out", help="results file (default bench/results/realistic/<timestamp>.json)")
     args = ap.parse_args()
-    if not (args.instructions or args.throughput):
-        ap.error("nothing to do: give --instructions and/or --throughput")
+    if not (args.instructions or args.throughput or args.both_cores):
+        ap.error("nothing to do: give --instructions, --throughput and/or --both-cores")
     if args.instructions and shutil.which("valgrind") is None:
         sys.exit("realistic.py --instructions needs valgrind (apt-get install -y valgrind)")
-    if args.throughput and shutil.which("wrk") is None:
-        sys.exit("realistic.py --throughput needs wrk (apt-get install -y wrk)")
+    if (args.throughput or args.both_cores) and shutil.which("wrk") is None:
+        sys.exit("realistic.py --throughput and --both-cores need wrk (apt-get install -y wrk)")
     here = os.path.dirname(os.path.abspath(__file__))
     os.environ.setdefault(
         "HTACCEL_BIN", os.path.abspath(os.path.join(here, "..", "target", "release", "htaccel"))
@@ -520,10 +543,16 @@ def main():
                 log(f"{label}: {v:,.0f} instructions per request")
                 res["instructions"].append({"label": label, "server": server, "override": override,
                                             "per_request": round(v)})
+        global POINTS
+        POINTS = [p for p in POINTS if wanted(p[0])]
+        placements = [p for p, wanted_too in ((True, args.throughput), (False, args.both_cores)) if wanted_too]
+        if placements:
+            measured = throughput(base, docroot, files, args.runs, args.seconds, args.check, log, placements)
         if args.throughput:
-            global POINTS
-            POINTS = [p for p in POINTS if wanted(p[0])]
-            res["points"] = throughput(base, docroot, files, args.runs, args.seconds, args.check, log)
+            res["points"] = measured[True]
+        if args.both_cores:
+            res["cpus"] = len(os.sched_getaffinity(0))
+            res["points_both_cores"] = measured[False]
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -9,10 +9,12 @@ import json
 import os
 import sys
 
+import bench
 import flask_report
 import h2_report
 import https_report
 import realistic_report
+import scenarios
 
 import matplotlib
 
@@ -318,6 +320,16 @@ def headlines(res):
     if peers:
         out.append("- Peers on the static file (req/s, server µs/request): "
                    + ", ".join(f"{s} {fmt(r)} / {fmt(c, 1)}" for s, r, c in sorted(peers, key=lambda x: -x[1])) + ".")
+    both, _ = both_cores_run(res, "")
+    static = [(p["server"], rps(p)) for p in (both or {}).get("points", [])
+              if p["group"] == "U" and p["scenario"] == "static" and rps(p) is not None]  # fmt: skip
+    if static:
+        worst = max((p.get("other_cpu_pct_max") or 0 for p in both["points"]), default=0)
+        out.append("- Static file with the server on both cores, sharing CPU 1 with wrk (req/s"
+                   + ("" if both is res else f", run {both['started_utc']}")
+                   + (f"; noisy: other work took up to {fmt(worst)} % of a core" if worst > NOISY_PCT else "")
+                   + "): "
+                   + ", ".join(f"{s} {fmt(r)}" for s, r in sorted(static, key=lambda x: -x[1])) + ".")
     vis = [v for v in res.get("visibility") or [] if v.get("server") == "htaccel" and v.get("status") == "ok"]
     if vis:
         out.append(f"- Change visibility, htaccel: {sum(v['stale'] for v in vis):,} stale answers among "
@@ -359,7 +371,78 @@ POINT_HEADER = ["scenario", "server", "pinned", "path", "status", "req/s", "spre
                 "other work on CPU 0 % (max)", "other work, both CPUs % (max)"]  # fmt: skip
 
 
-def report(res, rel):
+def both_cores_run(res, rel):
+    """The newest run with group U (a full one rather than a quick one):
+    this one, or a `bench.py --both-cores` run under
+    bench/results/both-cores/ (which leaves the full run's directory the
+    newest). (results, relative directory)."""
+    found = [(res, rel)] if any(p["group"] == "U" for p in res["points"]) else []
+    root = os.path.join(HERE, "results", "both-cores")
+    for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        path = os.path.join(root, d, "results.json")
+        if os.path.isfile(path):
+            with open(path) as f:
+                found.append((json.load(f), os.path.relpath(os.path.dirname(path), HERE)))
+    # A quick run checks that the bench works: the newest full run, if any.
+    fulls = [x for x in found if x[0]["settings"]["mode"] == "full"]
+    return max(fulls or found, key=lambda x: x[0]["started_utc"]) if found else (None, None)
+
+
+def both_cores(main_res, main_rel):
+    """Section U: every server on both cores on the static page (and the
+    realistic 12 KB access file), beside its one-core point of the same run."""
+    res, rel = both_cores_run(main_res, main_rel)
+    title = "## U: server on both cores, sharing CPU 1 with wrk (static page)\n"
+    if res is None:
+        return [title, "Not run (`python3 bench/bench.py --both-cores`).", ""]
+    s, m = res["settings"], res["machine"]
+    idx = index(res["points"])
+    how = "the run of the rest of this report" if res is main_res else "`python3 bench/bench.py --both-cores`"
+    o = [title,
+         f"From `{rel}/results.json` (run {res['started_utc']} – {res['finished_utc']}, {how}; "
+         f"mode **{s['mode']}**: {s['runs']} run(s) × {s['seconds']} s after a {s['warmup']} s warm-up; "
+         f"htaccel commit `{m['htaccel_commit']}`; load average at start {res['load_average_start']}, "
+         f"at end {res['load_average_end']}).\n",
+         "Each server runs unpinned on both CPUs with one worker per CPU (nginx `worker_processes`, "
+         "h2o `num-threads`, lighttpd `server.max-worker`; htaccel one thread per CPU it may run on; "
+         "Caddy's Go runtime one thread per CPU; Apache mpm_event 1 process × 64 threads), and "
+         f"`wrk -t1 -c{s['connections']}` stays on `taskset -c 1`: **the server shares CPU 1 with the "
+         "load generator**, so a server faster than wrk's one core cannot show it here. *One core*: the "
+         "pinned point of the same run (`D/static`, or `A/ao-all-realistic12k` with the realistic 12 KB "
+         "`.htaccess`), the server alone on CPU 0. Server CPU %: in % of one core (up to 200 %). Other "
+         "work: busy time of both CPUs minus server and wrk, in % of one core.\n"]
+    rows = []
+    for p in res["points"]:
+        if p["group"] != "U":
+            continue
+        one = idx.get((*scenarios.one_core_counterpart(p["scenario"]), p["server"], True))
+        r, r1 = rps(p), rps(one)
+        rows.append([
+            p["scenario"], p["server"], p["allow_override"],
+            p["status"] if p["status"] != "failed" else f"**failed**: {_why(p)}",
+            fmt(r), fmt(p.get("spread_pct"), 1), fmt(r1), fmt(r / r1, 2) if r and r1 else "–",
+            f"{fmt(p.get('cpu_us_per_req_median'), 2)} ({fmt(p.get('user_us_per_req_median'), 2)} + "
+            f"{fmt(p.get('sys_us_per_req_median'), 2)})",
+            fmt((one or {}).get("cpu_us_per_req_median"), 2),
+            fmt(p.get("p50_ms_median"), 2), fmt(p.get("p99_ms_median"), 2),
+            fmt(p.get("server_cpu_pct_median")), fmt(p.get("wrk_cpu_pct_median")),
+            fmt(p.get("other_cpu_pct_max")), fmt(other_on_cpu0(one)) + (" ⚠" if noisy(one) else ""),
+        ])  # fmt: skip
+    others = [p.get("other_cpu_pct_max") or 0 for p in res["points"]]
+    if others and max(others) > NOISY_PCT:
+        o.append(f"⚠ Other work took up to {fmt(max(others))} % of one core during these points (load "
+                 f"average {res['load_average_start']} at the start): the figures are noisy; a ratio "
+                 "within a row (measured minutes apart) says more than a figure across runs.\n")
+    o.append(table(rows, [
+        "scenario", "server", "AllowOverride", "status", "req/s, both cores (shared with wrk)",
+        "spread %", "req/s, one core", "× one core", "server µs/req, both cores (user + system)",
+        "server µs/req, one core", "p50 ms", "p99 ms", "server CPU %", "wrk CPU %",
+        "other work, both CPUs % (max)", "other work on CPU 0, one-core point % (max)"]))  # fmt: skip
+    o.append("")
+    return o
+
+
+def report(res, rel, drawn=None):
     pts = res["points"]
     m = res["machine"]
     s = res["settings"]
@@ -378,7 +461,8 @@ def report(res, rel):
     o.append(
         f"- Mode: **{s['mode']}** — {s['runs']} run(s) × {s['seconds']} s per point after a "
         f"{s['warmup']} s warm-up; `taskset -c 1 wrk -t1 -c{s['connections']} --latency`; server on "
-        "`taskset -c 0` (rows with pinned = no: server unpinned, wrk still on CPU 1)."
+        "`taskset -c 0`. Group U (pinned = no) puts the server on both cores with one worker per CPU "
+        "while wrk stays on CPU 1: there **the server shares CPU 1 with the load generator**."
         + settings_line(s)
     )
     o.append(
@@ -462,7 +546,7 @@ def report(res, rel):
     # HTTPS with HTTP/1.1 (bench/https.py's newest run).
     o.append(https_report.section())
     # Realistic traffic (bench/realistic.py's newest runs).
-    o.append(realistic_report.section())
+    o.append(realistic_report.section(drawn))
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip
@@ -471,9 +555,12 @@ def report(res, rel):
     for group, title in (("A", "A: .htaccess size and content (request `/index.html`)"),
                          ("B", "B: directory depth (request `/1/…/N/file.html`)"),
                          ("D", "D: peers on the same static file"),
-                         ("U", "U: server on both cores (wrk on CPU 1)"),
+                         ("U", None),
                          ("W", "W: WordPress through one PHP-FPM pool (goal (c))"),
                          ("Z", "Z: control (first htaccel point repeated at the end: drift)")):  # fmt: skip
+        if group == "U":
+            o.extend(both_cores(res, rel))
+            continue
         rows = point_rows(pts, group)
         if rows:
             o.append(f"## {title}\n")
@@ -539,9 +626,10 @@ def report(res, rel):
         o.append("Not run.")
     o.append("")
 
-    if res.get("pending"):
+    # What is not built yet is a fact of the tree, not of the run.
+    if bench.PENDING:
         o.append("## Pending (not measured yet — no numbers on purpose)\n")
-        for p in res["pending"]:
+        for p in bench.PENDING:
             o.append(f"- {p['name']} — {p['servers']}. Needs: {p['needs']}.")
         o.append("")
     return "\n".join(o)
@@ -559,10 +647,11 @@ def main():
     chart_a(res["points"], out)
     chart_peers(res["points"], out)
     chart_depth(res["points"], out)
+    drawn = realistic_report.chart()
     flask_report.chart(res["points"], out)
     rel = os.path.relpath(out, HERE)
     with open(os.path.join(HERE, "REPORT.md"), "w") as f:
-        f.write(report(res, rel))
+        f.write(report(res, rel, drawn))
     print(f"wrote bench/REPORT.md and charts in {out}")
 
 

@@ -10,8 +10,18 @@
 #   bench/run.sh --only flask    # only the Flask group (F: app, X-Sendfile, static at c=2,4,10)
 #   bench/run.sh --skip-extra    # no change-visibility and memory runs
 #   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
-#   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py)
-#   (group R alone: about 2 minutes quick, 6 minutes full)
+#   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py),
+#                                  # one core (R1), both cores (R2) and instructions
+#   bench/run.sh --only both-cores # only group U (every server on both cores, static page)
+#                                  # and the one-core points it doubles, into
+#                                  # bench/results/both-cores/ (bench.py --both-cores)
+#   (group R alone: about 3.5 minutes quick, 11 minutes full, 4.5 of them R2;
+#    --only both-cores: 16 points, about 1.5 minutes quick, 5 minutes full on
+#    a quiet machine and up to 13 when other work makes every run repeat)
+#
+# "Both cores": the server unpinned with one worker per CPU while wrk stays
+# on CPU 1, so the server shares CPU 1 with the load generator (group U, and
+# R2 of group R).
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
@@ -96,20 +106,29 @@ fi
 export HTACCEL_BIN="$PWD/target/release/htaccel"
 
 # Group R: a WordPress-shaped tree of 11,000 files asked for in a Zipf mix
-# (bench/realistic.py): every server under wrk replaying the list, and
-# user-space instructions per request under callgrind.
+# (bench/realistic.py): every server under wrk replaying the list on one
+# core (R1) and on both cores (R2), and user-space instructions per request
+# under callgrind.
 realistic() {
     note "R: realistic traffic"
     if [ -n "${BENCH_QUICK:-}" ]; then
-        (cd bench && "$PY" realistic.py --throughput --runs 1 --seconds 3 \
+        (cd bench && "$PY" realistic.py --throughput --both-cores --runs 1 --seconds 3 \
             --instructions --requests 1000 4000) >&2 || note "bench/realistic.py failed"
     else
-        (cd bench && "$PY" realistic.py --throughput --instructions) >&2 || note "bench/realistic.py failed"
+        (cd bench && "$PY" realistic.py --throughput --both-cores --instructions) >&2 ||
+            note "bench/realistic.py failed"
     fi
 }
 if [ "$*" = "--only realistic" ]; then
     realistic
     "$PY" bench/realistic_report.py
+    exit 0
+fi
+# Group U alone, beside the newest full run: bench/report.py takes group U
+# from the newest of that run and bench/results/both-cores/.
+if [ "$*" = "--only both-cores" ]; then
+    "$PY" bench/bench.py --both-cores >/dev/null
+    "$PY" bench/report.py
     exit 0
 fi
 

@@ -136,6 +136,23 @@ def access_file_sizes():
     return {name: len(make()) for name, make in CONTENTS.items()}
 
 
+def both_cores(peers):
+    """Group U: every server on both cores, in run order."""
+    out = [
+        Scenario("U", "static", server, "static", "/index.html", override="None", pinned=False)
+        for server in ["htaccel", "apache"] + list(peers)
+    ]
+    for server in ("htaccel", "apache"):
+        out.append(Scenario("U", "ao-all-realistic12k", server, "root-realistic12k", "/index.html",
+                            pinned=False))
+    return out
+
+
+def one_core_counterpart(name):
+    """(group, scenario) of the pinned point that group U's point `name` doubles."""
+    return ("D", "static") if name == "static" else ("A", name)
+
+
 def scenarios(peers):
     """The measured points, in run order. `peers`: the peer servers present."""
     out = []
@@ -158,13 +175,11 @@ def scenarios(peers):
     # D: peers on the same static file (Apache with AllowOverride None).
     for server in ["apache", "htaccel"] + list(peers):
         out.append(Scenario("D", "static", server, "static", "/index.html", override="None"))
-    # U: both cores for the server, wrk still on CPU 1.
-    for server in ("htaccel", "nginx", "apache"):
-        if server == "nginx" and "nginx" not in peers:
-            continue
-        out.append(
-            Scenario("U", "static", server, "static", "/index.html", override="None", pinned=False)
-        )
+    # U: the server on both cores (one worker per CPU), wrk still on CPU 1,
+    # so the server shares CPU 1 with it: every server on the static page,
+    # and htaccel and Apache with the realistic 12 KB access file. Their
+    # one-core counterparts are D/static and A/ao-all-realistic12k.
+    out.extend(both_cores(peers))
     # W: WordPress through one PHP-FPM pool (bench/wordpress_bench.py; imported
     # here, not at the top, because it builds on this module).
     import wordpress_bench

@@ -118,7 +118,7 @@ server.bind = "127.0.0.1"
 server.port = {port}
 server.errorlog = "{rundir}/error.log"
 server.pid-file = "{rundir}/lighttpd.pid"
-server.max-worker = 0
+server.max-worker = {lighttpd_workers}
 server.max-keep-alive-requests = 1000000
 server.max-keep-alive-idle = 60
 server.max-fds = 20000
@@ -200,6 +200,9 @@ def write_config(server, rundir, docroot, port, override="None", pinned=True, ke
     os.makedirs(rundir, exist_ok=True)
     os.chmod(rundir, 0o777)
     workers = 1 if pinned else _cpus()
+    # lighttpd: 0 is its single process; N > 0 forks N workers (on both
+    # cores: one per CPU, like nginx's worker_processes and h2o's threads).
+    lighttpd_workers = 0 if pinned else workers
     v = dict(
         rundir=rundir,
         docroot=docroot,
@@ -207,6 +210,7 @@ def write_config(server, rundir, docroot, port, override="None", pinned=True, ke
         override=override,
         modules=APACHE_MODULES,
         workers=workers,
+        lighttpd_workers=lighttpd_workers,
         keepalive_timeout=keepalive_timeout,
         sendfile=sendfile,
         extra=extra,
