@@ -120,6 +120,7 @@ pub fn normalise(r: &Response, ports: Ports, opts: &RequestOptions) -> Normal {
         let from = format!("<address>{product} Server at ");
         body = replace(&body, from.as_bytes(), b"<address>SERVER Server at ");
     }
+    body = mask_stream_tag(&body);
     if body.len() != before {
         if let Some(cl) = headers.get_mut("content-length") {
             for v in cl.iter_mut() {
@@ -336,6 +337,39 @@ fn body_difference(a: &[u8], b: &[u8]) -> String {
 }
 
 /// `hay` with every occurrence of `needle` replaced.
+/// mod_http2's `H2_STREAM_TAG` in a script's output names the serving
+/// process and its connection counter, which differ between any two
+/// servers: each run of digits becomes `N`, so that the tag's shape
+/// (process, connection, stream) is still compared.
+fn mask_stream_tag(body: &[u8]) -> Vec<u8> {
+    const NAME: &[u8] = b"H2_STREAM_TAG=";
+    let mut out = Vec::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = memchr::memmem::find(rest, NAME) {
+        out.extend_from_slice(&rest[..at + NAME.len()]);
+        rest = &rest[at + NAME.len()..];
+        let end = rest
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b'-'))
+            .unwrap_or(rest.len());
+        let mut in_digits = false;
+        for &b in &rest[..end] {
+            if b.is_ascii_digit() {
+                if !in_digits {
+                    out.push(b'N');
+                }
+                in_digits = true;
+            } else {
+                out.push(b);
+                in_digits = false;
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
 pub fn replace(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
     if needle.is_empty() {
         return hay.to_vec();
@@ -443,5 +477,17 @@ mod tests {
         assert!(d[0].starts_with("header etag"));
         assert!(d[1].starts_with("header x"));
         assert!(d[2].starts_with("body"));
+    }
+
+    #[test]
+    fn stream_tags_are_compared_by_shape() {
+        assert_eq!(
+            super::mask_stream_tag(b"A=1\nH2_STREAM_TAG=18557-2-1\nB=2"),
+            b"A=1\nH2_STREAM_TAG=N-N-N\nB=2".to_vec()
+        );
+        assert_eq!(
+            super::mask_stream_tag(b"H2_STREAM_TAG=3-1"),
+            b"H2_STREAM_TAG=N-N".to_vec()
+        );
     }
 }

@@ -225,8 +225,12 @@ pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::requ
     ctx.env.set("H2_PUSHED", "");
     ctx.env.set("H2_PUSHED_ON", "");
     ctx.env.set("H2_STREAM_ID", stream.id.to_string());
-    ctx.env
-        .set("H2_STREAM_TAG", format!("{}-{}", stream.session, stream.id));
+    // mod_http2's tag: the serving process, the session (the connection's
+    // number) and the stream.
+    ctx.env.set(
+        "H2_STREAM_TAG",
+        format!("{}-{}-{}", std::process::id(), stream.session, stream.id),
+    );
     Ok(())
 }
 

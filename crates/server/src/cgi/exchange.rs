@@ -363,6 +363,10 @@ impl<T: crate::transport::Transport> Conn<T> {
         // Apache's log has the status the request had: 200.
         self.log_backend(shared, ex, 200, total, &[]);
         let _ = self.flush_out(shared.timeouts.timeout).await;
+        // The script's end is the answer's end: on a stream the body ends
+        // with it (the stream is not reset), on a connection the close
+        // follows.
+        self.stream.shutdown_write();
         Done::Sent(None)
     }
 
