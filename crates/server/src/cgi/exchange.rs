@@ -13,7 +13,7 @@ use crate::write::status_has_no_body;
 use htaccel_engine::http::backend::{
     BackendAnswer, BackendError, BackendHead, CgiRequest, Finish, COLLECT_MAX,
 };
-use htaccel_engine::http::{BodyFraming, Request, Response};
+use htaccel_engine::http::{BodyFraming, Request};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -43,13 +43,10 @@ impl<T: crate::transport::Transport> Conn<T> {
         body_limit: u64,
         finish: Finish<'_>,
     ) -> Done {
-        if let BodyFraming::Length(n) = req.framing {
-            if body_limit != 0 && n > body_limit {
-                // The ordinary path answers 413 for this body.
-                let mut r = Response::new(413);
-                r.body_limit = body_limit;
-                return Done::Answer(r);
-            }
+        if let Some(refused) =
+            super::fastcgi_exchange::declared_too_large(shared, ex, req, body_limit)
+        {
+            return refused;
         }
         let mut child = match cgi::spawn(&script) {
             Ok(c) => c,

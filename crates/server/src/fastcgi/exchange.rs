@@ -43,6 +43,26 @@ struct HeadRead {
     ended: bool,
 }
 
+/// A body whose declared length is over `LimitRequestBody`: Apache's
+/// input filter refuses it before the backend is called, as an error of
+/// the request (its `ErrorDocument`, no length, the connection closed),
+/// on a connection and on a stream alike.
+pub(super) fn declared_too_large(
+    shared: &Shared,
+    ex: &mut Exchange<'_>,
+    req: &Request,
+    body_limit: u64,
+) -> Option<Done> {
+    match req.framing {
+        BodyFraming::Length(n) if body_limit != 0 && n > body_limit => {
+            ex.close = true;
+            ex.no_length = true;
+            Some(Done::Answer(shared.handler.body_error(req, 413)))
+        }
+        _ => None,
+    }
+}
+
 impl<T: crate::transport::Transport> Conn<T> {
     pub(super) async fn backend(
         &mut self,
@@ -106,13 +126,8 @@ impl<T: crate::transport::Transport> Conn<T> {
             BodyFraming::Length(n) => n > 0,
             BodyFraming::Chunked => true,
         };
-        if let BodyFraming::Length(n) = req.framing {
-            if body_limit != 0 && n > body_limit {
-                // The ordinary path answers 413 for this body.
-                let mut r = Response::new(413);
-                r.body_limit = body_limit;
-                return Done::Answer(r);
-            }
+        if let Some(refused) = declared_too_large(shared, ex, req, body_limit) {
+            return refused;
         }
         // What has arrived of a chunked body decides how PHP-FPM learns of
         // it, as in mod_proxy_fcgi: all of it, with CONTENT_LENGTH; else

@@ -14,7 +14,7 @@ use bytes::BytesMut;
 use htaccel_engine::http::backend::{
     BackendAddr, BackendAnswer, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
 };
-use htaccel_engine::http::{BodyFraming as ClientFraming, Request, Response};
+use htaccel_engine::http::{BodyFraming as ClientFraming, Request};
 use tokio::time::Instant;
 
 impl<T: crate::transport::Transport> Conn<T> {
@@ -31,13 +31,10 @@ impl<T: crate::transport::Transport> Conn<T> {
         finish: Finish<'_>,
     ) -> Done {
         let timeout = shared.timeouts.timeout;
-        if let ClientFraming::Length(n) = req.framing {
-            if body_limit != 0 && n > body_limit {
-                // The ordinary path answers 413 for this body.
-                let mut r = Response::new(413);
-                r.body_limit = body_limit;
-                return Done::Answer(r);
-            }
+        if let Some(refused) =
+            super::fastcgi_exchange::declared_too_large(shared, ex, req, body_limit)
+        {
+            return refused;
         }
         // A chunked body goes with its length when mod_proxy_http's
         // prefetch holds all of it (or `proxy-sendcl` had it spooled),
