@@ -133,11 +133,14 @@ def netfs_section():
         for server in ("htaccel", "apache"):
             a, n = by.get(f"{server}, AllowOverride All (12 KB)"), by.get(f"{server}, AllowOverride None")
             if a and n and n["rps_median"]:
-                o.append(f"- {server}: AllowOverride All ÷ None = {a['rps_median'] / n['rps_median']:.2f} in req/s.")
+                o.append(f"- {server}: AllowOverride All ÷ None = {a['rps_median'] / n['rps_median']:.2f} in req/s; "
+                         f"server CPU per request None ÷ All = "
+                         f"{n['cpu_us_per_req_median'] / a['cpu_us_per_req_median']:.2f}.")
         ha, aa = by.get("htaccel, AllowOverride All (12 KB)"), by.get("apache, AllowOverride All (12 KB)")
         if ha and aa and aa["rps_median"]:
             o.append(f"- With the 12 KB file on the mount: htaccel ÷ Apache = {ha['rps_median'] / aa['rps_median']:.1f}× "
-                     "in req/s.")
+                     f"in req/s; Apache's server CPU per request ÷ htaccel's = "
+                     f"{aa['cpu_us_per_req_median'] / ha['cpu_us_per_req_median']:.1f}× (bindfs's not counted).")
         o.append("")
     if res.get("visibility"):
         o += ["Change-to-visible latency across two instances serving the same mount: the writer flips "

@@ -13,7 +13,7 @@
 #   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py)
 #   (group R alone: about 2 minutes quick, 6 minutes full)
 #   bench/run.sh --only netfs    # only group N: docroot on a FUSE mount (bench/netfs.py)
-#   (group N alone: about 3 minutes quick, 8 minutes full)
+#   (group N alone: about 2 minutes quick, 6 minutes full)
 #   bench/run.sh --only growth   # only group G: cost growth with files and vhosts (bench/growth.py)
 #   (group G alone: about 3 minutes quick; full, with 1,000,000 files, about 12 minutes)
 #
