@@ -176,7 +176,7 @@ def netfs_section():
                          f"{f', {unseen} never seen' if unseen else ''}.")
         o.append("")
     chart = netfs_chart(res, path)
-    o += [f"![FUSE docroot]({chart}.png) ([SVG]({chart}.svg))", ""]
+    o += [f"![FUSE docroot]({chart}.png) ([SVG]({chart}.svg))", "", ""]
     return "\n".join(o)
 
 
@@ -209,14 +209,15 @@ def growth_section():
     if res is None:
         return "\n".join(o + ["Not run (`python3 bench/growth.py`).", ""])
     rel = os.path.relpath(path, HERE)
+    stored = next((p["tree_fs"] for p in res["points"] if p.get("tree_fs")), "a directory under /var/tmp")
     o += [f"Generated from `{rel}` by `bench/fs_report.py` (run {res['started']} – {res['finished']}; "
           f"`python3 bench/growth.py{' --full' if res['full'] else ''} --runs {res['runs']} "
           f"--seconds {res['seconds']}`).",
           "",
-          "- Files: N small files (a dozen bytes) in directories of 1,000, AllowOverride All with a one-line "
+          f"- Files: N small files (a dozen bytes) in directories of 1,000, AllowOverride All with a one-line "
           "`.htaccess` (`Header set X-Growth on`) at the docroot; the list is the N files in seeded random "
           f"orders, one pass after another up to {res['list_lines']:,} lines (one pass when N is larger), "
-          "replayed by `wrk -t1 -c50` with bench/replay.lua.",
+          "replayed by `wrk -t1 -c50` with bench/replay.lua. Each tree on {stored}.",
           "- Virtual hosts: N name-based `<VirtualHost 127.0.0.1:PORT>` sections, each its own ServerName and "
           "DocumentRoot (an index.html), the same `.htaccess` above the document roots; requests for / "
           "spread over every host name the same way.",
@@ -243,7 +244,7 @@ def growth_section():
     o.append("")
     o += _growth_lines(res)
     chart = growth_chart(res, path)
-    o += [f"![cost growth]({chart}.png) ([SVG]({chart}.svg))", ""]
+    o += [f"![cost growth]({chart}.png) ([SVG]({chart}.svg))", "", ""]
     return "\n".join(o)
 
 

@@ -15,7 +15,7 @@
 #   bench/run.sh --only netfs    # only group N: docroot on a FUSE mount (bench/netfs.py)
 #   (group N alone: about 2 minutes quick, 6 minutes full)
 #   bench/run.sh --only growth   # only group G: cost growth with files and vhosts (bench/growth.py)
-#   (group G alone: about 3 minutes quick; full, with 1,000,000 files, about 12 minutes)
+#   (group G alone: about 2.5 minutes quick; full, with 1,000,000 files, about 7 minutes)
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
