@@ -28,16 +28,19 @@ COLORS = {"htaccel": "#1f6f8b", "apache": "#b03a2e"}
 NOISY_PCT = 15.0
 
 
-def latest(group):
+def latest(group, key=None):
+    """The newest results of `group` (with a non-empty `key`, when given)."""
     root = os.path.join(HERE, "results", group)
     try:
         names = sorted(n for n in os.listdir(root) if n.endswith(".json"))
     except OSError:
         return None, None
-    if not names:
-        return None, None
-    with open(os.path.join(root, names[-1])) as f:
-        return json.load(f), os.path.join(root, names[-1])
+    for name in reversed(names):
+        with open(os.path.join(root, name)) as f:
+            res = json.load(f)
+        if key is None or res.get(key):
+            return res, os.path.join(root, name)
+    return None, None
 
 
 def _f(v, digits=0):
@@ -204,7 +207,7 @@ def growth_chart(res, path):
 
 
 def growth_section():
-    res, path = latest("growth")
+    res, path = latest("growth", "points")
     o = [GROWTH_TITLE, ""]
     if res is None:
         return "\n".join(o + ["Not run (`python3 bench/growth.py`).", ""])
@@ -243,6 +246,7 @@ def growth_section():
                  f"{checks}, non-2xx {p['non2xx_total']} |")
     o.append("")
     o += _growth_lines(res)
+    o += _order_lines()
     chart = growth_chart(res, path)
     o += [f"![cost growth]({chart}.png) ([SVG]({chart}.svg))", "", ""]
     return "\n".join(o)
@@ -264,6 +268,30 @@ def _growth_lines(res):
                      f"RSS {lo['rss_kib'] / 1024:.1f} → {hi['rss_kib'] / 1024:.1f} MiB.")
     if o:
         o.append("")
+    return o
+
+
+def _order_lines():
+    """The first-against-last Host run (growth.py's `vhost_order`)."""
+    res, path = latest("growth", "vhost_order")
+    if res is None:
+        return []
+    rows = [r for r in res["vhost_order"] if "missing" not in r]
+    n = res["vhost_order"][0]["n"]
+    o = [f"Where the cost of {n:,} virtual hosts goes (`{os.path.relpath(path, HERE)}`, "
+         f"`python3 bench/growth.py --only order --seconds {res['seconds']}`, load average "
+         f"{' '.join(res['loadavg_start'])}): the same configuration asked only for its first vhost's "
+         "Host, then only for its last's (`wrk -t1 -c50 -H 'Host: …'`, 1 s warm-up).",
+         "",
+         "| server | Host | req/s | server µs/req | other work on CPU 0 % |",
+         "|---|---|---:|---:|---:|"]
+    for r in rows:
+        o.append(f"| {r['server']} | {r['host']} | {_f(r['rps'])} | {_f(r['cpu_us_per_req'], 1)} | "
+                 f"{_f(r.get('other_on_cpu0_pct'), 1)} |")
+    for r in res["vhost_order"]:
+        if "missing" in r:
+            o.append(f"| {r['server']} | — | not measured: {r['missing']} | | |")
+    o.append("")
     return o
 
 

@@ -23,6 +23,10 @@ served by htaccel and by Apache:
   there). The list spreads requests for / over every vhost's Host name
   ("HOST PATH" lines of bench/replay.lua).
 
+Last (`vhost_order`): the largest vhost configuration asked only for its
+first vhost's Host name, then only for its last's, which shows whether the
+cost per request grows with the position of the host in the configuration.
+
 Per point and server: start-up time (from starting the process to the
 first 200 answer to a URL of the mix, polled every 10 ms; a timeout of
 `--start-timeout` seconds is recorded as such), req/s and server CPU per
@@ -32,7 +36,7 @@ list (first, middle, last) are checked beforehand: their status, the
 `.htaccess` header, and for virtual hosts that the body is that host's.
 
 Usage: python3 bench/growth.py [--full] [--runs N] [--seconds S]
-           [--only files|vhosts] [--out FILE]
+           [--only files|vhosts|order] [--out FILE]
 Trees are generated under /var/tmp and removed afterwards. Results go to
 bench/results/growth/<timestamp>.json; bench/fs_report.py makes
 REPORT.md's section G from the newest.
@@ -267,12 +271,41 @@ def vhosts_points(base, sizes, runs, seconds, timeout, log):
     return out
 
 
+def vhost_order(base, n, seconds, timeout, log):
+    """Where the cost of many virtual hosts goes: the same `n`-vhost
+    configuration asked only for its first vhost's Host, then only for its
+    last's (`wrk -H`, no script)."""
+    root = os.path.join(base, f"order-{n}")
+    extra, hosts = write_vhosts(root, n)
+    out = []
+    try:
+        for server in SERVERS:
+            rundir = os.path.join(base, "run", f"order-{n}-{server}")
+            proc, started = start_timed(server, rundir, root, extra, (hosts[0], "/"), timeout)
+            if proc is None:
+                out.append({"server": server, "n": n, "missing": started})
+                continue
+            try:
+                for host in (hosts[0], hosts[-1]):
+                    url = f"http://127.0.0.1:{proc.port}/"
+                    measure.wrk(proc, url, 1, headers=[f"Host: {host}"])  # warm-up
+                    r = measure.wrk(proc, url, seconds, headers=[f"Host: {host}"])
+                    out.append({"server": server, "n": n, "host": host, **r})
+                    log(f"G order {n:,} {server} {host}: {r['rps']:,.0f} req/s, {r['cpu_us_per_req']} µs/request")
+            finally:
+                proc.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--full", action="store_true", help="add the 1,000,000-file point")
     ap.add_argument("--runs", type=int, default=3, help="wrk runs per point")
     ap.add_argument("--seconds", type=int, default=5, help="seconds per wrk run")
-    ap.add_argument("--only", choices=("files", "vhosts"))
+    ap.add_argument("--only", choices=("files", "vhosts", "order"),
+                    help="order: only the first-against-last Host run at the largest vhost count")
     ap.add_argument("--files", type=int, nargs="+", help="file counts instead of the mode's")
     ap.add_argument("--vhosts", type=int, nargs="+", help="virtual host counts instead of the mode's")
     ap.add_argument("--start-timeout", type=int, default=300, help="seconds a server may take to answer")
@@ -301,6 +334,8 @@ def main():
             res["points"] += files_points(base, files, args.runs, args.seconds, args.start_timeout, log)
         if args.only in (None, "vhosts"):
             res["points"] += vhosts_points(base, vhosts, args.runs, args.seconds, args.start_timeout, log)
+        if args.only in (None, "order"):
+            res["vhost_order"] = vhost_order(base, max(vhosts), args.seconds, args.start_timeout, log)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
