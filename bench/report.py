@@ -11,6 +11,7 @@ import sys
 
 import bench
 import flask_report
+import fs_report
 import h2_report
 import https_report
 import realistic_report
@@ -547,6 +548,9 @@ def report(res, rel, drawn=None):
     o.append(https_report.section())
     # Realistic traffic (bench/realistic.py's newest runs).
     o.append(realistic_report.section(drawn))
+    # Docroot on a FUSE mount and cost growth (bench/netfs.py, bench/growth.py).
+    o.append(fs_report.netfs_section())
+    o.append(fs_report.growth_section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip

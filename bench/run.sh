@@ -18,6 +18,10 @@
 #   (group R alone: about 3.5 minutes quick, 11 minutes full, 4.5 of them R2;
 #    --only both-cores: 16 points, about 1.5 minutes quick, 5 minutes full on
 #    a quiet machine and up to 13 when other work makes every run repeat)
+#   bench/run.sh --only netfs    # only group N: docroot on a FUSE mount (bench/netfs.py)
+#   (group N alone: about 2 minutes quick, 6 minutes full)
+#   bench/run.sh --only growth   # only group G: cost growth with files and vhosts (bench/growth.py)
+#   (group G alone: about 2.5 minutes quick; full, with 1,000,000 files, about 7 minutes)
 #
 # "Both cores": the server unpinned with one worker per CPU while wrk stays
 # on CPU 1, so the server shares CPU 1 with the load generator (group U, and
@@ -42,7 +46,8 @@ available() { [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print 
 want=()
 # valgrind: goal (a) is also judged by instructions per request (callgrind).
 # nghttp2-client: h2load, for HTTP/2 over TLS (bench/h2.py).
-for pkg in apache2 nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn; do
+# bindfs: a FUSE mount for group N (this kernel may have no NFS client).
+for pkg in apache2 nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn bindfs; do
     if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         continue
     fi
@@ -132,10 +137,39 @@ if [ "$*" = "--only both-cores" ]; then
     exit 0
 fi
 
+# Group N: the docroot on a FUSE mount (bindfs), which htaccel cannot watch:
+# throughput against Apache, and change-to-visible latency across two
+# instances sharing the mount (bench/netfs.py).
+netfs() {
+    note "N: docroot on a FUSE mount"
+    if [ -n "${BENCH_QUICK:-}" ]; then
+        (cd bench && "$PY" netfs.py --runs 1 --seconds 3 --writes 12) >&2 || note "bench/netfs.py failed"
+    else
+        (cd bench && "$PY" netfs.py) >&2 || note "bench/netfs.py failed"
+    fi
+}
+# Group G: cost growth with 1 .. 1,000,000 files (full; 10,000 quick) and
+# 1 .. 10,000 virtual hosts (bench/growth.py).
+growth() {
+    note "G: cost growth with files and virtual hosts"
+    if [ -n "${BENCH_QUICK:-}" ]; then
+        (cd bench && "$PY" growth.py --runs 1 --seconds 3) >&2 || note "bench/growth.py failed"
+    else
+        (cd bench && "$PY" growth.py --full) >&2 || note "bench/growth.py failed"
+    fi
+}
+if [ "$*" = "--only netfs" ] || [ "$*" = "--only growth" ]; then
+    "${2}"
+    "$PY" bench/fs_report.py
+    exit 0
+fi
+
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$("$PY" bench/bench.py "$@" | tail -n 1)
 if [ "$#" -eq 0 ]; then
     realistic
+    netfs
+    growth
     # HTTP/2 over TLS with h2load: the static page on every server, the
     # realistic 12 KB .htaccess against none (bench/h2.py).
     note "HTTP/2 over TLS (h2load)"
