@@ -43,17 +43,23 @@
 //! request headers only through [`crate::http::Headers`]' methods, which
 //! record while a decision is being recorded.
 
+use crate::clock::ClockMap;
 use crate::http::{BodyFraming, Headers, Request, Response};
 use crate::sightings::Sightings;
-use foldhash::HashMap;
 use std::cell::{Cell, RefCell};
-use std::hash::BuildHasher;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Answers one worker thread keeps at most (those holding an open file
-/// also bounded by the open-file cache's share of descriptors).
-pub const ENTRIES_PER_THREAD: usize = 256;
+/// also bounded by the open-file cache's share of descriptors, those
+/// holding their body in memory by [`BYTES_PER_THREAD`]). A site's
+/// visitors ask for thousands of distinct files: at 256 entries the memo
+/// answered 54 % of bench group R's mix.
+pub const ENTRIES_PER_THREAD: usize = 4096;
+
+/// Bytes of body the answers of one worker thread keep in memory at most
+/// (small files, whose content the open-file cache read).
+pub const BYTES_PER_THREAD: usize = 32 << 20;
 
 /// Header names one decision may depend on before it counts as volatile.
 const NAMES_MAX: usize = 32;
@@ -87,114 +93,71 @@ thread_local! {
     static SWEPT: Cell<u64> = const { Cell::new(u64::MAX) };
 }
 
-/// The kept answers of one thread, by request line, with the count of
-/// those holding an open file (kept here, not counted per insertion: a
-/// walk over every entry on each miss cost more than the rest of `put`).
-///
-/// When full, an entry goes by the clock: the hand passes over the keys in
-/// the order they took their places, sparing (once) an entry used since it
-/// last passed. Under a site's skewed traffic the answers asked for often
-/// stay, where dropping whichever entry the table lists first kept a
-/// quarter of the requests answered from memory (bench group R).
+/// The kept answers of one thread, by request line, dropped by the clock
+/// ([`ClockMap`]) when full, with what they hold counted as they come and
+/// go (a walk over every entry on each miss cost more than the rest of
+/// `put`): how many hold an open file, how many bytes of body they keep
+/// in memory.
 #[derive(Default)]
 struct Memo {
-    map: HashMap<Arc<str>, Held>,
-    /// The keys in their places; `None` for a free place.
-    ring: Vec<Option<Arc<str>>>,
-    free: Vec<usize>,
-    hand: usize,
+    clock: ClockMap<Entry>,
     holding_files: usize,
-}
-
-/// An entry with its place on the clock.
-struct Held {
-    entry: Entry,
-    at: usize,
-    used: bool,
+    holding_bytes: usize,
 }
 
 impl Memo {
     fn len(&self) -> usize {
-        self.map.len()
+        self.clock.len()
     }
 
     /// The entry for `key`, marked as used.
     fn get_mut(&mut self, key: &str) -> Option<&mut Entry> {
-        let held = self.map.get_mut(key)?;
-        held.used = true;
-        Some(&mut held.entry)
-    }
-
-    fn contains(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+        self.clock.get_mut(key)
     }
 
     fn hash(&self, key: &str) -> u64 {
-        self.map.hasher().hash_one(key)
+        self.clock.hash(key)
+    }
+
+    fn count(&mut self, e: &Entry) {
+        self.holding_files += usize::from(holds_file(e));
+        self.holding_bytes += bytes_held(e);
+    }
+
+    fn uncount(&mut self, e: &Entry) {
+        self.holding_files -= usize::from(holds_file(e));
+        self.holding_bytes -= bytes_held(e);
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some(old) = self.map.remove(key) {
-            self.holding_files -= usize::from(holds_file(&old.entry));
-            self.ring[old.at] = None;
-            self.free.push(old.at);
+        if let Some(old) = self.clock.remove(key) {
+            self.uncount(&old);
         }
     }
 
     /// Insert or replace.
     fn insert(&mut self, key: &str, entry: Entry) {
-        let holds = holds_file(&entry);
-        if let Some(old) = self.map.get_mut(key) {
-            self.holding_files -= usize::from(holds_file(&old.entry));
-            old.entry = entry;
-        } else {
-            let key: Arc<str> = Arc::from(key);
-            let at = match self.free.pop() {
-                Some(at) => at,
-                None => {
-                    self.ring.push(None);
-                    self.ring.len() - 1
-                }
-            };
-            self.ring[at] = Some(Arc::clone(&key));
-            self.map.insert(
-                key,
-                Held {
-                    entry,
-                    at,
-                    used: false,
-                },
-            );
+        self.count(&entry);
+        if let Some(old) = self.clock.insert(key, entry) {
+            self.uncount(&old);
         }
-        self.holding_files += usize::from(holds);
     }
 
     /// Keep only the entries of `stamp`.
     fn retain_stamp(&mut self, stamp: u64) {
-        let gone: Vec<Arc<str>> = self
-            .map
-            .iter()
-            .filter(|(_, h)| h.entry.stamp != stamp)
-            .map(|(k, _)| Arc::clone(k))
-            .collect();
-        for k in gone {
-            self.remove(&k);
+        for old in self.clock.retain(|e| e.stamp == stamp) {
+            self.uncount(&old);
         }
     }
 
-    /// Drop one entry: the first the clock's hand finds unused since it
-    /// last passed.
-    fn evict_one(&mut self) {
-        let n = self.ring.len();
-        for _ in 0..2 * n {
-            self.hand = (self.hand + 1) % n;
-            let Some(key) = self.ring[self.hand].clone() else {
-                continue;
-            };
-            match self.map.get_mut(&key) {
-                Some(held) if held.used => held.used = false,
-                _ => return self.remove(&key),
+    /// Drop one entry by the clock: whether there was one.
+    fn evict_one(&mut self) -> bool {
+        match self.clock.evict_one() {
+            Some(old) => {
+                self.uncount(&old);
+                true
             }
+            None => false,
         }
     }
 
@@ -516,6 +479,22 @@ fn capacity() -> usize {
     ENTRIES_PER_THREAD
 }
 
+/// Bytes of body an entry keeps in memory.
+fn bytes_held(e: &Entry) -> usize {
+    match &e.kept {
+        Kept::Answer { response, .. } => response
+            .body
+            .parts
+            .iter()
+            .map(|p| match p {
+                crate::http::BodyPart::Bytes(b) => b.len(),
+                crate::http::BodyPart::File { .. } => 0,
+            })
+            .sum(),
+        Kept::Volatile { .. } => 0,
+    }
+}
+
 /// Whether a kept entry holds an open file (a body too large to be kept in
 /// memory): those count against the open-file cache's share of descriptors.
 fn holds_file(e: &Entry) -> bool {
@@ -537,17 +516,24 @@ fn put(key: &str, entry: Entry) {
             m.remove(key);
             return;
         }
-        if !m.contains(key) && m.len() >= capacity() {
+        let bytes = bytes_held(&entry);
+        if bytes > BYTES_PER_THREAD / 64 {
+            // One answer may not take a large share of the memory.
+            m.remove(key);
+            return;
+        }
+        m.remove(key);
+        if m.len() >= capacity() || m.holding_bytes + bytes > BYTES_PER_THREAD {
             // Entries of an older stamp are of no use: swept once per
             // stamp, so that a working set larger than the memo does not
-            // pay a sweep on every request. Else any entry goes.
+            // pay a sweep on every request. Else the clock decides.
             let stamp = entry.stamp;
             if SWEPT.with(|s| s.replace(stamp)) != stamp {
                 m.retain_stamp(stamp);
             }
-            if m.len() >= capacity() {
-                m.evict_one();
-            }
+            while (m.len() >= capacity() || m.holding_bytes + bytes > BYTES_PER_THREAD)
+                && m.evict_one()
+            {}
         }
         m.insert(key, entry);
     });
@@ -770,7 +756,6 @@ mod tests {
         }
         MEMO.with(|m| {
             let m = m.borrow();
-            assert_eq!(m.map.values().filter(|h| holds_file(&h.entry)).count(), cap);
             assert_eq!(m.holding_files, cap);
         });
         // Answers in memory are still kept.
@@ -816,5 +801,28 @@ mod tests {
         let r = request("GET /new HTTP/1.1", &[], "10.0.0.1:5000");
         decide(&r, 4, &ok("new"), |_| {});
         MEMO.with(|m| assert_eq!(m.borrow().len(), 1));
+    }
+
+    #[test]
+    fn bodies_kept_in_memory_stay_within_their_bytes() {
+        clear();
+        // Larger than a sixty-fourth of the budget: decided each time.
+        let big = "b".repeat(BYTES_PER_THREAD / 64 + 1);
+        let r = request("GET /big HTTP/1.1", &[], "10.0.0.1:5000");
+        decide(&r, 5, &ok(&big), |_| {});
+        assert!(miss(lookup(1, &r, 5)));
+        // Bodies that together pass the budget: older ones make room.
+        let chunk = "m".repeat(BYTES_PER_THREAD / 64);
+        for i in 0..100 {
+            let r = request(&format!("GET /m{i} HTTP/1.1"), &[], "10.0.0.1:5000");
+            decide(&r, 5, &ok(&chunk), |_| {});
+        }
+        MEMO.with(|m| {
+            let m = m.borrow();
+            assert!(m.holding_bytes <= BYTES_PER_THREAD);
+            assert_eq!(m.len(), 64);
+        });
+        let last = request("GET /m99 HTTP/1.1", &[], "10.0.0.1:5000");
+        assert!(body(lookup(1, &last, 5)).is_some());
     }
 }

@@ -44,6 +44,8 @@ pub struct Engine {
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
+    /// The virtual hosts of each local address, for many virtual hosts.
+    vhost_index: crate::vhosts::VhostIndex,
     /// The environment variables the access logs' `env=` conditions name
     /// (copied into each answer's `log_env`).
     pub log_env_names: Vec<String>,
@@ -239,6 +241,7 @@ impl Engine {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            vhost_index: Default::default(),
             log_env_names: log_env_names(b),
             log_env_all: std::iter::once(&b.main)
                 .chain(&b.vhosts)
@@ -274,23 +277,9 @@ impl Engine {
     /// The site for a connection to `local` asking for `host`; without a
     /// host, the address's base server (Apache's `c->base_server`).
     pub fn site_by_address(&self, local: std::net::SocketAddr, host: Option<&str>) -> &Site {
-        // No list is built: this runs for every request (and its log line).
-        let mut candidates = self
-            .vhosts
-            .iter()
-            .filter(|v| v.addrs.iter().any(|a| addr_matches(a, local)));
-        let Some(first) = candidates.next() else {
-            return &self.main;
-        };
-        if let Some(h) = host {
-            if first.answers_to(h) {
-                return first;
-            }
-            if let Some(s) = candidates.find(|s| s.answers_to(h)) {
-                return s;
-            }
-        }
-        first
+        self.vhost_index
+            .site(&self.vhosts, local, host)
+            .unwrap_or(&self.main)
     }
 
     /// The addresses that speak TLS, with the settings of their servers

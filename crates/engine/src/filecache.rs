@@ -18,16 +18,16 @@
 //! descriptors, and all of them together by a sixteenth of the process's
 //! descriptor limit, so that connections never run short of descriptors.
 
+use crate::clock::ClockMap;
 use crate::fs::FileInfo;
 use crate::http::default_handler::StaticFile;
 use std::cell::RefCell;
-// Paths from requests are the keys: a seeded hash, much cheaper than
-// SipHash on long paths, still unpredictable to clients.
-use foldhash::HashMap;
 use std::sync::{Arc, OnceLock};
 
-/// Descriptors one worker thread keeps open at most.
-pub const ENTRIES_PER_THREAD: usize = 256;
+/// Descriptors one worker thread keeps open at most. A site's visitors
+/// ask for thousands of distinct files; the clock keeps the ones asked
+/// for often.
+pub const ENTRIES_PER_THREAD: usize = 1024;
 
 /// Descriptors one thread may keep: [`ENTRIES_PER_THREAD`], or less when a
 /// sixteenth of `RLIMIT_NOFILE` shared among the cores is less.
@@ -52,16 +52,57 @@ pub(crate) fn capacity() -> usize {
 /// Files up to this size are also kept in memory, read once when opened,
 /// and sent without a `pread`. The equal status-change time
 /// ([`FileInfo::ctime_ns`]) is what vouches for the bytes: every write moves
-/// it. At most [`ENTRIES_PER_THREAD`] × this much memory per thread.
+/// it.
 pub const CONTENT_MAX: u64 = 64 * 1024;
+
+/// Bytes of content one worker thread keeps in memory at most; past it a
+/// small file is kept as its descriptor only.
+pub const CONTENT_PER_THREAD: usize = 16 << 20;
 
 struct Entry {
     seen: FileInfo,
     file: StaticFile,
 }
 
+/// One thread's open files, by path, and the bytes of content they hold.
+#[derive(Default)]
+struct Open {
+    clock: ClockMap<Entry>,
+    content_bytes: usize,
+}
+
+impl Open {
+    fn remove(&mut self, path: &str) {
+        if let Some(old) = self.clock.remove(path) {
+            self.content_bytes -= content_len(&old);
+        }
+    }
+
+    fn insert(&mut self, path: &str, entry: Entry) {
+        self.content_bytes += content_len(&entry);
+        if let Some(old) = self.clock.insert(path, entry) {
+            self.content_bytes -= content_len(&old);
+        }
+    }
+
+    /// Room for one more entry: one goes by the clock when full.
+    fn make_room(&mut self) {
+        if self.clock.len() >= capacity() {
+            if let Some(old) = self.clock.evict_one() {
+                self.content_bytes -= content_len(&old);
+            }
+        }
+    }
+}
+
+fn content_len(e: &Entry) -> usize {
+    e.file.content.as_ref().map_or(0, |c| c.len())
+}
+
 thread_local! {
-    static OPEN: RefCell<HashMap<String, Entry>> = RefCell::new(HashMap::default());
+    // Paths from requests are the keys: the clock's seeded hash, much
+    // cheaper than SipHash on long paths, still unpredictable to clients.
+    static OPEN: RefCell<Open> = RefCell::new(Open::default());
 }
 
 /// The regular file at `path`, whose metadata the walk found to be `seen`:
@@ -70,7 +111,7 @@ thread_local! {
 pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
     let hit = OPEN.with(|c| {
         let mut cache = c.borrow_mut();
-        match cache.get(path) {
+        match cache.clock.get_mut(path) {
             Some(e) if same_file(&e.seen, seen) => Some(e.file.clone()),
             Some(_) => {
                 cache.remove(path);
@@ -94,19 +135,17 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
         && file.stamp.size == seen.size
         && file.stamp.mtime_us == seen.mtime_us
     {
-        if file.stamp.size <= CONTENT_MAX {
-            file.read_content();
-        }
         OPEN.with(|c| {
             let mut cache = c.borrow_mut();
-            if cache.len() >= capacity() {
-                // Any entry: the cache is a saving, not a promise.
-                if let Some(k) = cache.keys().next().cloned() {
-                    cache.remove(&k);
-                }
+            cache.remove(path);
+            cache.make_room();
+            if file.stamp.size <= CONTENT_MAX
+                && cache.content_bytes + file.stamp.size as usize <= CONTENT_PER_THREAD
+            {
+                file.read_content();
             }
             cache.insert(
-                path.to_string(),
+                path,
                 Entry {
                     seen: *seen,
                     file: file.clone(),
@@ -130,7 +169,7 @@ fn same_file(a: &FileInfo, b: &FileInfo) -> bool {
 /// Forget every descriptor this thread holds (tests).
 #[cfg(test)]
 pub fn clear() {
-    OPEN.with(|c| c.borrow_mut().clear());
+    OPEN.with(|c| *c.borrow_mut() = Open::default());
 }
 
 #[cfg(test)]
@@ -240,6 +279,6 @@ mod tests {
             std::fs::write(&p, b"x").unwrap();
             open(p.to_str().unwrap(), &info(&p)).unwrap();
         }
-        OPEN.with(|c| assert_eq!(c.borrow().len(), capacity()));
+        OPEN.with(|c| assert_eq!(c.borrow().clock.len(), capacity()));
     }
 }

@@ -7,6 +7,7 @@
 //! crate carries out what the engine decides.
 
 pub(crate) mod answer_memo;
+pub(crate) mod clock;
 pub mod config;
 pub(crate) mod dirconf;
 pub mod engine;
@@ -38,6 +39,7 @@ pub(crate) mod statcache;
 pub mod stats;
 pub mod tree;
 pub(crate) mod uri;
+pub(crate) mod vhosts;
 pub(crate) mod walk;
 pub(crate) mod walk_memo;
 pub mod watch;

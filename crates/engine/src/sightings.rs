@@ -4,8 +4,10 @@
 //! time: most request lines of a site's long tail come once, and keeping
 //! them would only cost.
 
-/// Slots of one table.
-const SLOTS: usize = 1024;
+/// Slots of one table: four for each answer the memo keeps, so that a
+/// request line of a site's few thousand often-asked ones still finds its
+/// slot when it comes again (128 KiB a table).
+const SLOTS: usize = 4 * crate::answer_memo::ENTRIES_PER_THREAD;
 
 pub(crate) struct Sightings(Box<[u64; SLOTS]>);
 

@@ -33,16 +33,16 @@
 //! level follows symlinks freely), so that, like a whole walk, it depends
 //! on nothing the stamp does not vouch for.
 
+use crate::clock::ClockMap;
 use crate::sightings::Sightings;
 use crate::tree::Level;
 use crate::walk::Walked;
-use foldhash::HashMap;
 use std::cell::RefCell;
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
-/// Results one worker thread keeps at most.
-pub const ENTRIES_PER_THREAD: usize = 256;
+/// Results one worker thread keeps at most, of each kind (a few hundred
+/// bytes each): a site's visitors ask for thousands of distinct files.
+pub const ENTRIES_PER_THREAD: usize = 4096;
 
 struct Entry {
     tree: u64,
@@ -58,9 +58,10 @@ struct DirEntry {
     level: Arc<Level>,
 }
 
-/// Kept values by path, bounded, and the stamp they were last swept for.
+/// Kept values by path, bounded (dropped by the clock when full), and the
+/// stamp they were last swept for.
 struct Bounded<V> {
-    map: HashMap<String, V>,
+    clock: ClockMap<V>,
     /// After a sweep for this stamp every entry had it, and entries put
     /// since under the same stamp keep it so: sweeping again for it would
     /// find nothing to drop, only cost a pass over every entry.
@@ -70,7 +71,7 @@ struct Bounded<V> {
 impl<V> Default for Bounded<V> {
     fn default() -> Self {
         Bounded {
-            map: HashMap::default(),
+            clock: ClockMap::default(),
             swept_for: None,
         }
     }
@@ -78,22 +79,18 @@ impl<V> Default for Bounded<V> {
 
 impl<V> Bounded<V> {
     /// Insert `value`, kept under `stamp`, making room first: entries of an
-    /// older stamp are of no use; else any entry goes.
+    /// older stamp are of no use; else the clock decides.
     fn put(&mut self, key: &str, stamp: u64, value: V, stamp_of: impl Fn(&V) -> u64) {
-        let m = &mut self.map;
-        if m.len() >= ENTRIES_PER_THREAD && !m.contains_key(key) {
-            let before = m.len();
+        if self.clock.len() >= ENTRIES_PER_THREAD && !self.clock.contains(key) {
             if self.swept_for != Some(stamp) {
-                m.retain(|_, e| stamp_of(e) == stamp);
+                self.clock.retain(|e| stamp_of(e) == stamp);
                 self.swept_for = Some(stamp);
             }
-            if m.len() == before {
-                if let Some(k) = m.keys().next().cloned() {
-                    m.remove(&k);
-                }
+            if self.clock.len() >= ENTRIES_PER_THREAD {
+                self.clock.evict_one();
             }
         }
-        m.insert(key.to_string(), value);
+        self.clock.insert(key, value);
         if self.swept_for != Some(stamp) {
             // An entry of another stamp: the next sweep has work again.
             self.swept_for = None;
@@ -118,8 +115,8 @@ thread_local! {
 /// kept and the change counter still reads `stamp`.
 pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
     MEMO.with(|m| {
-        let m = m.borrow();
-        let e = m.entries.map.get(filename)?;
+        let mut m = m.borrow_mut();
+        let e = m.entries.clock.get_mut(filename)?;
         (e.tree == tree && e.stamp == stamp).then(|| e.walked.clone())
     })
 }
@@ -128,8 +125,8 @@ pub fn get(tree: u64, filename: &str, stamp: u64) -> Option<Walked> {
 pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
     MEMO.with(|m| {
         let m = &mut *m.borrow_mut();
-        let hash = m.entries.map.hasher().hash_one(filename);
-        if !m.seen.replace(hash) && !m.entries.map.contains_key(filename) {
+        let hash = m.entries.clock.hash(filename);
+        if !m.seen.replace(hash) && !m.entries.clock.contains(filename) {
             return;
         }
         let entry = Entry {
@@ -145,8 +142,8 @@ pub fn put(tree: u64, filename: &str, stamp: u64, walked: &Walked) {
 /// the site whose tree is `tree` reached, if kept under `stamp`.
 pub fn get_dir(tree: u64, dir: &str, stamp: u64) -> Option<Arc<Level>> {
     MEMO.with(|m| {
-        let m = m.borrow();
-        let e = m.dirs.map.get(dir)?;
+        let mut m = m.borrow_mut();
+        let e = m.dirs.clock.get_mut(dir)?;
         (e.tree == tree && e.stamp == stamp).then(|| Arc::clone(&e.level))
     })
 }
@@ -201,10 +198,10 @@ mod tests {
             put(1, &format!("/f{i}"), 3, &walked("/f"));
             put(1, &format!("/f{i}"), 3, &walked("/f"));
         }
-        MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), ENTRIES_PER_THREAD));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.clock.len(), ENTRIES_PER_THREAD));
         // A new stamp sweeps the old entries out first.
         put(1, "/new", 4, &walked("/new"));
         put(1, "/new", 4, &walked("/new"));
-        MEMO.with(|m| assert_eq!(m.borrow().entries.map.len(), 1));
+        MEMO.with(|m| assert_eq!(m.borrow().entries.clock.len(), 1));
     }
 }

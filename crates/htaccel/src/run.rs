@@ -169,6 +169,29 @@ To run them on PHP-FPM: htaccel serve {} --php=unix:/run/php/php8.2-fpm.sock",
     }
 }
 
+/// Raise the soft limit on open files to the hard one (at most 2^20), as
+/// Debian's `apache2ctl` raises Apache's (`ulimit -n`) and as services are
+/// expected to do for themselves under systemd, whose soft default of
+/// 1,024 would leave the open-file cache a few dozen descriptors per
+/// thread (it takes a sixteenth of the limit). A limit that cannot be
+/// raised stays as it was: the caches then hold fewer files.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    let wanted = limit.rlim_max.min(1 << 20);
+    if limit.rlim_cur < wanted {
+        limit.rlim_cur = wanted;
+        // SAFETY: setrlimit reads the struct it is given.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+}
+
 /// Parse `Listen` arguments as Apache does: `port` (every address, IPv6
 /// and IPv4), `addr:port`, `[v6]:port`.
 fn listen_addrs(spec: &str) -> Result<Vec<SocketAddr>, String> {
@@ -189,6 +212,7 @@ pub(crate) fn serve(
     // As root with worker threads to come, fork the privileged broker
     // first, while this is the only thread (see `privsep`). It stays
     // only if privileges are dropped below.
+    raise_open_file_limit();
     if privileges::is_root() && threads != 1 {
         crate::privsep::start(&mut read)?;
     }
