@@ -13,6 +13,7 @@ import flask_report
 import h2_report
 import https_report
 import realistic_report
+import seeds_report
 
 import matplotlib
 
@@ -463,6 +464,8 @@ def report(res, rel):
     o.append(https_report.section())
     # Realistic traffic (bench/realistic.py's newest runs).
     o.append(realistic_report.section())
+    # The published experiments with k6 and ab (bench/seeds.py's newest runs).
+    o.append(seeds_report.section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip

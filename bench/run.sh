@@ -12,6 +12,11 @@
 #   bench/run.sh --only wp       # only the WordPress group (W: home page and a permalink)
 #   bench/run.sh --only realistic  # only group R: realistic traffic (bench/realistic.py)
 #   (group R alone: about 2 minutes quick, 6 minutes full)
+#   bench/run.sh --only seeds    # only group K: the published experiments with
+#                                # their own tools, k6 and ab (bench/seeds.py)
+#   (group K alone: about 6 minutes quick; full about an hour: 10 k6 runs x
+#   30 s for 6 static and 4 WordPress points, 50 min, and ab at the
+#   published -n, about 8 min)
 #
 # Needs root (apt-get, 10,000-descriptor limit for the memory run, servers
 # that switch to www-data) and at least 2 CPUs (server on CPU 0, wrk on CPU 1).
@@ -32,7 +37,8 @@ available() { [ "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print 
 want=()
 # valgrind: goal (a) is also judged by instructions per request (callgrind).
 # nghttp2-client: h2load, for HTTP/2 over TLS (bench/h2.py).
-for pkg in apache2 nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn; do
+# apache2-utils: ab, for group K (bench/seeds.py).
+for pkg in apache2 apache2-utils nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn; do
     if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         continue
     fi
@@ -77,6 +83,19 @@ if [ "${#wp_want[@]}" -gt 0 ]; then
     [ -z "$added_policy" ] || rm -f /usr/sbin/policy-rc.d
 fi
 
+# k6 for group K (bench/seeds.py), built as a Go module into $(go env GOPATH)/bin,
+# where bench/seeds.py looks for it. Without Go only group K's k6 tables fail.
+K6_VERSION=v1.8.1
+GO=$(command -v go || echo /usr/local/go/bin/go)
+if ! command -v k6 >/dev/null && [ -x "$GO" ]; then
+    gobin=$("$GO" env GOPATH)/bin
+    if ! "$gobin/k6" version 2>/dev/null | grep -q "k6 $K6_VERSION"; then
+        note "installing k6 $K6_VERSION (go install)"
+        "$GO" install "go.k6.io/k6@$K6_VERSION" >&2 || note "go install k6 failed: group K's k6 tables will say so"
+    fi
+    export PATH="$PATH:$gobin"
+fi
+
 # Python 3 with matplotlib (charts).
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
@@ -113,6 +132,17 @@ if [ "$*" = "--only realistic" ]; then
     exit 0
 fi
 
+# Group K: the published experiments with their own tools (k6, ab).
+seeds() {
+    note "K: the published experiments with k6 and ab"
+    (cd bench && "$PY" seeds.py ${BENCH_QUICK:+--quick}) >&2 || note "bench/seeds.py failed"
+}
+if [ "$*" = "--only seeds" ]; then
+    seeds
+    "$PY" bench/seeds_report.py
+    exit 0
+fi
+
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$("$PY" bench/bench.py "$@" | tail -n 1)
 if [ "$#" -eq 0 ]; then
@@ -125,6 +155,7 @@ if [ "$#" -eq 0 ]; then
     else
         (cd bench && "$PY" h2.py --instructions) >&2 || note "bench/h2.py failed"
     fi
+    seeds
 fi
 "$PY" bench/report.py "$out"
 note "results in $out; report in bench/REPORT.md"
