@@ -14,7 +14,7 @@
 #   (group R alone: about 2 minutes quick, 6 minutes full)
 #   bench/run.sh --only seeds    # only group K: the published experiments with
 #                                # their own tools, k6 and ab (bench/seeds.py)
-#   (group K alone: about 6 minutes quick; full about an hour: 10 k6 runs x
+#   (group K alone: about 9 minutes quick; full about an hour: 10 k6 runs x
 #   30 s for 6 static and 4 WordPress points, 50 min, and ab at the
 #   published -n, about 8 min)
 #

@@ -43,16 +43,23 @@ effect: the `X-Seed` header, the `.bar` script's output, the post title of
 the WordPress page).
 
     python3 bench/seeds.py [--quick] [--only k6|ab|k6-static|k6-wordpress|ab-depth26|ab-bar10]
-                           [--out FILE]
+                           [--out FILE] [--lock-each LOCKFILE]
 
 Quick: 2 k6 runs × 10 s, ab -n 10000 for the deep tree (five runs each):
-about 6 minutes. Full: 10 k6 runs × 30 s for 6 static and 4 WordPress
-points (50 min), ab at the published -n (about 8 minutes): about an hour.
+about 9 minutes (k6 6, ab 3 on this loaded 2-core machine). Full: 10 k6
+runs × 30 s for 7 static and 4 WordPress points (about 50 minutes), ab at
+the published -n (about 8 minutes, the `.bar` tree 15 s of it): about an
+hour.
+`--lock-each LOCKFILE` takes an flock on LOCKFILE around each load run
+rather than needing the whole script run under it (a shared machine's
+other benchmarks then run between the long sets' runs); SIGINT ends an ab
+set early and keeps the runs done (the report says so).
 Results: bench/results/seeds/<timestamp>.json; bench/seeds_report.py
 writes REPORT.md's section K from the newest.
 """
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -160,9 +167,20 @@ def _version(cmd):
 # ---------------------------------------------------------------- one run
 
 
+LOCK = None  # --lock-each: a file locked around every load run
+
+
 def _loaded(pids, cmd):
     """Run the load generator `cmd` on CPU 1 against a server whose
     processes are `pids`; return (output, figures from /proc)."""
+    if LOCK is None:
+        return _loaded_now(pids, cmd)
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        return _loaded_now(pids, cmd)
+
+
+def _loaded_now(pids, cmd):
     user0, sys0 = servers.cpu_split(pids)
     busy0 = measure._cpu_busy()
     t0 = time.monotonic()
@@ -543,17 +561,23 @@ def ab_set(name, base, settings, log):
         random.Random(SEED).shuffle(order)
         for p, _ in running:
             p["runs"] = []
+        done = 0
         try:
             for step, (i, k) in enumerate(order):
                 p, server = running[i]
                 r = ab_run(server, f"http://127.0.0.1:{server.port}{p['path']}", n, c)
                 r["run"], r["step"] = k, step
                 p["runs"].append(r)
+                done = step + 1
                 log(f"K/ab {name} {step + 1}/{len(order)}: {p['label']} {r.get('rps', 0):,.0f} req/s")
+        except KeyboardInterrupt:  # SIGINT: keep the runs done, say so
+            log(f"K/ab {name}: interrupted after {done} of {len(order)} runs")
         finally:
             _stop_all(running)
         result = {"points": _finish(points), "order": [running[i][0]["key"] for i, _ in order],
                   "seed": SEED, "requests": n, "concurrency": c}
+        if done < len(order):
+            result["interrupted_after"] = done
         if pool:
             result["backend"] = f"PHP-FPM pm=static 4 children, opcache on, on CPU {LOAD_CPU} with ab"
         return result
@@ -571,7 +595,12 @@ def main():
     ap.add_argument("--only", choices=("k6", "ab", "k6-static", "k6-wordpress", "ab-depth26", "ab-bar10"),
                     help="only the k6 or only the ab experiments, or one table of them")
     ap.add_argument("--out", help="results file (default bench/results/seeds/<timestamp>.json)")
+    ap.add_argument("--lock-each", metavar="FILE",
+                    help="flock FILE around every load run instead of being run under the lock: "
+                         "full mode's long sets then let other benchmarks in between runs")
     args = ap.parse_args()
+    global LOCK
+    LOCK = args.lock_each
     os.environ.setdefault("HTACCEL_BIN", os.path.abspath(os.path.join(HERE, "..", "target", "release", "htaccel")))
     settings = dict(QUICK if args.quick else FULL)
     settings["mode"] = "quick" if args.quick else "full"

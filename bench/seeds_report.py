@@ -148,6 +148,9 @@ def _how(res, key, rel):
         cmd = f"`ab -c {v['concurrency']} -n {v['requests']}` (no keep-alive, as published)"
         runs = (f"{s['ab_runs']} runs per point in a random order (seed {v['seed']}): "
                 + ", ".join(v["order"]))
+        if "interrupted_after" in v:
+            runs += (f" — INTERRUPTED after the first {v['interrupted_after']} of these runs "
+                     "(the deadline): each point's mean is over the runs it got (column runs)")
     extra = ""
     if key == "k6_wordpress":
         extra = (" PHP-FPM and MariaDB run on CPU 1 with k6 (group W's site, bench/wordpress_bench.py); "
