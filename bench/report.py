@@ -16,6 +16,7 @@ import h2_report
 import https_report
 import realistic_report
 import scenarios
+import seeds_report
 
 import matplotlib
 
@@ -551,6 +552,8 @@ def report(res, rel, drawn=None):
     # Docroot on a FUSE mount and cost growth (bench/netfs.py, bench/growth.py).
     o.append(fs_report.netfs_section())
     o.append(fs_report.growth_section())
+    # The published experiments with k6 and ab (bench/seeds.py's newest runs).
+    o.append(seeds_report.section())
     o.append("## Charts\n")
     for name, title in (("chart-htaccess", ".htaccess size/content"), ("chart-peers", "peers"),
                         ("chart-depth", "directory depth")):  # fmt: skip

@@ -22,6 +22,11 @@
 #   (group N alone: about 2 minutes quick, 6 minutes full)
 #   bench/run.sh --only growth   # only group G: cost growth with files and vhosts (bench/growth.py)
 #   (group G alone: about 2.5 minutes quick; full, with 1,000,000 files, about 7 minutes)
+#   bench/run.sh --only seeds    # only group K: the published experiments with
+#                                # their own tools, k6 and ab (bench/seeds.py)
+#   (group K alone: about 9 minutes quick; full about an hour: 10 k6 runs x
+#   30 s for 6 static and 4 WordPress points, 50 min, and ab at the
+#   published -n, about 8 min)
 #
 # "Both cores": the server unpinned with one worker per CPU while wrk stays
 # on CPU 1, so the server shares CPU 1 with the load generator (group U, and
@@ -47,7 +52,8 @@ want=()
 # valgrind: goal (a) is also judged by instructions per request (callgrind).
 # nghttp2-client: h2load, for HTTP/2 over TLS (bench/h2.py).
 # bindfs: a FUSE mount for group N (this kernel may have no NFS client).
-for pkg in apache2 nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn bindfs; do
+# apache2-utils: ab, for group K (bench/seeds.py).
+for pkg in apache2 apache2-utils nginx lighttpd h2o caddy wrk nghttp2-client valgrind libapache2-mod-xsendfile python3-flask python3-gunicorn bindfs; do
     if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         continue
     fi
@@ -90,6 +96,19 @@ if [ "${#wp_want[@]}" -gt 0 ]; then
         --no-install-recommends "${wp_want[@]}" >&2 ||
         note "installing ${wp_want[*]} failed: group W will fail"
     [ -z "$added_policy" ] || rm -f /usr/sbin/policy-rc.d
+fi
+
+# k6 for group K (bench/seeds.py), built as a Go module into $(go env GOPATH)/bin,
+# where bench/seeds.py looks for it. Without Go only group K's k6 tables fail.
+K6_VERSION=v1.8.1
+GO=$(command -v go || echo /usr/local/go/bin/go)
+if ! command -v k6 >/dev/null && [ -x "$GO" ]; then
+    gobin=$("$GO" env GOPATH)/bin
+    if ! "$gobin/k6" version 2>/dev/null | grep -q "k6 $K6_VERSION"; then
+        note "installing k6 $K6_VERSION (go install)"
+        "$GO" install "go.k6.io/k6@$K6_VERSION" >&2 || note "go install k6 failed: group K's k6 tables will say so"
+    fi
+    export PATH="$PATH:$gobin"
 fi
 
 # Python 3 with matplotlib (charts).
@@ -164,6 +183,17 @@ if [ "$*" = "--only netfs" ] || [ "$*" = "--only growth" ]; then
     exit 0
 fi
 
+# Group K: the published experiments with their own tools (k6, ab).
+seeds() {
+    note "K: the published experiments with k6 and ab"
+    (cd bench && "$PY" seeds.py ${BENCH_QUICK:+--quick}) >&2 || note "bench/seeds.py failed"
+}
+if [ "$*" = "--only seeds" ]; then
+    seeds
+    "$PY" bench/seeds_report.py
+    exit 0
+fi
+
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$("$PY" bench/bench.py "$@" | tail -n 1)
 if [ "$#" -eq 0 ]; then
@@ -178,6 +208,7 @@ if [ "$#" -eq 0 ]; then
     else
         (cd bench && "$PY" h2.py --instructions) >&2 || note "bench/h2.py failed"
     fi
+    seeds
 fi
 "$PY" bench/report.py "$out"
 note "results in $out; report in bench/REPORT.md"
