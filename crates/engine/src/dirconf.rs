@@ -41,6 +41,7 @@ pub struct DirConf {
     pub ssl: crate::modules::ssl::SslDir,
     pub cgi: crate::modules::cgi::CgiDir,
     pub unsupported: unsupported::UnsupportedDir,
+    pub http2: crate::modules::http2::Http2Dir,
 }
 
 impl DirConf {
@@ -101,6 +102,7 @@ impl DirConf {
             ssl: crate::modules::ssl::SslDir::merge(&base.ssl, &new.ssl),
             cgi: crate::modules::cgi::CgiDir::merge(&base.cgi, &new.cgi),
             unsupported: unsupported::UnsupportedDir::merge(&base.unsupported, &new.unsupported),
+            http2: crate::modules::http2::Http2Dir::merge(&base.http2, &new.http2),
         }
     }
 }

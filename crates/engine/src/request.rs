@@ -719,6 +719,10 @@ pub(crate) fn dir_fixups(ctx: &mut Ctx<'_>) -> Result<(), Status> {
 /// What the engine answers for a request that went through the phases.
 pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     if phases.is_ok() {
+        // The core's upgrade handler runs first of all handlers.
+        if let Some(resp) = crate::modules::http2::upgrade(ctx) {
+            return resp;
+        }
         if let Some(resp) = crate::modules::rewrite::redirect_handler(ctx) {
             return resp;
         }
@@ -730,7 +734,13 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     });
     let (mut resp, error) = match result {
         Ok(mut resp) => {
-            resp.upgrade_offer.clone_from(&ctx.site.upgrade_offer);
+            // The core announces its other protocols to a request that
+            // asked for none (no `Upgrade`, or an empty one).
+            if ctx.site.upgrade_offer.is_some()
+                && ctx.headers_in.get("Upgrade").is_none_or(|u| u.is_empty())
+            {
+                resp.upgrade_offer.clone_from(&ctx.site.upgrade_offer);
+            }
             (crate::errors::finish(ctx, resp), false)
         }
         Err(status) => (crate::errors::error_response(ctx, status), true),

@@ -427,6 +427,10 @@ pub struct Response {
     /// drop). The server sends them on the first answer of an HTTP/1.x
     /// connection only, as Apache does.
     pub upgrade_offer: Option<Arc<str>>,
+    /// The request switches its connection to HTTP/2 (`Upgrade: h2c`
+    /// accepted): the server sends `101 Switching Protocols` and answers
+    /// the request again as stream 1 of an HTTP/2 session.
+    pub h2c_upgrade: Option<Box<http2::H2cUpgrade>>,
     /// The HTTP/3 the request's server advertises in `Alt-Svc` on HTTPS
     /// answers (`H3Engine on`; the server adds the field unless the
     /// answer has its own).
@@ -466,6 +470,7 @@ impl Response {
             head_cache: None,
             log_env: Vec::new(),
             upgrade_offer: None,
+            h2c_upgrade: None,
             alt_svc: None,
         }
     }
