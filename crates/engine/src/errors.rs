@@ -84,6 +84,14 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     let mut redirected = ctx.internal_redirect(path, query, Some(status));
     redirected.method = "GET".into();
     let mut phases = redirected.process_internal();
+    // The document's request runs handlers, the core's upgrade handler
+    // first: an `Upgrade: h2c` may switch the connection here, and stream 1
+    // is then the document's request.
+    if phases.is_ok() {
+        if let Some(resp) = crate::modules::http2::upgrade(&redirected) {
+            return resp;
+        }
+    }
     // A backend handler, reached directly or through mod_rewrite's internal
     // redirects (a front controller): parked for the request's entry point,
     // which makes the exchange (see `error_backend`).
@@ -114,7 +122,12 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             None => {
                 break match hop.as_mut() {
                     Some(last) => Ok(crate::request::respond(last, Ok(()))),
-                    None => crate::handler::run(&mut redirected),
+                    // The core's upgrade handler announced its protocols
+                    // in the document's own headers, which are sent.
+                    None => crate::handler::run(&mut redirected).map(|mut r| {
+                        r.upgrade_offer = crate::modules::http2::upgrade_offer(&redirected);
+                        r
+                    }),
                 }
             }
             Some(Ok((next, p))) => {

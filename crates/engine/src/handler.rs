@@ -101,6 +101,10 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     // (the front-controller rewrite to index.php).
     let mut prev = None;
     while phases.is_ok() {
+        // The core's upgrade handler runs before any module's handler.
+        if let Some(resp) = crate::modules::http2::upgrade(&ctx) {
+            return Decision::Respond(resp);
+        }
         if crate::modules::php::handler::wants(&ctx) {
             return crate::modules::php::handler::decide(ctx, prev);
         }

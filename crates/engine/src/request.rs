@@ -734,13 +734,7 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     });
     let (mut resp, error) = match result {
         Ok(mut resp) => {
-            // The core announces its other protocols to a request that
-            // asked for none (no `Upgrade`, or an empty one).
-            if ctx.site.upgrade_offer.is_some()
-                && ctx.headers_in.get("Upgrade").is_none_or(|u| u.is_empty())
-            {
-                resp.upgrade_offer.clone_from(&ctx.site.upgrade_offer);
-            }
+            resp.upgrade_offer = crate::modules::http2::upgrade_offer(ctx);
             (crate::errors::finish(ctx, resp), false)
         }
         Err(status) => (crate::errors::error_response(ctx, status), true),

@@ -220,8 +220,14 @@ pub(crate) async fn serve<T: Transport>(
             proxied_by: c.proxied_by,
         };
         let early = c.rbuf.split().freeze();
+        // The HTTP/1.1 connection's state (its mod_status slot among it)
+        // ends here; the session keeps its own.
+        let tcp = {
+            let c = c;
+            c.stream.into_tcp()
+        };
         drop(_registered);
-        if let (true, Some(tcp)) = (linger, c.stream.into_tcp()) {
+        if let (true, Some(tcp)) = (linger, tcp) {
             crate::h2::serve_upgraded(tcp, early, up, client, local_addr, shared, local).await;
         }
         return;

@@ -53,5 +53,5 @@ pub struct H2cUpgrade {
     pub path: String,
     /// The request's fields, lower-cased, without those connection-specific
     /// ones mod_http2 leaves out of a stream's request.
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<(String, bytes::Bytes)>,
 }

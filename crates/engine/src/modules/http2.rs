@@ -299,16 +299,27 @@ pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Resp
         Some(p) if !host.contains(':') || host.starts_with('[') => format!("{host}:{p}"),
         _ => host,
     };
-    let path = match req
-        .target
-        .strip_prefix("http://")
-        .or_else(|| req.target.strip_prefix("https://"))
-    {
-        Some(rest) => match rest.find('/') {
-            Some(i) => rest[i..].to_string(),
-            None => "/".to_string(),
-        },
-        None => req.target.clone(),
+    // The request's own target, or where an internal redirect took it (a
+    // local `ErrorDocument`'s request has handlers, this one first).
+    let path = if ctx.redirects > 0 {
+        let mut p = escape_path(&ctx.uri);
+        if let Some(args) = &ctx.args {
+            p.push('?');
+            p.push_str(args);
+        }
+        p
+    } else {
+        match req
+            .target
+            .strip_prefix("http://")
+            .or_else(|| req.target.strip_prefix("https://"))
+        {
+            Some(rest) => match rest.find('/') {
+                Some(i) => rest[i..].to_string(),
+                None => "/".to_string(),
+            },
+            None => req.target.clone(),
+        }
     };
     let fields = headers
         .iter()
@@ -317,12 +328,7 @@ pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Resp
                 .iter()
                 .any(|i| n.eq_ignore_ascii_case(i))
         })
-        .map(|(n, v)| {
-            (
-                n.to_ascii_lowercase(),
-                String::from_utf8_lossy(v).into_owned(),
-            )
-        })
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
         .collect();
     let mut resp = crate::http::Response::new(101);
     resp.add_header("Upgrade", "h2c");
@@ -331,13 +337,24 @@ pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Resp
         settings: http2.settings(),
         client_settings_valid: settings.is_some_and(settings_payload_valid),
         interim: req.version == Version::Http11,
-        method: ctx.req.method.clone(),
+        method: ctx.method.to_string(),
         scheme: "http",
         authority,
         path,
         headers: fields,
     }));
     Some(resp)
+}
+
+/// The protocols the core announces in `Upgrade` on a handler's answer
+/// (sent on a connection's first answer only): those of the request's
+/// server, to a request that asked for none (no `Upgrade`, or an empty one).
+pub(crate) fn upgrade_offer(ctx: &crate::request::Ctx<'_>) -> Option<std::sync::Arc<str>> {
+    ctx.site.upgrade_offer.as_ref()?;
+    if ctx.headers_in.get("Upgrade").is_some_and(|u| !u.is_empty()) {
+        return None;
+    }
+    ctx.site.upgrade_offer.clone()
 }
 
 /// What mod_http2 leaves out of a stream's request made from an HTTP/1.1
@@ -350,6 +367,20 @@ const IGNORED_REQUEST_FIELDS: &[&str] = &[
     "proxy-connection",
     "transfer-encoding",
 ];
+
+/// A decoded path as a `:path` carries it: `%`, blanks, controls and
+/// bytes beyond ASCII escaped.
+fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b <= b' ' || b >= 0x7f || b == b'%' || b == b'?' || b == b'#' {
+            out.push_str(&format!("%{b:02X}"));
+        } else {
+            out.push(b as char);
+        }
+    }
+    out
+}
 
 /// `ap_find_token`: `tok` among the tokens of `list`, without case (a
 /// token that is a prefix of `tok` counts too, as Apache's does).
@@ -624,6 +655,35 @@ mod tests {
             conf(&["h2c", "http/1.1"], None).select(&["h2c", "http/1.1"], &tls),
             Some("http/1.1")
         );
+    }
+
+    #[test]
+    fn upgrade_lists_are_read_strictly() {
+        assert_eq!(
+            parse_token_list_strict(" h2c , foo,,"),
+            Some(vec!["h2c".to_string(), "foo".to_string()])
+        );
+        assert_eq!(parse_token_list_strict("h2c;v=1"), None);
+        assert_eq!(parse_token_list_strict("h2 c"), None);
+        assert!(find_token("Upgrade, HTTP2-Settings", "http2-settings"));
+        assert!(find_token("keep-alive, upgrade", "upgrade"));
+        assert!(!find_token("close", "upgrade"));
+    }
+
+    #[test]
+    fn http2_settings_decode_as_nghttp2_takes_them() {
+        // curl's: MAX_CONCURRENT_STREAMS 100, INITIAL_WINDOW_SIZE, ENABLE_PUSH 0.
+        assert!(settings_payload_valid("AAMAAABkAAQCAAAAAAIAAAAA"));
+        // Empty, or nothing base64url before another character: no entries.
+        assert!(settings_payload_valid(""));
+        assert!(settings_payload_valid("!!!!"));
+        // Three bytes: not a whole entry.
+        assert!(!settings_payload_valid("AAMA"));
+        // ENABLE_PUSH 2, MAX_FRAME_SIZE below 16384.
+        assert!(!settings_payload_valid("AAIAAAAC"));
+        assert!(!settings_payload_valid("AAUAAAAB"));
+        // Padding ends the value; what precedes it counts.
+        assert!(settings_payload_valid("AAMAAABk=="));
     }
 
     #[test]

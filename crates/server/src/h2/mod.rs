@@ -1,5 +1,6 @@
-//! HTTP/2: the framing of a connection whose client chose `h2` by ALPN or
-//! opened with `h2c`'s preface, on the `h2` crate.
+//! HTTP/2: the framing of a connection whose client chose `h2` by ALPN,
+//! opened with `h2c`'s preface, or switched to `h2c` by an HTTP/1.1
+//! request's `Upgrade` ([`serve_upgraded`], `upgrade.rs`), on the `h2` crate.
 //!
 //! A session ([`serve`]) accepts streams and runs each as its own task;
 //! a stream's request is answered by the same exchange as an HTTP/1.1

@@ -37,10 +37,10 @@ pub(crate) fn headers_frame(up: &H2cUpgrade, max_frame: usize) -> Vec<u8> {
     for (name, value) in &up.headers {
         // `te` other than `trailers` makes the stream malformed in HTTP/2
         // (the `h2` crate resets it); mod_http2 passes it to the request.
-        if name == "te" && !value.eq_ignore_ascii_case("trailers") {
+        if name == "te" && !value.eq_ignore_ascii_case(b"trailers") {
             continue;
         }
-        literal(&mut block, name.as_bytes(), value.as_bytes());
+        literal(&mut block, name.as_bytes(), value);
     }
     let mut out = Vec::with_capacity(block.len() + 9 * (1 + block.len() / max_frame));
     let mut chunks = block.chunks(max_frame.max(1)).peekable();
@@ -282,7 +282,7 @@ mod tests {
             scheme: "http",
             authority: "localhost".into(),
             path: "/a".into(),
-            headers: vec![("accept".into(), "*/*".into())],
+            headers: vec![("accept".into(), bytes::Bytes::from_static(b"*/*"))],
         }
     }
 
