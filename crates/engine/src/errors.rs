@@ -128,7 +128,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
                         r.upgrade_offer = crate::modules::http2::upgrade_offer(&redirected);
                         r
                     }),
-                }
+                };
             }
             Some(Ok((next, p))) => {
                 let from = hop.replace(next);
