@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(len, f.len() - 9);
         assert_eq!(&f[3..9], &[0x1, 0x5, 0, 0, 0, 1]);
         // ":method" "GET", never indexed, no Huffman.
-        assert_eq!(&f[9..20], b"\x10\x07:method\x03GET");
+        assert_eq!(&f[9..22], b"\x10\x07:method\x03GET");
         // Split in CONTINUATION frames past the frame size.
         let f = headers_frame(&upgrade(), 10);
         assert_eq!(&f[3..5], &[0x1, 0x1]);
