@@ -422,10 +422,11 @@ pub struct Response {
     /// when no log has a condition).
     pub log_env: Vec<(String, String)>,
     /// The protocols the request's server offers by `Upgrade` (`h2,h2c`):
-    /// set when the answer is a handler's own (Apache's core announces
-    /// them from its first handler, in `headers_out`, which error pages
-    /// drop). The server sends them on the first answer of an HTTP/1.x
-    /// connection only, as Apache does.
+    /// set when the answer is a handler's own and the request named no
+    /// `Upgrade` (Apache's core announces them from its first handler, in
+    /// `headers_out`, which error pages drop; a local `ErrorDocument`'s
+    /// request runs that handler too). The server sends them on the first
+    /// answer of an HTTP/1.x connection only, as Apache does.
     pub upgrade_offer: Option<Arc<str>>,
     /// The request switches its connection to HTTP/2 (`Upgrade: h2c`
     /// accepted): the server sends `101 Switching Protocols` and answers
