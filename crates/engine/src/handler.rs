@@ -142,7 +142,10 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
 
 /// The request's target parsed and normalised with its server's settings
 /// (`AllowEncodedSlashes`): Apache's `r->uri` and `r->args`.
-fn request_uri(site: &Site, req: &Request) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
+pub(crate) fn request_uri(
+    site: &Site,
+    req: &Request,
+) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
     let opts = crate::uri::NormalizeOptions {
         encoded_slashes: site.encoded_slashes,
         ..Default::default()

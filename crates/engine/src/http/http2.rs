@@ -50,7 +50,8 @@ pub struct H2cUpgrade {
     pub method: String,
     pub scheme: &'static str,
     pub authority: String,
-    pub path: String,
+    /// `:path`: the request's path as Apache decoded it, and its query.
+    pub path: bytes::Bytes,
     /// The request's fields, lower-cased, without those connection-specific
     /// ones mod_http2 leaves out of a stream's request.
     pub headers: Vec<(String, bytes::Bytes)>,

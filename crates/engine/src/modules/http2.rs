@@ -299,27 +299,44 @@ pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Resp
         Some(p) if !host.contains(':') || host.starts_with('[') => format!("{host}:{p}"),
         _ => host,
     };
-    // The request's own target, or where an internal redirect took it (a
-    // local `ErrorDocument`'s request has handlers, this one first).
-    let path = if ctx.redirects > 0 {
-        let mut p = escape_path(&ctx.uri);
+    // mod_http2 writes the request's parsed path, which Apache decoded
+    // and normalised in place, with its query as sent: the path where an
+    // internal redirect took it (a local `ErrorDocument`'s request has
+    // handlers, this one first), else the request's own, before any
+    // rewrite. A decoded path HTTP/2's `:path` cannot hold here goes as
+    // the client sent it.
+    let decoded = if ctx.redirects > 0 {
+        let mut p = crate::path_text::bytes(&ctx.uri).into_owned();
         if let Some(args) = &ctx.args {
-            p.push('?');
-            p.push_str(args);
+            p.push(b'?');
+            p.extend_from_slice(args.as_bytes());
         }
-        p
+        Some(p)
     } else {
-        match req
-            .target
-            .strip_prefix("http://")
-            .or_else(|| req.target.strip_prefix("https://"))
-        {
-            Some(rest) => match rest.find('/') {
-                Some(i) => rest[i..].to_string(),
-                None => "/".to_string(),
+        crate::handler::request_uri(ctx.site, req).ok().map(|u| {
+            let mut p = u.path;
+            if let Some(q) = &u.target.query {
+                p.push(b'?');
+                p.extend_from_slice(q.as_bytes());
+            }
+            p
+        })
+    };
+    let path = match decoded.filter(|p| carriable_path(p)) {
+        Some(p) => bytes::Bytes::from(p),
+        None => bytes::Bytes::from(
+            match req
+                .target
+                .strip_prefix("http://")
+                .or_else(|| req.target.strip_prefix("https://"))
+            {
+                Some(rest) => match rest.find('/') {
+                    Some(i) => rest[i..].to_string(),
+                    None => "/".to_string(),
+                },
+                None => req.target.clone(),
             },
-            None => req.target.clone(),
-        }
+        ),
     };
     let fields = headers
         .iter()
@@ -368,18 +385,14 @@ const IGNORED_REQUEST_FIELDS: &[&str] = &[
     "transfer-encoding",
 ];
 
-/// A decoded path as a `:path` carries it: `%`, blanks, controls and
-/// bytes beyond ASCII escaped.
-fn escape_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b <= b' ' || b >= 0x7f || b == b'%' || b == b'?' || b == b'#' {
-            out.push_str(&format!("%{b:02X}"));
-        } else {
-            out.push(b as char);
-        }
-    }
-    out
+/// Whether a `:path` the `h2` crate takes can hold `p` as it is: UTF-8,
+/// no blanks, controls, `#` nor characters a URI never holds bare.
+fn carriable_path(p: &[u8]) -> bool {
+    p.first() == Some(&b'/')
+        && std::str::from_utf8(p).is_ok()
+        && p.iter().all(|&b| {
+            b >= 0x80 || b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%?".contains(&b)
+        })
 }
 
 /// `ap_find_token`: `tok` among the tokens of `list`, without case (a

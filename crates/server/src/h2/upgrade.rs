@@ -25,14 +25,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// header block) of stream 1 for the upgraded request, ending the stream.
 pub(crate) fn headers_frame(up: &H2cUpgrade, max_frame: usize) -> Vec<u8> {
     let mut block = Vec::new();
-    let pseudo = [
-        (":method", up.method.as_str()),
-        (":scheme", up.scheme),
-        (":authority", up.authority.as_str()),
-        (":path", up.path.as_str()),
+    let pseudo: [(&str, &[u8]); 4] = [
+        (":method", up.method.as_bytes()),
+        (":scheme", up.scheme.as_bytes()),
+        (":authority", up.authority.as_bytes()),
+        (":path", &up.path),
     ];
     for (name, value) in pseudo {
-        literal(&mut block, name.as_bytes(), value.as_bytes());
+        literal(&mut block, name.as_bytes(), value);
     }
     for (name, value) in &up.headers {
         // `te` other than `trailers` makes the stream malformed in HTTP/2
@@ -281,7 +281,7 @@ mod tests {
             method: "GET".into(),
             scheme: "http",
             authority: "localhost".into(),
-            path: "/a".into(),
+            path: bytes::Bytes::from_static(b"/a"),
             headers: vec![("accept".into(), bytes::Bytes::from_static(b"*/*"))],
         }
     }
