@@ -121,7 +121,9 @@ set +e
 # Apache's: with two worker threads, one of them sees it at least three
 # times, so answers kept by the answer memo are checked too. The corpus/,
 # apps/ and protocol/ cases (and a few others) then run once more over HTTP/2 (tests/difftest/tests/
-# differential_http2.rs; DIFFTEST_HTTP2_ARGS changes the selection).
+# differential_http2.rs; DIFFTEST_HTTP2_ARGS changes the selection), and the
+# h2c/ cases and a few static/ and methods/ ones as curl --http2 sends them in clear text,
+# Upgrade: h2c (differential_h2c_upgrade.rs, DIFFTEST_H2C_ARGS; ~20 s).
 DIFFTEST_ARGS="${DIFFTEST_ARGS:-} --repeat 5 --compat-report docs/compatibility.md --summary-json target/security/difftest.json" cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 

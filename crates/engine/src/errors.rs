@@ -98,10 +98,15 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             last: Some(mut last),
             phases,
         } => Ok(crate::request::respond(&mut last, phases)),
+        // The core's upgrade handler announced its protocols in the
+        // document's own headers, which are sent.
         Settled::Handler {
             last: None,
             phases: Ok(()),
-        } => crate::handler::run(&mut redirected),
+        } => crate::handler::run(&mut redirected).map(|mut r| {
+            r.upgrade_offer = crate::modules::hooks::upgrade_offer(&redirected);
+            r
+        }),
         Settled::Handler {
             last: None,
             phases: Err(e),
@@ -120,6 +125,9 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             return failed_document_page(ctx, status);
         }
         Settled::Failed { response, .. } => Ok(response),
+        // An `Upgrade: h2c` switched the connection here: stream 1 is the
+        // document's request.
+        Settled::Switched { response, .. } => return response,
     };
     match result {
         Ok(mut r) => {

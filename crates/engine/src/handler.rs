@@ -109,6 +109,7 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
             backend,
             prev,
         } => (backend.decide)(last.unwrap_or(ctx), prev),
+        Settled::Switched { response, .. } => Decision::Respond(response),
         Settled::Failed { last, mut response } => {
             let last = &mut last.unwrap_or(ctx);
             response.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
@@ -147,6 +148,12 @@ pub(crate) enum Settled<'a> {
         last: Option<Ctx<'a>>,
         response: Response,
     },
+    /// The core's upgrade handler switched `last`'s connection to another
+    /// protocol: this answer (`101 Switching Protocols`).
+    Switched {
+        last: Option<Ctx<'a>>,
+        response: Response,
+    },
 }
 
 impl<'a> Settled<'a> {
@@ -155,7 +162,8 @@ impl<'a> Settled<'a> {
         match self {
             Settled::Handler { last, .. }
             | Settled::Backend { last, .. }
-            | Settled::Failed { last, .. } => last,
+            | Settled::Failed { last, .. }
+            | Settled::Switched { last, .. } => last,
         }
     }
 }
@@ -177,6 +185,10 @@ pub(crate) fn settle<'a>(
         };
         if phases.is_err() {
             return Settled::Handler { last, phases };
+        }
+        // The core's upgrade handler runs before any module's handler.
+        if let Some(response) = hooks::switch_protocol(cur) {
+            return Settled::Switched { last, response };
         }
         if let Some(backend) = hooks::backend(cur) {
             return Settled::Backend {
@@ -207,7 +219,10 @@ pub(crate) fn settle<'a>(
 
 /// The request's target parsed and normalised with its server's settings
 /// (`AllowEncodedSlashes`): Apache's `r->uri` and `r->args`.
-fn request_uri(site: &Site, req: &Request) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
+pub(crate) fn request_uri(
+    site: &Site,
+    req: &Request,
+) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
     let opts = crate::uri::NormalizeOptions {
         encoded_slashes: site.encoded_slashes,
         ..Default::default()

@@ -719,6 +719,10 @@ pub(crate) fn dir_fixups(ctx: &mut Ctx<'_>) -> Result<(), Status> {
 /// What the engine answers for a request that went through the phases.
 pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     if phases.is_ok() {
+        // The core's upgrade handler runs first of all handlers.
+        if let Some(resp) = hooks::switch_protocol(ctx) {
+            return resp;
+        }
         // An internal redirect the phases scheduled answers instead.
         if let Some(next) = hooks::redirect(ctx) {
             return match next {
@@ -734,7 +738,7 @@ pub fn respond(ctx: &mut Ctx<'_>, phases: Result<(), Status>) -> Response {
     });
     let (mut resp, error) = match result {
         Ok(mut resp) => {
-            resp.upgrade_offer.clone_from(&ctx.site.upgrade_offer);
+            resp.upgrade_offer = hooks::upgrade_offer(ctx);
             (crate::errors::finish(ctx, resp), false)
         }
         Err(status) => (crate::errors::error_response(ctx, status), true),

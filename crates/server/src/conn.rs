@@ -212,6 +212,26 @@ pub(crate) async fn serve<T: Transport>(
     let _registered = Registered(&local, id);
     let mut c = Conn::new(stream, remote, local_addr, id, local.clone(), stages);
     let linger = c.run(&shared).await;
+    if let Some(up) = c.upgrade.take() {
+        // `Upgrade: h2c` accepted and the `101` sent: the connection is an
+        // HTTP/2 session from here, whose first stream is that request.
+        let client = Client {
+            addr: c.remote,
+            proxied_by: c.proxied_by,
+        };
+        let early = c.rbuf.split().freeze();
+        // The HTTP/1.1 connection's state (its mod_status slot among it)
+        // ends here; the session keeps its own.
+        let tcp = {
+            let c = c;
+            c.stream.into_tcp()
+        };
+        drop(_registered);
+        if let (true, Some(tcp)) = (linger, tcp) {
+            crate::h2::serve_upgraded(tcp, early, up, client, local_addr, shared, local).await;
+        }
+        return;
+    }
     if linger {
         c.linger().await;
     }
@@ -389,6 +409,8 @@ pub(crate) struct Conn<T> {
     /// began among them (for `%I`: consumed since then).
     total_read: u64,
     request_start: u64,
+    /// The request just answered switched the connection to `h2c`.
+    upgrade: Option<Box<htaccel_engine::http::http2::H2cUpgrade>>,
 }
 
 /// The request of a head whose request line could not be used: only the
@@ -453,6 +475,7 @@ impl<T: Transport> Conn<T> {
             log_env: RefCell::new(Vec::new()),
             total_read: 0,
             request_start: 0,
+            upgrade: None,
         }
     }
 
@@ -847,6 +870,22 @@ impl<T: Transport> Conn<T> {
                 }
             }
         };
+        if let Answer::Owned(r) = &mut resp {
+            if let Some(up) = r.h2c_upgrade.take() {
+                // `101 Switching Protocols` (none to an HTTP/1.0 client, as
+                // Apache's interim answers), logged as the request's own
+                // answer; the session follows once it is sent.
+                self.answer_start.set(Some(self.out.position()));
+                if up.interim {
+                    self.out.buf.extend_from_slice(
+                        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n",
+                    );
+                }
+                self.log(shared, Some(&req), 101, 0, &r.headers, received, started);
+                self.upgrade = Some(up);
+                return Some(false);
+            }
+        }
         let has_body = match req.framing {
             BodyFraming::None => false,
             BodyFraming::Length(n) => n > 0,

@@ -61,6 +61,16 @@ pub(crate) trait Transport {
     fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {
         None
     }
+
+    /// The TCP connection under a plain HTTP/1.x connection, for the
+    /// HTTP/2 session an `Upgrade: h2c` switches it to (`None`: this
+    /// transport cannot switch).
+    fn into_tcp(self) -> Option<TcpStream>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Plain HTTP over TCP.
@@ -104,5 +114,9 @@ impl Transport for Plain {
     #[inline]
     fn tls(&self) -> Option<&Arc<TlsInfo>> {
         None
+    }
+
+    fn into_tcp(self) -> Option<TcpStream> {
+        Some(self.0)
     }
 }

@@ -37,6 +37,13 @@ contains one of them.
                         HTTP/2 (h2c with prior knowledge on the plain port,
                         h2 by ALPN over TLS); requests HTTP/2 cannot express
                         are counted per case and not sent
+  --h2c-upgrade         send each request with `curl --http2` in clear text
+                        (HTTP/1.1 with `Upgrade: h2c`; also
+                        DIFFTEST_PROTOCOL=h2c-upgrade): the same lines as
+                        --http2 are added to a case's configuration unless
+                        it sets `Protocols` itself; what curl saw (the 101,
+                        the answer and its HTTP version) is compared; raw,
+                        TLS and pipelined blocks are not sent
   --keep                keep the temporary trees of the cases
   --list                list the cases and exit
   -h, --help            this text
@@ -114,6 +121,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> 
             "--summary-json" => o.summary_json = Some(value()?.into()),
             "--list" => o.list = true,
             "--http2" => o.protocol = crate::protocol::Protocol::Http2,
+            "--h2c-upgrade" => o.protocol = crate::protocol::Protocol::H2cUpgrade,
             "-h" | "--help" => o.help = true,
             f if f.starts_with('-') => return Err(format!("unknown option {f}")),
             _ => o.filters.push(arg),

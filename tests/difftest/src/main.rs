@@ -13,6 +13,7 @@ mod compare;
 mod compat;
 mod flask;
 mod fpm;
+mod h2c_upgrade;
 mod h2client;
 mod h2request;
 mod httpdate;
@@ -194,7 +195,9 @@ fn run(opts: cli::Options) -> Result<bool, String> {
         );
         return Ok(broken == 0);
     }
-    if let (Some(_), protocol::Protocol::Http2) = (&opts.compat_report, opts.protocol) {
+    if let (Some(_), protocol::Protocol::Http2 | protocol::Protocol::H2cUpgrade) =
+        (&opts.compat_report, opts.protocol)
+    {
         println!("compatibility table not written: it records the HTTP/1.1 run");
     } else if let Some(path) = &opts.compat_report {
         let mut all: Vec<&cases::Case> = report_cases()

@@ -203,8 +203,8 @@ pub fn summary(results: &[CaseResult], protocol: Protocol) -> String {
     // Over HTTP/2, the requests not sent (not expressible) get a column.
     let not_sent = |r: Option<&CaseResult>| match (protocol, r) {
         (Protocol::Http1, _) => String::new(),
-        (Protocol::Http2, None) => format!("  {:>8}", "not sent"),
-        (Protocol::Http2, Some(r)) => format!("  {:>8}", r.skipped.len()),
+        (_, None) => format!("  {:>8}", "not sent"),
+        (_, Some(r)) => format!("  {:>8}", r.skipped.len()),
     };
     let mut out = format!(
         "{:<width$}  {:>8}{}  {:>9}  {:>9}  {:>6}\n",

@@ -200,8 +200,23 @@ fn serve_and_compare(
                     continue;
                 }
             },
+            Protocol::H2cUpgrade => match crate::h2c_upgrade::expressible(req) {
+                Ok(streams) => Some(streams),
+                Err(why) => {
+                    result.skipped.push((req.line, why));
+                    continue;
+                }
+            },
         };
-        let send = |server: &Server| exchange(server, &certs, req, streams.as_deref());
+        let send = |server: &Server| match s.protocol {
+            Protocol::H2cUpgrade => crate::h2c_upgrade::exchange(
+                server.port,
+                req,
+                &streams.as_deref().unwrap_or_default()[0],
+                &sb.dir,
+            ),
+            _ => exchange(server, &certs, req, streams.as_deref()),
+        };
         let a = send(&apache);
         match &other {
             None => result

@@ -30,3 +30,29 @@ pub struct H2Stream {
     pub session: u64,
     pub id: u32,
 }
+
+/// An HTTP/1.1 request whose `Upgrade: h2c` the server accepted (core's
+/// `core_upgrade_handler` with mod_http2's `h2_protocol_switch`): the
+/// answer is `101 Switching Protocols`, after which the connection speaks
+/// HTTP/2 and the request is answered again as the session's stream 1,
+/// whose header block mod_http2 makes from the request (`h2_request_rcreate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct H2cUpgrade {
+    /// The session's settings (the request's server's).
+    pub settings: H2Settings,
+    /// `HTTP2-Settings` is a SETTINGS payload nghttp2 accepts (its
+    /// base64url decoded, a multiple of six bytes, each value in range).
+    /// Otherwise Apache still switches, and the session ends at once.
+    pub client_settings_valid: bool,
+    /// Whether the `101` is sent: Apache sends no interim answer to an
+    /// HTTP/1.0 request (`ap_send_interim_response`), and switches anyway.
+    pub interim: bool,
+    pub method: String,
+    pub scheme: &'static str,
+    pub authority: String,
+    /// `:path`: the request's path as Apache decoded it, and its query.
+    pub path: bytes::Bytes,
+    /// The request's fields, lower-cased, without those connection-specific
+    /// ones mod_http2 leaves out of a stream's request.
+    pub headers: Vec<(String, bytes::Bytes)>,
+}

@@ -422,11 +422,16 @@ pub struct Response {
     /// when no log has a condition).
     pub log_env: Vec<(String, String)>,
     /// The protocols the request's server offers by `Upgrade` (`h2,h2c`):
-    /// set when the answer is a handler's own (Apache's core announces
-    /// them from its first handler, in `headers_out`, which error pages
-    /// drop). The server sends them on the first answer of an HTTP/1.x
-    /// connection only, as Apache does.
+    /// set when the answer is a handler's own and the request named no
+    /// `Upgrade` (Apache's core announces them from its first handler, in
+    /// `headers_out`, which error pages drop; a local `ErrorDocument`'s
+    /// request runs that handler too). The server sends them on the first
+    /// answer of an HTTP/1.x connection only, as Apache does.
     pub upgrade_offer: Option<Arc<str>>,
+    /// The request switches its connection to HTTP/2 (`Upgrade: h2c`
+    /// accepted): the server sends `101 Switching Protocols` and answers
+    /// the request again as stream 1 of an HTTP/2 session.
+    pub h2c_upgrade: Option<Box<http2::H2cUpgrade>>,
     /// The HTTP/3 the request's server advertises in `Alt-Svc` on HTTPS
     /// answers (`H3Engine on`; the server adds the field unless the
     /// answer has its own).
@@ -466,6 +471,7 @@ impl Response {
             head_cache: None,
             log_env: Vec::new(),
             upgrade_offer: None,
+            h2c_upgrade: None,
             alt_svc: None,
         }
     }

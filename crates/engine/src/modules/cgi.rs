@@ -706,7 +706,9 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
             backend,
             prev,
         } => (backend.decide)(last.unwrap_or(next), prev),
-        Settled::Failed { response, .. } => Decision::Respond(response),
+        Settled::Failed { response, .. } | Settled::Switched { response, .. } => {
+            Decision::Respond(response)
+        }
         Settled::Handler { last, phases } => {
             let last = &mut last.unwrap_or(next);
             let resp = crate::request::respond(last, phases);

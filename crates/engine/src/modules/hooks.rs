@@ -47,6 +47,13 @@ pub type EarlyAnswer = fn(
 #[allow(clippy::type_complexity)]
 pub type Redirect =
     for<'a> fn(&mut Ctx<'a>) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>>;
+/// The core's upgrade handler's switch of protocol (`ap_switch_protocol`
+/// through the modules' `protocol_switch` hooks): the answer that switches
+/// (`101 Switching Protocols`), `None` to answer as the request is.
+pub type Switch = fn(&Ctx<'_>) -> Option<Response>;
+/// The protocols a handler's answer announces in `Upgrade`
+/// (`ap_get_protocol_upgrades`), `None` for none.
+pub type Offer = fn(&Ctx<'_>) -> Option<std::sync::Arc<str>>;
 /// A file the default handler must not send as it is (it belongs to a
 /// backend that is not configured for it).
 pub type FileRefusal = fn(&mut Ctx<'_>) -> bool;
@@ -116,6 +123,13 @@ pub static FIXUPS: &[RunAll] = &[
 /// `insert_filter`: the filters a request's configuration attaches
 /// (mod_filter's `FilterChain`/`AddOutputFilterByType`, `SetOutputFilter`).
 pub static INSERT_FILTER: &[RunAll] = &[filter::insert];
+
+/// The protocol switches the core's upgrade handler offers, first of all
+/// handlers: mod_http2's `h2c`.
+pub static PROTOCOL_SWITCH: &[Switch] = &[http2::upgrade];
+
+/// What answers announce they could switch to: mod_http2's protocols.
+pub static PROTOCOL_OFFERS: &[Offer] = &[http2::upgrade_offer];
 
 /// `handler`: the handlers that answer by name before the default handler
 /// (the file, or a directory's listing): mod_rewrite's redirect-handler,
@@ -198,6 +212,16 @@ pub fn backend(ctx: &Ctx<'_>) -> Option<&'static Backend> {
 #[allow(clippy::type_complexity)]
 pub fn redirect<'a>(ctx: &mut Ctx<'a>) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>> {
     REDIRECTS.iter().find_map(|redirect| redirect(ctx))
+}
+
+/// The switch of protocol the request asks for and may make.
+pub fn switch_protocol(ctx: &Ctx<'_>) -> Option<Response> {
+    PROTOCOL_SWITCH.iter().find_map(|switch| switch(ctx))
+}
+
+/// The protocols a handler's answer to `ctx` announces.
+pub fn upgrade_offer(ctx: &Ctx<'_>) -> Option<std::sync::Arc<str>> {
+    PROTOCOL_OFFERS.iter().find_map(|offer| offer(ctx))
 }
 
 /// The first handler that answers.

@@ -7,8 +7,14 @@
 //! ALPN in the TLS handshake (the server SNI chose), `h2c` by the client's
 //! connection preface on a cleartext address (`H2Direct`, on by default
 //! for `h2c`; the address's base server decides, before any `Host` is
-//! read). What HTTP/2 changes of a request stops at the framing: each
-//! stream is served with the same request semantics as HTTP/1.1.
+//! read), or `h2c` by an HTTP/1.1 request's `Upgrade: h2c` ([`upgrade`]:
+//! the core's upgrade handler, first of the handlers, with mod_http2's
+//! conditions: the request's server lists `h2c`, `H2Upgrade` is not off
+//! for the request's directory (on by default in clear text), the request
+//! has `HTTP2-Settings` named in `Connection` and no body; the answer is
+//! `101 Switching Protocols` and the request is answered again as stream 1
+//! of the session). What HTTP/2 changes of a request stops at the framing:
+//! each stream is served with the same request semantics as HTTP/1.1.
 //!
 //! Accepted without effect, as their purpose is Apache's own thread and
 //! buffer management: `H2MinWorkers`, `H2MaxWorkers`,
@@ -20,8 +26,8 @@
 //! `H2ModernTLSOnly` holds by construction: htaccel's TLS offers only
 //! TLS 1.2 and 1.3 with AEAD suites. Refused with the reason:
 //! `H2EarlyHints on` and `H2EarlyHint` (no 103 responses), `H2Padding`
-//! other than 0, `H2Upgrade on` (no `Upgrade: h2c` switch), `H2PushResource`
-//! (no push), `H2ProxyRequests on` and `H2WebSockets on`.
+//! other than 0, `H2PushResource` (no push), `H2ProxyRequests on` and
+//! `H2WebSockets on`.
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
@@ -153,6 +159,21 @@ impl Http2Server {
     }
 }
 
+/// mod_http2's per-directory settings: `H2Upgrade` (`None`: not set, on
+/// in clear text).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Http2Dir {
+    pub upgrade: Option<bool>,
+}
+
+impl Http2Dir {
+    pub fn merge(base: &Http2Dir, new: &Http2Dir) -> Http2Dir {
+        Http2Dir {
+            upgrade: new.upgrade.or(base.upgrade),
+        }
+    }
+}
+
 /// `apr_atoi64`: leading blanks, a sign, the digits; anything after them
 /// is ignored and no digits read as 0.
 fn atoi(value: &str) -> i64 {
@@ -234,6 +255,248 @@ pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::requ
     Ok(())
 }
 
+/// The core's upgrade handler (`core_upgrade_handler`, the first handler
+/// Apache runs) for mod_http2's `h2c`: the `101 Switching Protocols`
+/// answer when the request asks to switch to `h2c` and may, `None` when it
+/// is answered as it is. Only a request read from an HTTP/1.x connection in
+/// clear text can switch (over TLS, mod_http2 offers `h2` only with
+/// `H2Upgrade on`, which htaccel does not switch to).
+pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Response> {
+    use crate::http::Version;
+    let req = ctx.req;
+    let http2 = ctx.site.http2.as_ref()?;
+    if req.tls.is_some()
+        || req.h2_stream.is_some()
+        || !matches!(req.version, Version::Http10 | Version::Http11)
+        || !ctx.site.modules.protocols.lists("h2c")
+    {
+        return None;
+    }
+    let headers = &ctx.headers_in;
+    let offered = headers.get_str("Upgrade").filter(|u| !u.is_empty())?;
+    if !find_token(headers.get_str("Connection").unwrap_or_default(), "upgrade") {
+        return None;
+    }
+    let offers = parse_token_list_strict(offered)?;
+    if offers.is_empty() {
+        return None;
+    }
+    // mod_http2's proposal (`h2_protocol_propose`): `H2Upgrade` for the
+    // request's directory, `HTTP2-Settings` named in `Connection`, no body.
+    let settings = headers.get_str("HTTP2-Settings");
+    let proposes = ctx.conf.http2.upgrade != Some(false)
+        && settings.is_some()
+        && find_token(
+            headers.get_str("Connection").unwrap_or_default(),
+            "http2-settings",
+        )
+        && match headers.get_str("Content-Length") {
+            Some(cl) => cl == "0",
+            None => !headers.contains("Transfer-Encoding"),
+        };
+    let available: &[&str] = if proposes { &["h2c"] } else { &[] };
+    let choices: Vec<&str> = offers.iter().map(String::as_str).collect();
+    if ctx.site.modules.protocols.select(&choices, available)? != "h2c" {
+        return None;
+    }
+    // The stream's request, as `h2_request_rcreate` makes it: the host the
+    // request named, with its port, else the server's when not the default.
+    let (host, port) =
+        crate::engine::request_host(req).unwrap_or_else(|| (ctx.site.server_name.clone(), None));
+    let authority = match port.or(ctx.site.port.filter(|p| *p != 80)) {
+        Some(p) if !host.contains(':') || host.starts_with('[') => format!("{host}:{p}"),
+        _ => host,
+    };
+    // mod_http2 writes the request's parsed path, which Apache decoded
+    // and normalised in place, with its query as sent: the path where an
+    // internal redirect took it (a local `ErrorDocument`'s request has
+    // handlers, this one first), else the request's own, before any
+    // rewrite. A decoded path HTTP/2's `:path` cannot hold here goes as
+    // the client sent it.
+    let decoded = if ctx.redirects > 0 {
+        let mut p = crate::path_text::bytes(&ctx.uri).into_owned();
+        if let Some(args) = &ctx.args {
+            p.push(b'?');
+            p.extend_from_slice(args.as_bytes());
+        }
+        Some(p)
+    } else {
+        crate::handler::request_uri(ctx.site, req).ok().map(|u| {
+            let mut p = u.path;
+            if let Some(q) = &u.target.query {
+                p.push(b'?');
+                p.extend_from_slice(q.as_bytes());
+            }
+            p
+        })
+    };
+    let path = match decoded.filter(|p| carriable_path(p)) {
+        Some(p) => bytes::Bytes::from(p),
+        None => bytes::Bytes::from(
+            match req
+                .target
+                .strip_prefix("http://")
+                .or_else(|| req.target.strip_prefix("https://"))
+            {
+                Some(rest) => match rest.find('/') {
+                    Some(i) => rest[i..].to_string(),
+                    None => "/".to_string(),
+                },
+                None => req.target.clone(),
+            },
+        ),
+    };
+    let fields = headers
+        .iter()
+        .filter(|(n, _)| {
+            !IGNORED_REQUEST_FIELDS
+                .iter()
+                .any(|i| n.eq_ignore_ascii_case(i))
+        })
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+        .collect();
+    let mut resp = crate::http::Response::new(101);
+    resp.add_header("Upgrade", "h2c");
+    resp.add_header("Connection", "Upgrade");
+    resp.h2c_upgrade = Some(Box::new(crate::http::http2::H2cUpgrade {
+        settings: http2.settings(),
+        client_settings_valid: settings.is_some_and(settings_payload_valid),
+        interim: req.version == Version::Http11,
+        method: ctx.method.to_string(),
+        scheme: "http",
+        authority,
+        path,
+        headers: fields,
+    }));
+    Some(resp)
+}
+
+/// The protocols the core announces in `Upgrade` on a handler's answer
+/// (sent on a connection's first answer only): those of the request's
+/// server, to a request that asked for none (no `Upgrade`, or an empty one).
+pub(crate) fn upgrade_offer(ctx: &crate::request::Ctx<'_>) -> Option<std::sync::Arc<str>> {
+    ctx.site.upgrade_offer.as_ref()?;
+    if ctx.headers_in.get("Upgrade").is_some_and(|u| !u.is_empty()) {
+        return None;
+    }
+    ctx.site.upgrade_offer.clone()
+}
+
+/// What mod_http2 leaves out of a stream's request made from an HTTP/1.1
+/// one (`h2_req_ignore_header`).
+const IGNORED_REQUEST_FIELDS: &[&str] = &[
+    "upgrade",
+    "connection",
+    "keep-alive",
+    "http2-settings",
+    "proxy-connection",
+    "transfer-encoding",
+];
+
+/// Whether a `:path` the `h2` crate takes can hold `p` as it is: UTF-8,
+/// no blanks, controls, `#` nor characters a URI never holds bare.
+fn carriable_path(p: &[u8]) -> bool {
+    p.first() == Some(&b'/')
+        && std::str::from_utf8(p).is_ok()
+        && p.iter().all(|&b| {
+            b >= 0x80 || b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%?".contains(&b)
+        })
+}
+
+/// `ap_find_token`: `tok` among the tokens of `list`, without case (a
+/// token that is a prefix of `tok` counts too, as Apache's does).
+fn find_token(list: &str, tok: &str) -> bool {
+    let is_tchar = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
+    let list = list.as_bytes();
+    let tok = tok.as_bytes();
+    let mut i = 0;
+    while i < list.len() {
+        while i < list.len() && !is_tchar(list[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < list.len() && is_tchar(list[i]) {
+            i += 1;
+        }
+        let word = &list[start..i];
+        if !word.is_empty()
+            && word.len() <= tok.len()
+            && word.eq_ignore_ascii_case(&tok[..word.len()])
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// `ap_parse_token_list_strict` (invalid characters refused): the tokens
+/// of a comma-separated list, as written; `None` when the list is invalid.
+fn parse_token_list_strict(list: &str) -> Option<Vec<String>> {
+    let mut tokens = Vec::new();
+    for item in list.split(',') {
+        let item = item.trim_start_matches([' ', '\t']);
+        let token = item.trim_end_matches([' ', '\t']);
+        if !token
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+        {
+            return None;
+        }
+        if !token.is_empty() {
+            tokens.push(token.to_string());
+        }
+    }
+    Some(tokens)
+}
+
+/// Whether an `HTTP2-Settings` value is a SETTINGS payload nghttp2 takes
+/// (`nghttp2_session_upgrade`): mod_http2 decodes the base64url characters
+/// it starts with (`h2_util_base64url_decode`), and the payload must be
+/// whole six-byte entries whose values are in range.
+fn settings_payload_valid(value: &str) -> bool {
+    let six = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let digits: Vec<u32> = value.bytes().map_while(six).collect();
+    let mut payload = Vec::with_capacity(digits.len() * 3 / 4 + 2);
+    for group in digits.chunks(4) {
+        let n = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, d)| n | d << (18 - 6 * i));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        match group.len() {
+            4 => payload.extend_from_slice(&bytes),
+            3 => payload.extend_from_slice(&bytes[..2]),
+            2 => payload.push(bytes[0]),
+            _ => {}
+        }
+    }
+    if payload.len() % 6 != 0 {
+        return false;
+    }
+    payload.chunks(6).all(|e| {
+        let id = u16::from_be_bytes([e[0], e[1]]);
+        let v = u32::from_be_bytes([e[2], e[3], e[4], e[5]]);
+        match id {
+            // ENABLE_PUSH, ENABLE_CONNECT_PROTOCOL, NO_RFC7540_PRIORITIES
+            0x2 | 0x8 | 0x9 => v <= 1,
+            // INITIAL_WINDOW_SIZE
+            0x4 => v <= i32::MAX as u32,
+            // MAX_FRAME_SIZE
+            0x5 => (16_384..=16_777_215).contains(&v),
+            _ => true,
+        }
+    })
+}
+
 /// The core's two directives (registered with the core's own).
 pub static CORE_DIRECTIVES: &[Directive] = &[
     Directive { name: "Protocols", args: Args::Iterate, req_override: RSRC_CONF, about: "Controls which protocols are allowed", run: set_protocols },
@@ -252,7 +515,7 @@ fn accept_number(min: i64, message: &'static str) -> impl Fn(&str) -> Result<(),
     }
 }
 
-fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(), String> {
+fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<(), String> {
     let v = inv.words.first().map(String::as_str).unwrap_or_default();
     let name = inv.name.to_ascii_lowercase();
     // Directory-context forms (`H2Upgrade`, `H2Push`, `H2CopyFiles`, …)
@@ -294,11 +557,9 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
         "h2moderntlsonly" | "h2copyfiles" | "h2outputbuffering" | "h2push" => {
             on_off(v)?;
         }
-        "h2upgrade" => {
-            if on_off(v)? {
-                return Err("H2Upgrade on: htaccel does not switch an HTTP/1.1 connection to h2c by Upgrade; clients that speak h2c with prior knowledge (H2Direct) or h2 by ALPN are served over HTTP/2".into());
-            }
-        }
+        // Read per request from its directory's configuration (a server's
+        // own value is the base of its directories').
+        "h2upgrade" => dc.http2.upgrade = Some(on_off(v)?),
         "h2earlyhints" => {
             if on_off(v)? {
                 return Err("H2EarlyHints on: htaccel sends no 103 Early Hints responses".into());
@@ -415,6 +676,35 @@ mod tests {
             conf(&["h2c", "http/1.1"], None).select(&["h2c", "http/1.1"], &tls),
             Some("http/1.1")
         );
+    }
+
+    #[test]
+    fn upgrade_lists_are_read_strictly() {
+        assert_eq!(
+            parse_token_list_strict(" h2c , foo,,"),
+            Some(vec!["h2c".to_string(), "foo".to_string()])
+        );
+        assert_eq!(parse_token_list_strict("h2c;v=1"), None);
+        assert_eq!(parse_token_list_strict("h2 c"), None);
+        assert!(find_token("Upgrade, HTTP2-Settings", "http2-settings"));
+        assert!(find_token("keep-alive, upgrade", "upgrade"));
+        assert!(!find_token("close", "upgrade"));
+    }
+
+    #[test]
+    fn http2_settings_decode_as_nghttp2_takes_them() {
+        // curl's: MAX_CONCURRENT_STREAMS 100, INITIAL_WINDOW_SIZE, ENABLE_PUSH 0.
+        assert!(settings_payload_valid("AAMAAABkAAQCAAAAAAIAAAAA"));
+        // Empty, or nothing base64url before another character: no entries.
+        assert!(settings_payload_valid(""));
+        assert!(settings_payload_valid("!!!!"));
+        // Three bytes: not a whole entry.
+        assert!(!settings_payload_valid("AAMA"));
+        // ENABLE_PUSH 2, MAX_FRAME_SIZE below 16384.
+        assert!(!settings_payload_valid("AAIAAAAC"));
+        assert!(!settings_payload_valid("AAUAAAAB"));
+        // Padding ends the value; what precedes it counts.
+        assert!(settings_payload_valid("AAMAAABk=="));
     }
 
     #[test]

@@ -70,6 +70,7 @@ macro_rules! dir_slots {
             ssl: $crate::modules::ssl::SslDir,
             cgi: $crate::modules::cgi::CgiDir,
             unsupported: $crate::modules::unsupported::UnsupportedDir,
+            http2: $crate::modules::http2::Http2Dir,
         }
     };
 }

@@ -1,5 +1,6 @@
-//! HTTP/2: the framing of a connection whose client chose `h2` by ALPN or
-//! opened with `h2c`'s preface, on the `h2` crate.
+//! HTTP/2: the framing of a connection whose client chose `h2` by ALPN,
+//! opened with `h2c`'s preface, or switched to `h2c` by an HTTP/1.1
+//! request's `Upgrade` ([`serve_upgraded`], `upgrade.rs`), on the `h2` crate.
 //!
 //! A session ([`serve`]) accepts streams and runs each as its own task;
 //! a stream's request is answered by the same exchange as an HTTP/1.1
@@ -27,6 +28,7 @@
 
 mod linger;
 mod stream;
+pub(crate) mod upgrade;
 
 use crate::conn::{Local, Shared};
 use htaccel_engine::http::http2::H2Settings;
@@ -228,4 +230,32 @@ pub(crate) async fn serve_cleartext(
         )
         .await;
     }
+}
+
+/// A cleartext HTTP/1.x connection whose request switched it to `h2c`
+/// (`Upgrade: h2c` accepted, the `101` already queued or sent): an HTTP/2
+/// session whose stream 1 is that request. `early` is what the
+/// connection had read past the request. A client whose `HTTP2-Settings`
+/// nghttp2 would not take gets the session's end at once (a GOAWAY), as
+/// from Apache, which switches before it reads them.
+pub(crate) async fn serve_upgraded(
+    mut tcp: tokio::net::TcpStream,
+    early: bytes::Bytes,
+    up: Box<htaccel_engine::http::http2::H2cUpgrade>,
+    remote: crate::proxy_protocol::Client,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    local: Rc<Local>,
+) {
+    if !up.client_settings_valid {
+        use tokio::io::AsyncWriteExt;
+        // GOAWAY: last stream 0, PROTOCOL_ERROR.
+        let goaway = [0, 0, 8, 0x7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let _ = tokio::time::timeout(shared.timeouts.timeout, tcp.write_all(&goaway)).await;
+        linger::linger(&mut tcp).await;
+        return;
+    }
+    let frame = upgrade::headers_frame(&up, 16_384);
+    let io = upgrade::Upgraded::new(tcp, early, frame);
+    serve(io, None, remote, local_addr, up.settings, shared, local).await;
 }

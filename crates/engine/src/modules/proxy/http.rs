@@ -399,7 +399,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             && !ctx.env.contains("proxy-sendchunked"),
         finish: Box::new(move |result| match result {
             Ok(head) => {
-                let offer = ctx.site.upgrade_offer.clone();
+                let offer = crate::modules::http2::upgrade_offer(&ctx);
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = finish(ctx, head);
                 // The backend's own answer (not an error page made of it).

@@ -338,7 +338,7 @@ pub(crate) fn call<'a>(
         send_length: ctx.env.contains("proxy-sendcl"),
         finish: Box::new(move |result| match result {
             Ok(head) => {
-                let offer = ctx.site.upgrade_offer.clone();
+                let offer = crate::modules::http2::upgrade_offer(&ctx);
                 let alt_svc = crate::request::alt_svc(&ctx);
                 let mut answer = reply::finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
