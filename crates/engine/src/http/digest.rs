@@ -77,6 +77,29 @@ pub fn base64(data: &[u8]) -> String {
     out
 }
 
+/// RFC 4648's URL-safe base64, padding optional.
+pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for b in text.trim_end_matches('=').bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
 /// `apr_base64_decode`: decode up to the first byte outside the alphabet
 /// (padding included), as Basic credentials and `unbase64()` are read.
 pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
@@ -185,5 +208,11 @@ pub(crate) mod tests {
             .unwrap();
         std::fs::remove_file(&path).unwrap();
         f
+    }
+    #[test]
+    fn base64url_decodes() {
+        assert_eq!(super::base64url_decode("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(super::base64url_decode("_-8").unwrap(), [0xff, 0xef]);
+        assert!(super::base64url_decode("a b").is_none());
     }
 }

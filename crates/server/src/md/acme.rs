@@ -349,7 +349,8 @@ async fn account(md: &ManagedDomain) -> Result<Account, String> {
     let eab = match &md.eab {
         Some((kid, hmac)) => Some(ExternalAccountKey::new(
             kid.clone(),
-            &base64url_decode(hmac).ok_or("MDExternalAccountBinding: the HMAC is not base64url")?,
+            &htaccel_engine::http::digest::base64url_decode(hmac)
+                .ok_or("MDExternalAccountBinding: the HMAC is not base64url")?,
         )),
         None => None,
     };
@@ -541,38 +542,5 @@ fn cleanup_challenges(md: &ManagedDomain) {
     for host in &md.domains {
         let _ = std::fs::remove_file(md.http01_file(host));
         super::alpn::remove(host);
-    }
-}
-
-/// RFC 4648's URL-safe base64, padding optional.
-fn base64url_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in text.trim_end_matches('=').bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'-' | b'+' => 62,
-            b'_' | b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64url_decodes() {
-        assert_eq!(super::base64url_decode("aGVsbG8").unwrap(), b"hello");
-        assert_eq!(super::base64url_decode("_-8").unwrap(), [0xff, 0xef]);
-        assert!(super::base64url_decode("a b").is_none());
     }
 }
