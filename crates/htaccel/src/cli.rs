@@ -139,7 +139,7 @@ fn command() -> Command {
         .arg(flag("test", 't', "Check the configuration file and exit (as apache2 -t)"))
         .arg(flag("S", 'S', "Show the virtual hosts and run settings (-t -D DUMP_VHOSTS -D DUMP_RUN_CFG)"))
         .arg(flag("M", 'M', "Show the loaded modules (-t -D DUMP_MODULES)"))
-        .arg(flag("v", 'v', "Show the version"))
+        .arg(flag("v", 'v', "Show the version").long("version"))
         .arg(flag("V", 'V', "Show the version and build settings"))
         .arg(flag("X", 'X', "Debug mode: one worker thread, in the foreground"))
         .arg(flag("l", 'l', "List the modules compiled in"))
@@ -444,6 +444,7 @@ mod tests {
         ));
         assert!(parse(["htaccel", "-f", "/x", "-k", "bogus"].map(OsString::from)).is_err());
         assert!(matches!(p(&["htaccel", "-v"]), Cmd::Version));
+        assert!(matches!(p(&["htaccel", "--version"]), Cmd::Version));
         assert!(matches!(p(&["htaccel", "-V"]), Cmd::Settings));
         assert!(matches!(p(&["htaccel", "-l"]), Cmd::CompiledModules));
         assert!(matches!(p(&["htaccel", "-f", "/x", "-T"]), Cmd::Config(s) if s.no_docroot_check));
