@@ -345,6 +345,31 @@ pub fn is_token(name: &[u8]) -> bool {
     name.iter().fold(true, |acc, &c| acc & TCHAR[c as usize])
 }
 
+/// Whether `list` holds `tok` as one of its tokens, as Apache's
+/// `ap_find_token` answers: tokens are runs of tchar, compared without case,
+/// and a token that is a *prefix* of `tok` also counts (`Connection: clo`
+/// closes the connection on Apache 2.4.71; observed on the wire).
+pub fn find_token(list: &[u8], tok: &[u8]) -> bool {
+    let mut i = 0;
+    while i < list.len() {
+        while i < list.len() && !TCHAR[list[i] as usize] {
+            i += 1;
+        }
+        let start = i;
+        while i < list.len() && TCHAR[list[i] as usize] {
+            i += 1;
+        }
+        let word = &list[start..i];
+        if !word.is_empty()
+            && word.len() <= tok.len()
+            && word.eq_ignore_ascii_case(&tok[..word.len()])
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// RFC 9110 `tchar`, as a table: every response header name passes here.
 const TCHAR: [bool; 256] = {
     let mut t = [false; 256];

@@ -162,30 +162,7 @@ pub(crate) fn has_ctrl(s: &[u8]) -> bool {
     s[i..].iter().any(|&c| is_ctrl(c))
 }
 
-/// Whether `list` holds `tok` as one of its tokens, as Apache's
-/// `ap_find_token` answers: tokens are runs of tchar, compared without case,
-/// and a token that is a *prefix* of `tok` also counts (`Connection: clo`
-/// closes the connection on Apache 2.4.71; observed on the wire).
-pub(crate) fn find_token(list: &[u8], tok: &[u8]) -> bool {
-    let mut i = 0;
-    while i < list.len() {
-        while i < list.len() && !is_token(list[i]) {
-            i += 1;
-        }
-        let start = i;
-        while i < list.len() && is_token(list[i]) {
-            i += 1;
-        }
-        let word = &list[start..i];
-        if !word.is_empty()
-            && word.len() <= tok.len()
-            && word.eq_ignore_ascii_case(&tok[..word.len()])
-        {
-            return true;
-        }
-    }
-    false
-}
+pub(crate) use htaccel_engine::header_table::find_token;
 
 /// [`find_token`] for `close` and for `keep-alive` (a `Connection` value),
 /// in one pass over the list.

@@ -103,16 +103,29 @@ pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
 /// `apr_base64_decode`: decode up to the first byte outside the alphabet
 /// (padding included), as Basic credentials and `unbase64()` are read.
 pub fn base64_decode_lenient(text: &[u8]) -> Vec<u8> {
-    fn val(c: u8) -> Option<u32> {
+    decode_prefix(text, b'+', b'/')
+}
+
+/// `h2_util_base64url_decode`: the URL-safe base64 characters `text`
+/// starts with, decoded (mod_http2's reading of `HTTP2-Settings`).
+pub fn base64url_decode_prefix(text: &[u8]) -> Vec<u8> {
+    decode_prefix(text, b'-', b'_')
+}
+
+/// The base64 characters (`c62` and `c63` the last two of the alphabet)
+/// `text` starts with, decoded; a last group of one character gives
+/// nothing.
+fn decode_prefix(text: &[u8], c62: u8, c63: u8) -> Vec<u8> {
+    let val = |c: u8| -> Option<u32> {
         Some(match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
             b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
+            c if c == c62 => 62,
+            c if c == c63 => 63,
             _ => return None,
         } as u32)
-    }
+    };
     let n = text.iter().take_while(|&&c| val(c).is_some()).count();
     let valid = &text[..n];
     let mut out = Vec::with_capacity(n / 4 * 3 + 3);

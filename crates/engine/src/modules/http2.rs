@@ -403,30 +403,9 @@ fn carriable_path(p: &[u8]) -> bool {
         })
 }
 
-/// `ap_find_token`: `tok` among the tokens of `list`, without case (a
-/// token that is a prefix of `tok` counts too, as Apache's does).
+/// `ap_find_token` over header values.
 fn find_token(list: &str, tok: &str) -> bool {
-    let is_tchar = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
-    let list = list.as_bytes();
-    let tok = tok.as_bytes();
-    let mut i = 0;
-    while i < list.len() {
-        while i < list.len() && !is_tchar(list[i]) {
-            i += 1;
-        }
-        let start = i;
-        while i < list.len() && is_tchar(list[i]) {
-            i += 1;
-        }
-        let word = &list[start..i];
-        if !word.is_empty()
-            && word.len() <= tok.len()
-            && word.eq_ignore_ascii_case(&tok[..word.len()])
-        {
-            return true;
-        }
-    }
-    false
+    crate::header_table::find_token(list.as_bytes(), tok.as_bytes())
 }
 
 /// `ap_parse_token_list_strict` (invalid characters refused): the tokens
@@ -454,32 +433,8 @@ fn parse_token_list_strict(list: &str) -> Option<Vec<String>> {
 /// it starts with (`h2_util_base64url_decode`), and the payload must be
 /// whole six-byte entries whose values are in range.
 fn settings_payload_valid(value: &str) -> bool {
-    let six = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let digits: Vec<u32> = value.bytes().map_while(six).collect();
-    let mut payload = Vec::with_capacity(digits.len() * 3 / 4 + 2);
-    for group in digits.chunks(4) {
-        let n = group
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, d)| n | d << (18 - 6 * i));
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        match group.len() {
-            4 => payload.extend_from_slice(&bytes),
-            3 => payload.extend_from_slice(&bytes[..2]),
-            2 => payload.push(bytes[0]),
-            _ => {}
-        }
-    }
-    if payload.len() % 6 != 0 {
+    let payload = crate::http::digest::base64url_decode_prefix(value.as_bytes());
+    if !payload.len().is_multiple_of(6) {
         return false;
     }
     payload.chunks(6).all(|e| {
