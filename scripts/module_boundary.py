@@ -20,6 +20,9 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MODULES = os.path.join("crates", "engine", "src", "modules")
 ALLOW = os.path.join("scripts", "module_boundary.allow")
 NOT_COUNTED = {"mod", "hooks", "core"}
+# Slot fields (modules/mod.rs's slot lists) named otherwise than their module.
+SLOT_MODULE = {"authz": "authz_core", "auth_prev": "authn_core", "protocols": "http2",
+               "proxy_protocol": "remoteip"}
 
 
 def module_names():
@@ -43,6 +46,10 @@ def pairs(names):
                 for m in re.finditer(r"modules::([a-z_0-9]+)", text):
                     if m.group(1) in names:
                         found.add((path, m.group(1)))
+                for m in re.finditer(r"(?:\.modules|\bconf|\.base)\.([a-z_0-9]+)", text):
+                    module = SLOT_MODULE.get(m.group(1), m.group(1))
+                    if module in names:
+                        found.add((path, module))
                 for m in re.finditer(r"modules::\{([^}]*)\}", text):
                     for name in re.findall(r"\b([a-z_0-9]+)\b", m.group(1)):
                         if name in names:

@@ -86,8 +86,9 @@ pub struct Ctx<'a> {
     /// `Transfer-Encoding: chunked`; a filter that holds all of its output
     /// until the end (mod_deflate) makes the length known again.
     pub body_passed_unflushed: bool,
-    /// mod_rewrite: the scheduled internal redirect, `[END]`, `[T=]`/`[H=]`.
-    pub rewrite: crate::modules::rewrite::RequestState,
+    /// The modules' per-request state (mod_rewrite's scheduled internal
+    /// redirect, `[END]`, `[T=]`/`[H=]`; what authentication inherits).
+    pub modules: RequestSlots,
     /// `r->user` and `r->ap_auth_type` once authentication accepted a user.
     pub user: Option<String>,
     pub auth_type: Option<String>,
@@ -99,10 +100,6 @@ pub struct Ctx<'a> {
     /// `r->useragent_addr->port` (`REMOTE_PORT`): the connection's (or
     /// its PROXY header's), 0 once `RemoteIPHeader` replaced the address.
     client_port: u16,
-    /// The configuration, user and auth type of the request this one
-    /// comes from (`r->main` or `r->prev`): access control is skipped when
-    /// the configuration is the same object.
-    pub auth_prev: Option<crate::modules::authn_core::AuthPrev>,
     /// A local `ErrorDocument` the error path left for a backend to serve
     /// (see `error_backend`).
     pub error_backend: Option<Box<crate::error_backend::Parked<'a>>>,
@@ -269,12 +266,11 @@ impl<'a> Ctx<'a> {
             output_done: false,
             accept_encoding_hidden_at_first_pass: false,
             body_passed_unflushed: false,
-            rewrite: Default::default(),
+            modules: Default::default(),
             user: None,
             auth_type: None,
             client_ip: req.peer.ip(),
             client_port: req.peer.port(),
-            auth_prev: None,
             error_backend: None,
             variant_list: None,
             vlist_validator: None,
@@ -311,9 +307,8 @@ impl<'a> Ctx<'a> {
             .set("REDIRECT_STATUS", status.unwrap_or(200).to_string());
         new.headers_in = self.headers_in.clone();
         new.set_useragent(self.useragent_unrecorded());
-        new.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
+        new.modules = RequestSlots::for_redirect(self);
         new.err_headers_out = std::mem::take(&mut self.err_headers_out);
-        new.rewrite = self.rewrite.for_redirect();
         new.set_request_time(self.request_time_unrecorded());
         new.vlist_validator = self.vlist_validator.clone();
         new
@@ -369,7 +364,7 @@ impl<'a> Ctx<'a> {
         sub.headers_in = self.headers_in.clone();
         sub.client_ip = self.client_ip;
         sub.client_port = self.client_port;
-        sub.auth_prev = Some(crate::modules::authn_core::AuthPrev::of(self));
+        sub.modules = RequestSlots::for_subrequest(self);
         if self.redirects >= self.site.limit_internal_recursion {
             self.site.log.error("error", "core", Some(self.req.remote()), &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
@@ -577,7 +572,7 @@ impl<'a> Ctx<'a> {
             return Err(301);
         }
         // A rewrite scheduled an internal redirect: mod_dir steps aside.
-        if self.rewrite.redirect.is_some() {
+        if self.modules.rewrite.redirect.is_some() {
             return Ok(());
         }
         // Apache 2.4 looks for the index whatever the method (trunk skips
@@ -664,7 +659,7 @@ impl<'a> Ctx<'a> {
         self.languages = sub.languages;
         self.context_prefix = sub.context_prefix;
         self.context_document_root = sub.context_document_root;
-        self.rewrite.absorb(sub.rewrite);
+        self.modules.absorb(sub.modules);
         self.headers_out.extend(sub.headers_out);
         // Both header tables are overlaid: a negotiated index brings its
         // `Vary`, `TCN` and `Content-Location`.
@@ -704,6 +699,54 @@ pub fn location_matches(path: &str, uri: &str) -> bool {
         None => false,
     }
 }
+
+/// A module's per-request state, and what an internal redirect or a
+/// sub-request of a request starts with.
+pub(crate) trait RequestSlot: Default {
+    /// The state of an internal redirect's new request, made from `from`.
+    fn for_redirect(from: &Ctx<'_>) -> Self;
+    /// The state of a sub-request of `from`.
+    fn for_subrequest(from: &Ctx<'_>) -> Self {
+        let _ = from;
+        Self::default()
+    }
+    /// A sub-request served in place of its parent (mod_dir's fast
+    /// redirect): what of the sub-request's state becomes the parent's.
+    fn absorb(&mut self, sub: Self) {
+        let _ = sub;
+    }
+}
+
+/// `RequestSlots` with one field per module of `modules::request_slots!`.
+macro_rules! request_slots_struct {
+    ($($field:ident: $slot:ty,)*) => {
+        /// Each module's per-request state.
+        #[derive(Clone, Debug, Default)]
+        pub struct RequestSlots {
+            $(pub $field: $slot,)*
+        }
+
+        impl RequestSlots {
+            fn for_redirect(from: &Ctx<'_>) -> RequestSlots {
+                RequestSlots {
+                    $($field: <$slot as RequestSlot>::for_redirect(from),)*
+                }
+            }
+
+            fn for_subrequest(from: &Ctx<'_>) -> RequestSlots {
+                RequestSlots {
+                    $($field: <$slot as RequestSlot>::for_subrequest(from),)*
+                }
+            }
+
+            fn absorb(&mut self, sub: RequestSlots) {
+                $(self.$field.absorb(sub.$field);)*
+            }
+        }
+    };
+}
+
+crate::modules::request_slots!(request_slots_struct);
 
 /// The core's `translate_name` hook ([`Ctx::core_translate`]).
 pub(crate) fn core_translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {

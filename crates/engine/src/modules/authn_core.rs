@@ -227,6 +227,19 @@ pub struct AuthPrev {
     auth_type: Option<String>,
 }
 
+/// The configuration, user and auth type of the request an internal
+/// redirect or a sub-request comes from (`r->prev`, `r->main`): access
+/// control is skipped when the configuration is the same object.
+impl crate::request::RequestSlot for Option<AuthPrev> {
+    fn for_redirect(from: &Ctx<'_>) -> Self {
+        Some(AuthPrev::of(from))
+    }
+
+    fn for_subrequest(from: &Ctx<'_>) -> Self {
+        Some(AuthPrev::of(from))
+    }
+}
+
 impl AuthPrev {
     pub fn of(ctx: &Ctx<'_>) -> AuthPrev {
         AuthPrev {
@@ -244,7 +257,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     // Apache skips the checks for a sub-request or internal redirect whose
     // configuration is the very same as its origin's (an ErrorDocument in
     // the protected directory is served); the user carries over.
-    if let Some(prev) = &ctx.auth_prev {
+    if let Some(prev) = &ctx.modules.auth_prev {
         if Arc::ptr_eq(&prev.conf, &ctx.conf) {
             ctx.user = prev.user.clone();
             ctx.auth_type = prev.auth_type.clone();

@@ -690,7 +690,7 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
     ctx.headers_in.to_mut().remove("Content-Length");
     ctx.headers_in.to_mut().remove("Transfer-Encoding");
     // The location carries its own query; the script's is not added.
-    ctx.rewrite.redirect = Some(location.to_string());
+    ctx.modules.rewrite.redirect = Some(location.to_string());
     let (mut next, phases) = match crate::modules::hooks::redirect(ctx) {
         None => {
             let mut resp = crate::errors::error_response(ctx, 500);

@@ -111,6 +111,21 @@ macro_rules! global_slots {
 }
 pub(crate) use global_slots;
 
+/// Every module's per-request state (what Apache's modules keep in the
+/// request's notes and pool): the field `RequestSlots` gives it, and its
+/// type, which implements `request::RequestSlot` (what an internal
+/// redirect and a sub-request inherit). `request.rs` builds `RequestSlots`
+/// from this list.
+macro_rules! request_slots {
+    ($then:ident) => {
+        $then! {
+            rewrite: $crate::modules::rewrite::RequestState,
+            auth_prev: Option<$crate::modules::authn_core::AuthPrev>,
+        }
+    };
+}
+pub(crate) use request_slots;
+
 use crate::registry::Module;
 
 /// Every module htaccel has, in Apache's load order. `builtin` ones are

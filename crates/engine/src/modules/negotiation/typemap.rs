@@ -467,7 +467,8 @@ fn serve(ctx: &mut Ctx<'_>) -> Result<crate::http::Response, Status> {
                 None => "/",
             };
             let udir = crate::uri::escape_path(&crate::path_text::bytes(udir)).into_owned();
-            ctx.rewrite.redirect = Some(format!("{udir}{}{}", best.file_name, ctx.path_info));
+            ctx.modules.rewrite.redirect =
+                Some(format!("{udir}{}{}", best.file_name, ctx.path_info));
             match crate::modules::rewrite::redirect_handler(ctx) {
                 Some(resp) => resp,
                 None => return Err(500),

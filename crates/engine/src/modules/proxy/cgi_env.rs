@@ -202,7 +202,7 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
         let (sub, _) = ctx.sub_request(&ctx.path_info);
         // A sub-request mod_rewrite redirected has the filename
         // "redirect:/target".
-        if let Some(target) = &sub.rewrite.redirect {
+        if let Some(target) = &sub.modules.rewrite.redirect {
             e.set_path("PATH_TRANSLATED", &format!("redirect:{target}"));
         } else if !sub.filename.is_empty() {
             e.set_path(

@@ -48,6 +48,16 @@ pub struct RequestState {
     pub first_error: Option<u16>,
 }
 
+impl crate::request::RequestSlot for RequestState {
+    fn for_redirect(from: &Ctx<'_>) -> Self {
+        from.modules.rewrite.for_redirect()
+    }
+
+    fn absorb(&mut self, sub: Self) {
+        RequestState::absorb(self, sub);
+    }
+}
+
 impl RequestState {
     /// What the next request of an internal redirect inherits.
     pub fn for_redirect(&self) -> RequestState {
@@ -99,7 +109,7 @@ fn settle_query_and_status(
         if let Some(l) = log {
             fail(ctx, l);
         }
-        ctx.rewrite.status_reset = reset;
+        ctx.modules.rewrite.status_reset = reset;
         return Err(answer(ctx, code));
     }
     ctx.args = args.clone();
@@ -186,7 +196,7 @@ fn proxy_available(ctx: &Ctx<'_>) -> bool {
 /// or a control byte is refused.
 fn proxy(ctx: &mut Ctx<'_>, target: &str, code: &str, noescape: bool) -> Result<(), Status> {
     let raw = target.strip_prefix("proxy:").unwrap_or(target);
-    ctx.rewrite.proxy = Some(raw.to_string());
+    ctx.modules.rewrite.proxy = Some(raw.to_string());
     if !proxy_available(ctx) {
         fail(ctx, format!("{code}: attempt to make remote request from mod_rewrite without proxy enabled: {target}"));
         return Err(403);
@@ -273,13 +283,13 @@ fn run(
     let mut host = HostCtx { ctx, tracing };
     let res = exec::apply_list(rules, perdir, st, &mut host, 2 * LIMIT_REQUEST_LINE);
     if st.end {
-        ctx.rewrite.end = true;
+        ctx.modules.rewrite.end = true;
     }
     if let Some(t) = st.forced_type.take() {
-        ctx.rewrite.forced_type = Some(t);
+        ctx.modules.rewrite.forced_type = Some(t);
     }
     if let Some(h) = st.forced_handler.take() {
-        ctx.rewrite.forced_handler = Some(h);
+        ctx.modules.rewrite.forced_handler = Some(h);
     }
     if tracing {
         super::trace::line(format!("  result: {:?}", res.outcome));
@@ -318,7 +328,7 @@ fn external_redirect(
         super::trace::line(format!("  external redirect {status} to {location}"));
     }
     ctx.headers_out.push(("Location".into(), location));
-    ctx.rewrite.status_reset = true;
+    ctx.modules.rewrite.status_reset = true;
     status
 }
 
@@ -332,7 +342,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         .rewrite
         .get()
         .is_some_and(|d| d.opts() & opt::ANYURI != 0);
-    if !enabled || ctx.rewrite.end {
+    if !enabled || ctx.modules.rewrite.end {
         return Ok(false);
     }
     if !any_uri && (ctx.req.target == "*" || !ctx.uri.starts_with('/')) {
@@ -504,7 +514,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             return Ok(());
         }
     }
-    if ctx.rewrite.end {
+    if ctx.modules.rewrite.end {
         return Ok(());
     }
     if ctx.conf.core.opts() & (OPT_SYM_LINKS | OPT_SYM_OWNER) == 0 {
@@ -607,21 +617,21 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     if super::trace::enabled() {
         super::trace::line(format!("  internal redirect scheduled to {filename}"));
     }
-    ctx.rewrite.redirect = Some(filename);
+    ctx.modules.rewrite.redirect = Some(filename);
     ctx.handler = Some(REDIRECT_HANDLER.to_string());
     Ok(())
 }
 
 /// `[T=]`/`[H=]` remembered by the rules (last of the fixups).
 pub fn force_type_handler(ctx: &mut Ctx<'_>) -> Result<(), Status> {
-    if let Some(t) = ctx.rewrite.forced_type.clone() {
+    if let Some(t) = ctx.modules.rewrite.forced_type.clone() {
         ctx.content_type = Some(t);
     }
-    if let Some(h) = ctx.rewrite.forced_handler.clone() {
+    if let Some(h) = ctx.modules.rewrite.forced_handler.clone() {
         // Apache sets the handler over the scheduled redirect-handler: the
         // internal redirect never happens, and the named handler is left
         // with the `redirect:` file name (a 404 or 403, not the target).
-        if let Some(target) = ctx.rewrite.redirect.take() {
+        if let Some(target) = ctx.modules.rewrite.redirect.take() {
             ctx.filename = format!("redirect:{target}");
         }
         ctx.handler = Some(h);
@@ -651,7 +661,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
 pub fn redirect_next<'a>(
     ctx: &mut Ctx<'a>,
 ) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>> {
-    let target = ctx.rewrite.redirect.take()?;
+    let target = ctx.modules.rewrite.redirect.take()?;
     let limit = ctx.site.limit_internal_recursion;
     if ctx.redirects >= limit {
         ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(

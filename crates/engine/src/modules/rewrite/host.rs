@@ -72,7 +72,9 @@ pub(super) fn sub_request<'a>(ctx: &Ctx<'a>, target: &str) -> (Ctx<'a>, Result<(
         None => (target, None),
     };
     let main_uri = ctx.uri.clone();
-    ctx.sub_request_prepared(path, query, |sub| sub.rewrite.main_uri = Some(main_uri))
+    ctx.sub_request_prepared(path, query, |sub| {
+        sub.modules.rewrite.main_uri = Some(main_uri)
+    })
 }
 
 /// A file sub-request (`-F`, `LA-F`). htaccel maps a file below the
@@ -186,7 +188,7 @@ impl Host for HostCtx<'_, '_> {
         crate::fs::lstat(Path::new(path)).ok()
     }
     fn subreq_ok(&self) -> bool {
-        !self.ctx.is_subreq || self.ctx.rewrite.main_uri.as_deref() != Some(&self.ctx.uri)
+        !self.ctx.is_subreq || self.ctx.modules.rewrite.main_uri.as_deref() != Some(&self.ctx.uri)
     }
     fn matches_vhost(&self, host: &str, port: u16) -> bool {
         let site = self.ctx.site;
@@ -261,8 +263,8 @@ impl Host for HostCtx<'_, '_> {
     }
     fn add_cookie(&mut self, spec: &str) {
         if let Some((name, cookie)) = cookie(spec, self.now()) {
-            if !self.ctx.rewrite.cookies.contains(&name) {
-                self.ctx.rewrite.cookies.push(name);
+            if !self.ctx.modules.rewrite.cookies.contains(&name) {
+                self.ctx.modules.rewrite.cookies.push(name);
                 self.ctx.err_headers_out.push(("Set-Cookie".into(), cookie));
             }
         }
