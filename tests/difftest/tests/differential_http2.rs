@@ -2,7 +2,8 @@
 //! the protocol cases (`protocol/`: what mod_http2 itself refuses), and
 //! the cases of what differs on a stream (a response field HTTP/2 cannot
 //! carry; request bodies PHP reads, error documents included; a body an
-//! error answered before any handler leaves unread) over
+//! error answered before any handler leaves unread; how a CGI answer
+//! ends: an nph- script, a 413 before the script) over
 //! HTTP/2: the `difftest` binary with `--http2`, both servers configured
 //! with `Protocols h2 h2c http/1.1`, every request the cases' HTTP/1.1
 //! blocks can express sent as HTTP/2 (h2c with prior knowledge, h2 by ALPN
@@ -16,7 +17,7 @@ use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
 const DEFAULT_ARGS: &str =
-    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config";
+    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {
