@@ -238,6 +238,14 @@ impl<B: RequestBody> Inbound<B> {
     }
 }
 
+/// The end of an HTTP/1.1 head, searched with one searcher built once.
+static HEAD_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
+
+/// Room made for a response's fields at once (a static file's answer has
+/// about ten), so that the field map does not grow step by step.
+const FIELDS_EXPECTED: usize = 16;
+
 /// Where the answer's HTTP/1.1 text is in its reading.
 enum Outbound {
     /// Collecting a response head.
@@ -381,6 +389,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
         let status = http::StatusCode::from_u16(code).map_err(io::Error::other)?;
         let mut response = http::Response::new(());
         *response.status_mut() = status;
+        response.headers_mut().reserve(FIELDS_EXPECTED);
         let mut length = None;
         let mut chunked = false;
         let mut last = Vec::with_capacity(2);
@@ -440,9 +449,19 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
     async fn take_bytes(&mut self, mut data: &[u8], timeout: Duration) -> io::Result<()> {
         while !data.is_empty() {
             match &mut self.outbound {
+                Outbound::Head(buf) if buf.is_empty() => {
+                    // The usual case: the whole head in one piece, read
+                    // where it lies.
+                    let Some(end) = HEAD_END.find(data) else {
+                        buf.extend_from_slice(data);
+                        return Ok(());
+                    };
+                    self.start_response(&data[..end + 4]).await?;
+                    data = &data[end + 4..];
+                }
                 Outbound::Head(buf) => {
                     buf.extend_from_slice(data);
-                    let Some(end) = memchr::memmem::find(buf, b"\r\n\r\n") else {
+                    let Some(end) = HEAD_END.find(buf) else {
                         return Ok(());
                     };
                     let mut head = std::mem::take(buf);

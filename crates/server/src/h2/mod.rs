@@ -160,7 +160,14 @@ pub(crate) async fn serve<IO>(
             Some(None) | Some(Some(Err(_))) => break,
             Some(Some(Ok((request, respond)))) => {
                 session.open.set(session.open.get() + 1);
-                tokio::task::spawn_local(stream::serve(request, respond, session.clone()));
+                // Boxed: the stream's future (its whole exchange) is
+                // kilobytes, which the task's set-up would otherwise copy
+                // several times per stream.
+                tokio::task::spawn_local(Box::pin(stream::serve(
+                    request,
+                    respond,
+                    session.clone(),
+                )));
             }
         }
     }

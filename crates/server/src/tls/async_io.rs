@@ -3,8 +3,8 @@
 //! traits. The HTTP/1.1 loop uses the [`Transport`](crate::transport::Transport)
 //! methods of the same stream instead.
 
-use super::stream::{SockIo, TlsStream};
-use std::io::{self, Read, Write};
+use super::stream::{take_plaintext, SockIo, TlsStream};
+use std::io::{self, Write};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -35,11 +35,8 @@ impl AsyncRead for TlsStream {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
-            match this.conn.reader().read(buf.initialize_unfilled()) {
-                Ok(n) => {
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
+            match take_plaintext(&mut this.conn, buf.remaining(), |b| buf.put_slice(b)) {
+                Ok(_) => return Poll::Ready(Ok(())),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 // The peer closed without close_notify: the end all the same.
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Poll::Ready(Ok(())),

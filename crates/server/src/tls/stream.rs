@@ -11,7 +11,7 @@ use crate::write::{Output, Piece};
 use bytes::BytesMut;
 use htaccel_engine::http::TlsInfo;
 use rustls::ServerConnection;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -41,6 +41,35 @@ impl Write for SockIo<'_> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Copy up to `room` bytes of the plaintext rustls already holds into
+/// `put`, chunk by chunk, without zeroing a buffer first (a read into a
+/// zeroed slice would clear the whole free space of the caller's buffer on
+/// every call). `Ok(0)`: the peer closed cleanly; `WouldBlock`: nothing is
+/// held; `UnexpectedEof`: the peer closed without `close_notify`.
+pub(crate) fn take_plaintext(
+    conn: &mut ServerConnection,
+    room: usize,
+    mut put: impl FnMut(&[u8]),
+) -> io::Result<usize> {
+    let mut reader = conn.reader();
+    let mut taken = 0;
+    while taken < room {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(_) if taken > 0 => break,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len().min(room - taken);
+        put(&chunk[..n]);
+        reader.consume(n);
+        taken += n;
+    }
+    Ok(taken)
 }
 
 /// Write every TLS record rustls has ready, waiting for the socket as
@@ -136,10 +165,7 @@ impl Transport for TlsStream {
         let room = buf.capacity() - start;
         loop {
             // Plaintext rustls already holds comes first.
-            buf.resize(start + room, 0);
-            let r = self.conn.reader().read(&mut buf[start..]);
-            buf.truncate(start + *r.as_ref().unwrap_or(&0));
-            match r {
+            match take_plaintext(&mut self.conn, room, |b| buf.extend_from_slice(b)) {
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 // The peer closed without close_notify: the end all the same.
