@@ -15,11 +15,12 @@
 //! must go with its length (`proxy-sendcl`), the rest goes to a temporary
 //! file first (`crate::spool`), not to memory.
 //!
-//! A child of the connection module: it reads through the connection's
-//! buffer, under mod_reqtimeout's body stage.
+//! It reads through the connection's buffer (`crate::conn::Conn`), under
+//! mod_reqtimeout's body stage.
 
-use super::{Conn, Event, Exchange, Shared, Stage};
 use crate::body::{BodyError, BodyReader};
+use crate::conn::{Conn, Event, Shared, Stage};
+use crate::exchange::Exchange;
 use crate::spool::{Spooled, SPOOL_MAX};
 use bytes::Buf;
 use htaccel_engine::http::backend::BackendError;
@@ -30,7 +31,7 @@ const PREFETCH_MAX: usize = 16384;
 const PREFETCH_ENOUGH: usize = PREFETCH_MAX - 80;
 
 /// Why streaming the client's body stopped.
-pub(super) enum BodyStop {
+pub(crate) enum BodyStop {
     /// The client's body failed: answer this status (and whether the
     /// answer goes without a length, as Apache's for a body error).
     Client(u16, bool),
@@ -42,7 +43,7 @@ pub(super) enum BodyStop {
 }
 
 /// The start of a chunked body that a prefetch did not hold whole.
-pub(super) struct Prefetched {
+pub(crate) struct Prefetched {
     /// The body data read.
     pub data: Vec<u8>,
     /// The reader for the rest of the body.
@@ -53,7 +54,7 @@ pub(super) struct Prefetched {
 }
 
 /// How a chunked body goes to a backend.
-pub(super) enum ChunkedBody {
+pub(crate) enum ChunkedBody {
     /// All of it, read by the prefetch: sent with its length.
     Whole(Vec<u8>),
     /// All of it, spooled (`proxy-sendcl`): sent with its length.
@@ -64,7 +65,7 @@ pub(super) enum ChunkedBody {
 
 impl ChunkedBody {
     /// The length it is sent with, if any.
-    pub(super) fn len(&self) -> Option<u64> {
+    pub(crate) fn len(&self) -> Option<u64> {
         match self {
             ChunkedBody::Whole(d) => Some(d.len() as u64),
             ChunkedBody::Spooled(s) => Some(s.len()),
@@ -76,7 +77,7 @@ impl ChunkedBody {
 impl<T: crate::transport::Transport> Conn<T> {
     /// Read as much of a chunked body as decides how it is sent: the
     /// prefetch, and with `send_length` (`proxy-sendcl`) the rest too.
-    pub(super) async fn chunked_body(
+    pub(crate) async fn chunked_body(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -188,8 +189,8 @@ impl<T: crate::transport::Transport> Conn<T> {
 
     /// Read what the client has sent without waiting: whether anything came.
     fn read_now(&mut self, stage: &mut Stage) -> Result<bool, BodyStop> {
-        if self.rbuf.capacity() - self.rbuf.len() < super::READ_BUF / 2 {
-            self.rbuf.reserve(super::READ_BUF);
+        if self.rbuf.capacity() - self.rbuf.len() < crate::conn::READ_BUF / 2 {
+            self.rbuf.reserve(crate::conn::READ_BUF);
         }
         match self.stream.try_read(&mut self.rbuf) {
             Ok(0) => {
@@ -207,7 +208,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 
     /// `100 Continue` for a client waiting for it.
-    pub(super) fn continue_100(&mut self, ex: &mut Exchange<'_>) {
+    pub(crate) fn continue_100(&mut self, ex: &mut Exchange<'_>) {
         if ex.expecting && ex.proto_num >= 1001 {
             self.out
                 .buf
@@ -222,7 +223,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// stream, what the stream has received already came (mod_http2 holds
     /// it before any read): it is taken first, and `true` tells the caller
     /// to read it before waiting.
-    pub(super) fn before_body_wait(
+    pub(crate) fn before_body_wait(
         &mut self,
         ex: &mut Exchange<'_>,
         seen: bool,
@@ -240,7 +241,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 
     /// Drop the body bytes a reader consumed.
-    pub(super) fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
+    pub(crate) fn take_fed(&mut self, fed: Result<usize, BodyError>) -> Result<(), BodyStop> {
         match fed {
             Ok(n) => {
                 self.rbuf.advance(n);
@@ -254,7 +255,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 
     /// Wait for more of the client's body.
-    pub(super) async fn more_body(
+    pub(crate) async fn more_body(
         &mut self,
         shared: &Shared,
         stage: &mut Stage,

@@ -24,7 +24,7 @@
 //! the tests at the bottom of this file.
 
 use crate::chars::{
-    close_and_keep_alive, has_ctrl, is_chunked, is_space, token_len, vchar_obs_len,
+    close_and_keep_alive, find_token, has_ctrl, is_chunked, is_space, token_len, vchar_obs_len,
 };
 use crate::target::{check_target, fix_uri_host, host_header_ok, Host, TargetHost};
 use crate::Limits;
@@ -497,9 +497,7 @@ impl HeadParser {
                 let conn = conn.as_deref().unwrap_or_default();
                 let (client_close, client_keep_alive) = close_and_keep_alive(conn);
                 Ok(Checked {
-                    client_close,
-                    client_keep_alive,
-                    http09: self.proto_num == 9,
+                    client: ClientAsked::of(client_close, client_keep_alive),
                     proto_num: self.proto_num,
                     expect_100,
                     close,
@@ -728,20 +726,45 @@ impl Known {
     }
 }
 
+/// What the client's `Connection` field asked of the connection (`close`
+/// wins over `keep-alive`, as in Apache's `ap_set_keepalive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClientAsked {
+    Close,
+    KeepAlive,
+    Nothing,
+}
+
+impl ClientAsked {
+    /// From the tokens found in the request's `Connection`.
+    pub(crate) fn of(close: bool, keep_alive: bool) -> ClientAsked {
+        match (close, keep_alive) {
+            (true, _) => ClientAsked::Close,
+            (false, true) => ClientAsked::KeepAlive,
+            (false, false) => ClientAsked::Nothing,
+        }
+    }
+
+    pub(crate) fn of_field(connection: &[u8]) -> ClientAsked {
+        ClientAsked::of(
+            find_token(connection, b"close"),
+            find_token(connection, b"keep-alive"),
+        )
+    }
+}
+
 /// A request that passed every protocol check.
 #[derive(Debug)]
 pub(crate) struct Checked {
     pub req: Request,
     /// `HTTP_VERSION(major, minor)` of the request.
     pub proto_num: u32,
-    pub http09: bool,
     pub expect_100: bool,
     /// The connection must close after this request (`Transfer-Encoding`
     /// together with `Content-Length`).
     pub close: bool,
-    /// The client's `Connection` holds `close` / `keep-alive` (Apache's token match).
-    pub client_close: bool,
-    pub client_keep_alive: bool,
+    /// What the client's `Connection` asked (Apache's token match).
+    pub client: ClientAsked,
 }
 
 /// `ap_parse_strict_length`: digits only, no sign, no overflow of a signed 64-bit offset.
@@ -1286,14 +1309,14 @@ mod tests {
         assert!(!c.req.headers.contains("Content-Length"));
 
         let c = run(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").unwrap();
-        assert!(c.client_keep_alive && !c.client_close);
+        assert_eq!(c.client, ClientAsked::KeepAlive);
         assert_eq!(c.req.version, Version::Http10);
 
         let c = run(b"GET /\xe9\xff HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         assert_eq!(c.req.target, "/%E9%FF");
 
         let c = run(b"GET /\r\n").unwrap();
-        assert!(c.http09);
+        assert_eq!(c.proto_num, 9);
         assert_eq!(c.req.request_line, "GET /");
     }
 

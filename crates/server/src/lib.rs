@@ -68,10 +68,12 @@
 //! [`Handler::handle`]: htaccel_engine::http::Handler::handle
 //! [`Handler::protocol_error`]: htaccel_engine::http::Handler::protocol_error
 
+mod backend_body;
 mod body;
 mod cgi;
 mod chars;
 mod conn;
+mod exchange;
 mod fastcgi;
 #[doc(hidden)]
 pub mod fuzzing;

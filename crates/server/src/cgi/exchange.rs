@@ -1,13 +1,14 @@
 //! One CGI exchange on behalf of a client connection (see `crate::cgi`).
-//! A child of the connection module, as FastCGI's exchange is: it reads
-//! the client's body and writes the response through the connection's own
-//! buffers, with the connection's timeouts.
+//! A step of the request's exchange (`crate::exchange`), as FastCGI's is:
+//! it reads the client's body and writes the response through the
+//! connection's own buffers, with the connection's timeouts.
 
-use super::backend_body::BodyStop;
-use super::fastcgi_exchange::Done;
-use super::{Conn, Exchange, Shared, Stage};
+use crate::backend_body::BodyStop;
 use crate::body::BodyReader;
 use crate::cgi;
+use crate::conn::{Conn, Shared, Stage};
+use crate::exchange::{BodyEnd, Exchange};
+use crate::fastcgi::exchange::Done;
 use crate::fastcgi::{head_end, head_lines};
 use crate::write::status_has_no_body;
 use htaccel_engine::http::backend::{
@@ -34,7 +35,7 @@ enum Output {
 }
 
 impl<T: crate::transport::Transport> Conn<T> {
-    pub(super) async fn cgi_backend(
+    pub(crate) async fn cgi_backend(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -44,7 +45,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         finish: Finish<'_>,
     ) -> Done {
         if let Some(refused) =
-            super::fastcgi_exchange::declared_too_large(shared, ex, req, body_limit)
+            crate::fastcgi::exchange::declared_too_large(shared, ex, req, body_limit)
         {
             return refused;
         }
@@ -202,11 +203,13 @@ impl<T: crate::transport::Transport> Conn<T> {
             unreachable!("a local redirect and a collected body are answered above");
         };
         let header_only = ex.head || status_has_no_body(resp.status);
-        ex.open_body = pass_body && !header_only;
+        if pass_body && !header_only {
+            ex.body_end = BodyEnd::Open;
+        }
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };
-        if !ex.open_body {
+        if ex.body_end != BodyEnd::Open {
             // mod_cgi reads what the script still writes and drops it.
             if !ended {
                 if self.flush_out(shared.timeouts.timeout).await.is_err() {

@@ -11,9 +11,9 @@
 //!   clean-up gives the same grace), and is always waited for (no
 //!   zombies); one whose exchange is over is killed when the server stops
 //!   (`kill_on_drop`).
-//! * `exchange` (a child of the connection module, as FastCGI's is, since
-//!   it reads the client's body and writes through the connection's
-//!   buffers): the request body to the script's standard input as it
+//! * `exchange` (a step of the request's exchange, `crate::exchange`, as
+//!   FastCGI's is, reading the client's body and writing through the
+//!   connection's buffers): the request body to the script's standard input as it
 //!   arrives (never held whole), then its standard output read as a CGI
 //!   answer: the header block is parsed as FastCGI's is
 //!   (`fastcgi::head_end`) and goes to the engine, the rest streams to the
@@ -24,6 +24,8 @@
 //! much of it never blocks. Every wait on the script is bounded by
 //! `CGIDScriptTimeout` or else `Timeout`: no output in time before the
 //! header block is a 504, after it the connection is cut.
+
+pub(crate) mod exchange;
 
 use htaccel_engine::http::backend::CgiRequest;
 use htaccel_engine::http::{Handler, Log};

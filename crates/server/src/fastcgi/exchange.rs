@@ -1,11 +1,13 @@
 //! One FastCGI exchange on behalf of a client connection (see
-//! `crate::fastcgi`). A child of the connection module: it reads the
-//! client's body and writes the response through the connection's own
-//! buffers, with the connection's timeouts.
+//! `crate::fastcgi`), a step of the request's exchange (`crate::exchange`)
+//! on the connection's `Conn`: it reads the client's body and writes the
+//! response through the connection's own buffers, with the connection's
+//! timeouts.
 
-use super::backend_body::{BodyStop, ChunkedBody, Prefetched};
-use super::{Conn, Exchange, Shared, Stage};
+use crate::backend_body::{BodyStop, ChunkedBody, Prefetched};
 use crate::body::BodyReader;
+use crate::conn::{Conn, Shared, Stage};
+use crate::exchange::{BodyEnd, Exchange};
 use crate::fastcgi::{codec, head_end, head_lines, pool};
 use crate::spool::Spooled;
 use crate::write::status_has_no_body;
@@ -23,7 +25,7 @@ const ID: u16 = 1;
 const HEAD_MAX: usize = 1 << 20;
 
 /// How an exchange ended for the client connection.
-pub(super) enum Done {
+pub(crate) enum Done {
     /// The response was queued: `Some(keep)`, or `None` to drop the
     /// connection at once.
     Sent(Option<bool>),
@@ -47,7 +49,7 @@ struct HeadRead {
 /// input filter refuses it before the backend is called, as an error of
 /// the request (its `ErrorDocument`, no length, the connection closed),
 /// on a connection and on a stream alike.
-pub(super) fn declared_too_large(
+pub(crate) fn declared_too_large(
     shared: &Shared,
     ex: &mut Exchange<'_>,
     req: &Request,
@@ -56,7 +58,7 @@ pub(super) fn declared_too_large(
     match req.framing {
         BodyFraming::Length(n) if body_limit != 0 && n > body_limit => {
             ex.close = true;
-            ex.no_length = true;
+            ex.body_end = BodyEnd::ByClose;
             Some(Done::Answer(shared.handler.body_error(req, 413)))
         }
         _ => None,
@@ -64,7 +66,7 @@ pub(super) fn declared_too_large(
 }
 
 impl<T: crate::transport::Transport> Conn<T> {
-    pub(super) async fn backend(
+    pub(crate) async fn backend(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -291,11 +293,13 @@ impl<T: crate::transport::Transport> Conn<T> {
             return Done::Sent(None);
         };
         let header_only = ex.head || status_has_no_body(resp.status);
-        ex.open_body = pass_body && !header_only;
+        if pass_body && !header_only {
+            ex.body_end = BodyEnd::Open;
+        }
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };
-        if !ex.open_body {
+        if ex.body_end != BodyEnd::Open {
             // A kept connection is reused only once its request ended.
             if keep_conn && head_ended && inbuf.is_empty() {
                 lease.park(&addr);
@@ -370,7 +374,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 
     /// The answer when reading the client's body failed.
-    pub(super) fn body_stopped(
+    pub(crate) fn body_stopped(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -396,7 +400,9 @@ impl<T: crate::transport::Transport> Conn<T> {
             ..Default::default()
         });
         ex.close = true;
-        ex.no_length = no_length;
+        if no_length {
+            ex.body_end = BodyEnd::ByClose;
+        }
         Done::Sent(self.respond(shared, ex, &resp).ok().map(|_| false))
     }
 
@@ -579,7 +585,7 @@ impl<T: crate::transport::Transport> Conn<T> {
 
     /// `FCGI_STDERR` to the error log, one line per line, as Apache's
     /// "Got error" messages.
-    pub(super) fn backend_stderr(&self, shared: &Shared, data: &[u8]) {
+    pub(crate) fn backend_stderr(&self, shared: &Shared, data: &[u8]) {
         let text = String::from_utf8_lossy(data);
         let text = text.trim_end_matches(['\n', '\r', '\0']);
         if !text.is_empty() {
@@ -587,14 +593,14 @@ impl<T: crate::transport::Transport> Conn<T> {
         }
     }
 
-    pub(super) fn error_log(&self, shared: &Shared, level: &str, message: &str) {
+    pub(crate) fn error_log(&self, shared: &Shared, level: &str, message: &str) {
         shared
             .handler
             .log()
             .error(level, "proxy_fcgi", Some(self.remote), message);
     }
 
-    pub(super) fn log_backend(
+    pub(crate) fn log_backend(
         &self,
         shared: &Shared,
         ex: &Exchange<'_>,
@@ -614,7 +620,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 }
 
-pub(super) async fn send(
+pub(crate) async fn send(
     lease: &mut pool::Lease,
     out: &mut BytesMut,
     timeout: std::time::Duration,

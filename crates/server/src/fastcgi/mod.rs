@@ -3,9 +3,9 @@
 //!
 //! * `codec`: records, parameters, the incremental record reader.
 //! * `pool`: connections, bounded per backend (back-pressure, 503).
-//! * `exchange` (a child of the connection module, since it reads the
-//!   client's body and writes the client's response through the
-//!   connection's buffers): send the environment, stream the request body
+//! * `exchange` (a step of the request's exchange, `crate::exchange`,
+//!   reading the client's body and writing the client's response through
+//!   the connection's buffers): send the environment, stream the request body
 //!   as `FCGI_STDIN`, read `FCGI_STDOUT` up to the end of the header
 //!   block, let the engine post-process the head, then stream the rest of
 //!   `FCGI_STDOUT` to the client (chunked, or delimited by close).
@@ -17,6 +17,7 @@
 //! (the response cannot be changed any more), as Apache does.
 
 pub(crate) mod codec;
+pub(crate) mod exchange;
 pub(crate) mod pool;
 
 /// Where a CGI header block ends in `buf`: the end of its last line and

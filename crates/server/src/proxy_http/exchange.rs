@@ -1,12 +1,13 @@
 //! One reverse-proxy exchange with an HTTP/1.1 upstream on behalf of a
-//! client connection (see `crate::proxy_http`). A child of the connection
-//! module, beside the FastCGI exchange whose body and logging helpers it
-//! shares.
+//! client connection (see `crate::proxy_http`): a step of the request's
+//! exchange (`crate::exchange`), beside the FastCGI exchange whose body
+//! helpers it shares.
 
-use super::backend_body::{BodyStop, ChunkedBody};
-use super::fastcgi_exchange::{send, Done};
-use super::{Conn, Exchange, Shared, Stage};
+use crate::backend_body::{BodyStop, ChunkedBody};
 use crate::body::BodyReader;
+use crate::conn::{Conn, Shared, Stage};
+use crate::exchange::{BodyEnd, Exchange};
+use crate::fastcgi::exchange::{send, Done};
 use crate::fastcgi::pool;
 use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, ResponseHead};
 use crate::spool::Spooled;
@@ -19,7 +20,7 @@ use tokio::time::Instant;
 
 impl<T: crate::transport::Transport> Conn<T> {
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn http_backend(
+    pub(crate) async fn http_backend(
         &mut self,
         shared: &Shared,
         ex: &mut Exchange<'_>,
@@ -32,7 +33,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     ) -> Done {
         let timeout = shared.timeouts.timeout;
         if let Some(refused) =
-            super::fastcgi_exchange::declared_too_large(shared, ex, req, body_limit)
+            crate::fastcgi::exchange::declared_too_large(shared, ex, req, body_limit)
         {
             return refused;
         }
@@ -192,7 +193,9 @@ impl<T: crate::transport::Transport> Conn<T> {
             return Done::Sent(None);
         };
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
-        ex.open_body = pass_body && !header_only;
+        if pass_body && !header_only {
+            ex.body_end = BodyEnd::Open;
+        }
         // The client's framing: the upstream's length, else chunked
         // (HTTP/1.1, when the engine asked for it), else the end of the
         // connection.
@@ -204,7 +207,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };
-        if !ex.open_body {
+        if ex.body_end != BodyEnd::Open {
             // (An empty body, as an X-Sendfile answer has, leaves the
             // connection as reusable as no body.)
             let empty = matches!(framing, BodyFraming::None | BodyFraming::Length(0));

@@ -11,7 +11,10 @@
 //! hyper and hyper-util would add two crates and their own connection
 //! handling for it.
 //!
-//! The exchange itself (`exchange.rs`) is a child of the connection module.
+//! The exchange itself (`exchange.rs`) is a step of the request's exchange
+//! (`crate::exchange`).
+
+pub(crate) mod exchange;
 
 use htaccel_engine::http::backend::HttpRequest;
 
