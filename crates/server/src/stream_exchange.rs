@@ -376,9 +376,18 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
     /// Read one answer's head (complete in `head`) and start the response.
     async fn start_response(&mut self, head: &[u8]) -> io::Result<()> {
         let text = head.strip_suffix(b"\r\n\r\n").unwrap_or(head);
-        let mut lines = text
-            .split(|b| *b == b'\n')
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+        // Lines found with memchr: a byte-by-byte split was a tenth of a
+        // stream's cost.
+        let mut start = 0;
+        let mut lines = std::iter::from_fn(|| {
+            if start > text.len() {
+                return None;
+            }
+            let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+            let line = &text[start..end];
+            start = end + 1;
+            Some(line.strip_suffix(b"\r").unwrap_or(line))
+        });
         let status_line = lines.next().unwrap_or_default();
         let code = status_line
             .split(|b| *b == b' ')
@@ -394,7 +403,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
         let mut chunked = false;
         let mut last = Vec::with_capacity(2);
         for line in lines {
-            let Some(colon) = line.iter().position(|b| *b == b':') else {
+            let Some(colon) = memchr::memchr(b':', line) else {
                 continue;
             };
             let name = &line[..colon];
