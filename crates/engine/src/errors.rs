@@ -234,6 +234,9 @@ pub(crate) fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
 /// Last touches on every response.
 pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
     ctx.log_reason();
+    // mod_http2 reads mod_ssl's note on a final 403 only (an error
+    // document's too: the note is the failed request's).
+    resp.renegotiation_forbidden = ctx.renegotiation_forbidden && resp.status == 403;
     if !ctx.handler_ran {
         // Answered before any content handler read the body (`ap_die`).
         resp.disposal = crate::http::BodyDisposal::AfterResponse;

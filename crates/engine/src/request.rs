@@ -44,6 +44,10 @@ pub struct Ctx<'a> {
     pub reason: Option<(String, String)>,
     /// Extra sentence for the error page (Apache's `error-notes`).
     pub error_note: Option<String>,
+    /// mod_ssl's `ssl-renegotiate-forbidden` note: the request needs a new
+    /// client verification, which a stream of a multiplexed connection
+    /// cannot have (see [`crate::http::Response::renegotiation_forbidden`]).
+    pub renegotiation_forbidden: bool,
     /// `REDIRECT_STATUS` of an `ErrorDocument` redirect.
     pub prev_status: Option<u16>,
     /// `Allow` for a 405 or 501 from the default handler.
@@ -250,6 +254,7 @@ impl<'a> Ctx<'a> {
             redirects: 0,
             reason: None,
             error_note: None,
+            renegotiation_forbidden: false,
             prev_status: None,
             allow: None,
             handler_ran: false,

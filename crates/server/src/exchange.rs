@@ -11,7 +11,7 @@
 use crate::body::{BodyError, BodyReader};
 use crate::conn::{Conn, Event, Shared, Stage, FLUSH_AT};
 use crate::head::{Checked, ClientAsked};
-use crate::transport::Transport;
+use crate::transport::{StreamReset, Transport};
 use crate::write::{
     check_headers, headers_valid, status_has_no_body, write_head, Framing, HeadFacts, PreparedHead,
 };
@@ -431,6 +431,21 @@ impl<T: Transport> Conn<T> {
         ex: &Exchange<'_>,
         resp: &Response,
     ) -> std::io::Result<bool> {
+        if resp.renegotiation_forbidden && self.stream.carries_one_request() {
+            // mod_http2 does not send this 403: it resets the stream, and
+            // the request is logged with its status.
+            self.stream.reset_stream(StreamReset::Http11Required);
+            self.log(
+                shared,
+                ex.request,
+                resp.status,
+                0,
+                &resp.headers,
+                ex.received,
+                ex.started,
+            );
+            return Ok(false);
+        }
         if let Some(prepared) = self.prepared(shared, ex, resp) {
             return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
         }
@@ -439,7 +454,7 @@ impl<T: Transport> Conn<T> {
             Some(true) | None if self.stream.carries_one_request() => {
                 // mod_http2 has no HTTP/1.1 header filter to answer 500:
                 // nghttp2 refuses the field and the stream is reset.
-                self.stream.reset_stream();
+                self.stream.reset_stream(StreamReset::Protocol);
                 return Ok(false);
             }
             Some(folded) => {
@@ -595,6 +610,7 @@ impl<T: Transport> Conn<T> {
             framing.connection = Some("close");
         }
         if !ex.http09() {
+            self.stream.final_status(status);
             // `Date` is the time the request arrived, as Apache's `request_time`.
             match prepared {
                 Some(p) => p.write(&mut self.out.buf, ex.received, &framing),

@@ -16,7 +16,7 @@
 //! `crate::h3::stream`).
 
 pub(crate) use crate::stream_limits::Verdict;
-use crate::transport::Transport;
+use crate::transport::{StreamReset, Transport};
 use crate::write::{Output, Piece};
 use bytes::{Bytes, BytesMut};
 use htaccel_engine::http::TlsInfo;
@@ -78,10 +78,8 @@ pub(crate) trait ResponseSink {
     /// End the body now (a body delimited by the connection's close).
     fn end(&mut self);
 
-    /// Reset the stream as a protocol error, with no answer: a response
-    /// head the protocol cannot carry (mod_http2 hands nghttp2 a field
-    /// with a line break and the stream is reset).
-    fn reset(&mut self);
+    /// Reset the stream, with no answer.
+    fn reset(&mut self, why: StreamReset);
 }
 
 /// The request's head as HTTP/1.1 text (`version`: `HTTP/2.0`,
@@ -289,6 +287,9 @@ pub(crate) struct StreamTransport<B: RequestBody + 'static, S> {
     sink: S,
     /// The final response head was sent.
     responded: bool,
+    /// The final answer's status as the exchange knows it (its HTTP/1.1
+    /// line may say another, see [`Transport::final_status`]).
+    final_status: Option<u16>,
     outbound: Outbound,
     head_request: bool,
     tls: Option<Arc<TlsInfo>>,
@@ -333,6 +334,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             refusal: None,
             sink,
             responded: false,
+            final_status: None,
             outbound: Outbound::Head(Vec::new()),
             head_request,
             tls,
@@ -395,6 +397,12 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             .and_then(|c| std::str::from_utf8(c).ok())
             .and_then(|c| c.parse::<u16>().ok())
             .ok_or_else(|| io::Error::other("unreadable status line"))?;
+        let code = match self.final_status {
+            // An invalid code (600 and up) is a 500 to mod_http2 too
+            // (`ap_die`'s `ap_is_HTTP_VALID_RESPONSE`), as the line says.
+            Some(status) if code >= 200 && (200..600).contains(&status) => status,
+            _ => code,
+        };
         let status = http::StatusCode::from_u16(code).map_err(io::Error::other)?;
         let mut response = http::Response::new(());
         *response.status_mut() = status;
@@ -694,10 +702,14 @@ impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B,
         self.refusal
     }
 
-    fn reset_stream(&mut self) {
+    fn final_status(&mut self, status: u16) {
+        self.final_status = Some(status);
+    }
+
+    fn reset_stream(&mut self, why: StreamReset) {
         self.responded = true;
         self.outbound = Outbound::Done;
-        self.sink.reset();
+        self.sink.reset(why);
     }
 }
 

@@ -18,6 +18,17 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
+/// Why a stream of a multiplexed protocol is reset instead of answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StreamReset {
+    /// A response head the protocol cannot carry (mod_http2 hands nghttp2
+    /// a field with a line break and the stream is reset).
+    Protocol,
+    /// The request needs what only HTTP/1.1 has (mod_ssl's new client
+    /// verification): the client should ask again over HTTP/1.1.
+    Http11Required,
+}
+
 /// A connection's byte stream, as the HTTP/1.1 loop uses it.
 pub(crate) trait Transport {
     /// Read what is available into `buf` (which has room): `Ok(0)` is the
@@ -53,9 +64,16 @@ pub(crate) trait Transport {
         None
     }
 
-    /// Reset the stream this transport carries as a protocol error, with
-    /// no answer (a connection has no such thing).
-    fn reset_stream(&mut self) {}
+    /// The status of the final answer whose head is being queued. A
+    /// protocol without status lines sends it as a number, and the number
+    /// is not always the one HTTP/1.1's line says: for a code Apache has no
+    /// line for (306, 399), the line is a 500's (`ap_get_status_line`)
+    /// while mod_http2 sends `r->status` itself.
+    fn final_status(&mut self, _status: u16) {}
+
+    /// Reset the stream this transport carries, with no answer (a
+    /// connection has no such thing).
+    fn reset_stream(&mut self, _why: StreamReset) {}
 
     /// The HTTP/2 stream this transport carries (`None`: a connection).
     fn h2_stream(&self) -> Option<htaccel_engine::http::http2::H2Stream> {

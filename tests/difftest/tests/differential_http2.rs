@@ -3,7 +3,9 @@
 //! the cases of what differs on a stream (a response field HTTP/2 cannot
 //! carry; request bodies PHP reads, error documents included; a body an
 //! error answered before any handler leaves unread; how a CGI answer
-//! ends: an nph- script, a 413 before the script) over
+//! ends: an nph- script, a 413 before the script; a status HTTP/1.1 has
+//! no line for; a directory that needs a new client verification, which a
+//! stream cannot have) over
 //! HTTP/2: the `difftest` binary with `--http2`, both servers configured
 //! with `Protocols h2 h2c http/1.1`, every request the cases' HTTP/1.1
 //! blocks can express sent as HTTP/2 (h2c with prior knowledge, h2 by ALPN
@@ -17,7 +19,7 @@ use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
 const DEFAULT_ARGS: &str =
-    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends";
+    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends alias/redirect-status https/verify-depth-dir";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {

@@ -436,6 +436,12 @@ pub struct Response {
     /// answers (`H3Engine on`; the server adds the field unless the
     /// answer has its own).
     pub alt_svc: Option<http3::AltSvc>,
+    /// A 403 mod_ssl gave because the request needs a new client
+    /// verification on a stream of a multiplexed connection, where it
+    /// cannot renegotiate: mod_http2 resets the stream with
+    /// `HTTP_1_1_REQUIRED` instead of sending the answer, and the client
+    /// asks again over HTTP/1.1 (HTTP/3: `H3_VERSION_FALLBACK`).
+    pub renegotiation_forbidden: bool,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -473,6 +479,7 @@ impl Response {
             upgrade_offer: None,
             h2c_upgrade: None,
             alt_svc: None,
+            renegotiation_forbidden: false,
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

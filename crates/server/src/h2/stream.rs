@@ -7,6 +7,7 @@
 use super::Session;
 use crate::conn;
 use crate::stream_exchange::{self, BodyEvent, RequestBody, ResponseSink, StreamTransport};
+use crate::transport::StreamReset;
 use bytes::Bytes;
 use h2::server::SendResponse;
 use h2::{RecvStream, SendStream};
@@ -171,11 +172,15 @@ impl ResponseSink for H2Sink {
         }
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, why: StreamReset) {
+        let reason = match why {
+            StreamReset::Protocol => h2::Reason::PROTOCOL_ERROR,
+            StreamReset::Http11Required => h2::Reason::HTTP_1_1_REQUIRED,
+        };
         if let Some(mut respond) = self.respond.take() {
-            respond.send_reset(h2::Reason::PROTOCOL_ERROR);
+            respond.send_reset(reason);
         } else if let Some(send) = self.send.as_mut() {
-            send.send_reset(h2::Reason::PROTOCOL_ERROR);
+            send.send_reset(reason);
         }
     }
 }

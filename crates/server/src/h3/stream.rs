@@ -9,6 +9,7 @@
 use super::Session;
 use crate::conn;
 use crate::stream_exchange::{self, BodyEvent, RequestBody, ResponseSink, StreamTransport};
+use crate::transport::StreamReset;
 use bytes::{Buf, Bytes};
 use h3::server::{RequestResolver, RequestStream};
 use std::future::{poll_fn, Future};
@@ -201,11 +202,14 @@ impl ResponseSink for H3Sink {
         self.finish_now();
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, why: StreamReset) {
         if !self.ended {
             self.ended = true;
-            self.send
-                .stop_stream(h3::error::Code::H3_GENERAL_PROTOCOL_ERROR);
+            self.send.stop_stream(match why {
+                StreamReset::Protocol => h3::error::Code::H3_GENERAL_PROTOCOL_ERROR,
+                // HTTP/3's own "ask again over HTTP/1.1".
+                StreamReset::Http11Required => h3::error::Code::H3_VERSION_FALLBACK,
+            });
         }
     }
 }

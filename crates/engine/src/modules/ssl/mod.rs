@@ -630,6 +630,12 @@ fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     if !ask_again {
         return Ok(());
     }
+    if ctx.req.on_stream() {
+        // A stream (mod_ssl's secondary connection): mod_ssl does not try,
+        // it notes why and answers 403, which mod_http2 turns into a reset.
+        ctx.renegotiation_forbidden = true;
+        return Err(403);
+    }
     ctx.reason = Some((
         "error".into(),
         "AH10158: cannot perform post-handshake authentication".into(),
