@@ -69,7 +69,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
         ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
             "AH00124: Request exceeded the limit of {} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
             ctx.site.limit_internal_recursion));
-        let first = ctx.modules.rewrite.first_error.unwrap_or(status);
+        let first = ctx.first_error.unwrap_or(status);
         return canned(ctx, first, None, Some(status));
     }
     let (path, query) = match target.split_once('?') {
@@ -145,13 +145,12 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             r.headers = headers;
             r
         }
-        Err(second) if redirected.modules.rewrite.status_reset => {
+        Err(second) if redirected.status_reset => {
             // mod_rewrite answered after setting the status back to 200:
             // a new error of the error document's request, with its own
             // ErrorDocument (Apache's ap_die sees no recursion).
             redirected.prev_status = None;
-            redirected.modules.rewrite.first_error =
-                Some(ctx.modules.rewrite.first_error.unwrap_or(status));
+            redirected.first_error = Some(ctx.first_error.unwrap_or(status));
             let mut r = error_response(&mut redirected, second);
             // Its own error document may be a backend's too.
             if redirected.error_backend.is_some() {

@@ -5,7 +5,7 @@
 
 use crate::header_table::Output;
 use crate::http::Response;
-use crate::modules::{expires, headers};
+use crate::modules::hooks;
 use crate::request::Ctx;
 
 pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
@@ -27,16 +27,21 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     // mod_deflate's filter runs before mod_headers' (both content filters,
     // DEFLATE inserted first).
     if !error && resp.arrival != crate::http::Arrival::Later {
-        crate::modules::filter::content_filters(ctx, resp);
+        for filter in hooks::CONTENT_FILTERS {
+            filter(ctx, resp);
+        }
     }
     if Output::needed(ctx, error) {
         let mut out = Output::start(ctx, resp, error);
-        expires::output(ctx, &mut out);
-        headers::output(ctx, &mut out);
+        for filter in hooks::HEADER_FILTERS {
+            filter(ctx, &mut out);
+        }
         out.finish(ctx, resp);
     }
     // Byte ranges are a protocol filter: after every content filter.
-    crate::modules::filter::deferred_ranges(ctx, resp);
+    for filter in hooks::PROTOCOL_FILTERS {
+        filter(ctx, resp);
+    }
     // Apache's HTTP header filter, after every module had its say.
     crate::http::vary::fixup_vary(&mut resp.headers);
     // Its check of the fields does not run on a stream of HTTP/2
@@ -57,7 +62,9 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         resp.close = true;
         resp.stream = crate::http::Unannounced::Chunked;
         let mut out = Output::start(ctx, resp, true);
-        headers::output(ctx, &mut out);
+        for filter in hooks::ERROR_HEADER_FILTERS {
+            filter(ctx, &mut out);
+        }
         out.finish(ctx, resp);
         if crate::header_table::check(&mut resp.headers).is_err() {
             // Refused again: a bare 500, as Apache falls back to.

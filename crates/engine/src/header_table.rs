@@ -159,8 +159,7 @@ impl Output {
     pub fn needed(ctx: &Ctx<'_>, error: bool) -> bool {
         !ctx.err_headers_out.is_empty()
             || (!error && !ctx.headers_out.is_empty())
-            || ctx.conf.headers.has_output()
-            || ctx.conf.expires.is_active()
+            || crate::modules::hooks::header_filters_configured(ctx)
     }
 
     /// Split `resp` into the two tables.

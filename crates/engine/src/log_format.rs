@@ -614,21 +614,11 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
             true
         }
         Kind::SslVar => req
-            .and_then(|r| crate::modules::ssl::vars::lookup(r, &f.arg))
+            .and_then(|r| crate::modules::hooks::ssl_var_lookup(r, &f.arg))
             .is_some_and(|v| escaped(v.as_bytes(), out)),
-        Kind::SslConn => {
-            // `ssl_var_log_handler_c`: only on a TLS connection.
-            let var = match f.arg.as_str() {
-                "version" => "SSL_PROTOCOL",
-                "cipher" => "SSL_CIPHER",
-                "subjectdn" => "SSL_CLIENT_S_DN",
-                "issuerdn" => "SSL_CLIENT_I_DN",
-                _ => "",
-            };
-            req.filter(|r| r.secure)
-                .and_then(|r| crate::modules::ssl::vars::lookup(r, var))
-                .is_some_and(|v| escaped(v.as_bytes(), out))
-        }
+        Kind::SslConn => req
+            .and_then(|r| crate::modules::hooks::ssl_log_connection_var(r, &f.arg))
+            .is_some_and(|v| escaped(v.as_bytes(), out)),
         Kind::Cookie => {
             let header = req.and_then(|r| r.headers.get_joined("Cookie"));
             match header

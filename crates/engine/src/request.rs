@@ -8,9 +8,8 @@
 
 use crate::dirconf::DirConf;
 use crate::engine::Engine;
-use crate::fs::{FileInfo, Kind};
+use crate::fs::FileInfo;
 use crate::http::{Request, Response};
-use crate::modules::dir::Slash;
 use crate::modules::hooks;
 use crate::site::Site;
 use crate::walk::{self, WalkError};
@@ -50,6 +49,14 @@ pub struct Ctx<'a> {
     pub renegotiation_forbidden: bool,
     /// `REDIRECT_STATUS` of an `ErrorDocument` redirect.
     pub prev_status: Option<u16>,
+    /// The answer is a status given after `r->status` was set back to 200
+    /// (mod_rewrite does so): inside an `ErrorDocument` request it is a new
+    /// error, with its own `ErrorDocument`, not a failure of the error
+    /// document (`ap_die` sees no recursion).
+    pub status_reset: bool,
+    /// The status that started a chain of such `ErrorDocument` requests
+    /// (`ap_die`'s first error), carried by internal redirects.
+    pub first_error: Option<u16>,
     /// `Allow` for a 405 or 501 from the default handler.
     pub allow: Option<&'static str>,
     /// A content handler ran (and so read the request body first).
@@ -256,6 +263,8 @@ impl<'a> Ctx<'a> {
             error_note: None,
             renegotiation_forbidden: false,
             prev_status: None,
+            status_reset: false,
+            first_error: None,
             allow: None,
             handler_ran: false,
             env: crate::env::Env::default(),
@@ -307,6 +316,7 @@ impl<'a> Ctx<'a> {
         let mut new = Ctx::new(self.engine, self.site, self.req, uri, query);
         new.redirects = self.redirects + 1;
         new.prev_status = status;
+        new.first_error = self.first_error;
         new.env = self.env.for_redirect();
         new.env
             .set("REDIRECT_STATUS", status.unwrap_or(200).to_string());
@@ -544,112 +554,6 @@ impl<'a> Ctx<'a> {
         hooks::run_all(hooks::FIXUPS, self)
     }
 
-    /// mod_dir's fixup: a directory's slash and index, or the fallback
-    /// resource of a request that names nothing.
-    fn dir_fixups(&mut self) -> Result<(), Status> {
-        match self.finfo.map(|f| f.kind) {
-            Some(Kind::Dir) => self.dir_fixup(),
-            None if self.handler.is_none() => self.fallback_fixup(),
-            _ => Ok(()),
-        }
-    }
-
-    /// mod_dir for a directory: 301 to add the slash, or the first index
-    /// candidate that a sub-request finds as a regular file.
-    fn dir_fixup(&mut self) -> Result<(), Status> {
-        if !self.path_info.is_empty() {
-            return Ok(());
-        }
-        if !self.uri.ends_with('/') {
-            match self.conf.dir.slash.unwrap_or(Slash::On) {
-                Slash::Off => return Ok(()),
-                Slash::On => {}
-            }
-            let mut target =
-                crate::uri::escape_path(&crate::path_text::bytes(&self.uri)).into_owned();
-            target.push('/');
-            if let Some(q) = &self.args {
-                target.push('?');
-                target.push_str(q);
-            }
-            let location = self.engine.construct_url(self.site, self.req, &target);
-            self.headers_out.push(("Location".into(), location));
-            return Err(301);
-        }
-        // A rewrite scheduled an internal redirect: mod_dir steps aside.
-        if self.modules.rewrite.redirect.is_some() {
-            return Ok(());
-        }
-        // Apache 2.4 looks for the index whatever the method (trunk skips
-        // all but GET and POST); an OPTIONS answer shows the index's type.
-        let names = self.conf.dir.index_names();
-        let count = names.len();
-        let mut error = None;
-        for name in names {
-            let target = match &self.args {
-                Some(q) => format!("{name}?{q}"),
-                None => name.clone(),
-            };
-            let (sub, r) = self.sub_request(&target);
-            match r {
-                Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
-                    if let Some(code) = self.conf.dir.index_redirect.filter(|c| *c != 0) {
-                        let location = self.engine.construct_url(self.site, self.req, &sub.uri);
-                        self.headers_out.push(("Location".into(), location));
-                        return Err(code);
-                    }
-                    self.fast_redirect(sub);
-                    return Ok(());
-                }
-                Ok(()) => {}
-                Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
-                    // mod_negotiation leaves its list on the main request.
-                    if sub.variant_list.is_some() {
-                        self.variant_list = sub.variant_list;
-                    }
-                    self.headers_out.extend(sub.headers_out);
-                    // mod_dir overlays the sub-request's error headers too
-                    // (a 401's challenge).
-                    self.err_headers_out.extend(sub.err_headers_out);
-                    return Err(s);
-                }
-                Err(404) => {}
-                Err(s) => error = Some(s),
-            }
-        }
-        match error {
-            Some(s) => Err(s),
-            None => Ok(()),
-        }
-    }
-
-    /// `FallbackResource` for a path that does not exist.
-    fn fallback_fixup(&mut self) -> Result<(), Status> {
-        let Some(fallback) = self.conf.dir.fallback().map(str::to_string) else {
-            return Ok(());
-        };
-        if self.finfo.is_some() {
-            return Ok(());
-        }
-        let target = match &self.args {
-            Some(q) => format!("{fallback}?{q}"),
-            None => fallback,
-        };
-        let (sub, r) = self.sub_request(&target);
-        match r {
-            Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
-                self.fast_redirect(sub);
-                Ok(())
-            }
-            Err(s) if (300..400).contains(&s) => {
-                self.headers_out.extend(sub.headers_out);
-                Err(s)
-            }
-            Err(s) if s != 404 => Err(s),
-            _ => Ok(()),
-        }
-    }
-
     /// Apache's `ap_internal_fast_redirect`: become the sub-request.
     pub(crate) fn fast_redirect(&mut self, sub: Ctx<'a>) {
         self.uri = sub.uri;
@@ -756,12 +660,6 @@ crate::modules::request_slots!(request_slots_struct);
 /// The core's `translate_name` hook ([`Ctx::core_translate`]).
 pub(crate) fn core_translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     ctx.core_translate()
-}
-
-/// mod_dir's fixups hook ([`Ctx::dir_fixups`]): its code makes
-/// sub-requests and internal redirects, which are this file's.
-pub(crate) fn dir_fixups(ctx: &mut Ctx<'_>) -> Result<(), Status> {
-    ctx.dir_fixups()
 }
 
 /// What the engine answers for a request that went through the phases.

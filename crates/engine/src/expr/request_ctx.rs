@@ -49,7 +49,7 @@ fn path_bytes(s: &str) -> Option<Cow<'_, [u8]>> {
 
 impl ExprContext for RequestExpr<'_, '_> {
     fn ssl_var(&self, name: &str) -> Option<String> {
-        crate::modules::ssl::vars::lookup(self.ctx.req, name)
+        crate::modules::hooks::ssl_var_lookup(self.ctx.req, name)
     }
 
     fn var(&self, var: Var) -> Option<Cow<'_, [u8]>> {

@@ -2,11 +2,14 @@
 //! redirect (`DirectorySlash`), the first existing `DirectoryIndex`
 //! candidate, or the `FallbackResource` for paths that do not exist.
 //!
-//! The request-time part lives in `crate::request::dir_fixup`, which runs
-//! index candidates as sub-requests exactly as Apache does, so a candidate
-//! denied by access control answers 403 rather than being skipped.
+//! The fixup runs index candidates as sub-requests exactly as Apache does
+//! (`Ctx::sub_request`), so a candidate denied by access control answers
+//! 403 rather than being skipped, and becomes the one it finds
+//! (`Ctx::fast_redirect`).
 
+use crate::fs::Kind;
 use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_INDEXES, RSRC_CONF};
+use crate::request::{Ctx, Status};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slash {
@@ -143,3 +146,108 @@ pub static MODULE: Module = Module {
     builtin: false,
     directives: DIRECTIVES,
 };
+
+/// mod_dir's fixup (in [`crate::modules::hooks::FIXUPS`]): a directory's slash and index, or the fallback
+/// resource of a request that names nothing.
+pub(crate) fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    match ctx.finfo.map(|f| f.kind) {
+        Some(Kind::Dir) => directory(ctx),
+        None if ctx.handler.is_none() => fallback(ctx),
+        _ => Ok(()),
+    }
+}
+
+/// mod_dir for a directory: 301 to add the slash, or the first index
+/// candidate that a sub-request finds as a regular file.
+fn directory(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    if !ctx.path_info.is_empty() {
+        return Ok(());
+    }
+    if !ctx.uri.ends_with('/') {
+        match ctx.conf.dir.slash.unwrap_or(Slash::On) {
+            Slash::Off => return Ok(()),
+            Slash::On => {}
+        }
+        let mut target = crate::uri::escape_path(&crate::path_text::bytes(&ctx.uri)).into_owned();
+        target.push('/');
+        if let Some(q) = &ctx.args {
+            target.push('?');
+            target.push_str(q);
+        }
+        let location = ctx.engine.construct_url(ctx.site, ctx.req, &target);
+        ctx.headers_out.push(("Location".into(), location));
+        return Err(301);
+    }
+    // A rewrite scheduled an internal redirect: mod_dir steps aside.
+    if ctx.modules.rewrite.redirect.is_some() {
+        return Ok(());
+    }
+    // Apache 2.4 looks for the index whatever the method (trunk skips
+    // all but GET and POST); an OPTIONS answer shows the index's type.
+    let names = ctx.conf.dir.index_names();
+    let count = names.len();
+    let mut error = None;
+    for name in names {
+        let target = match &ctx.args {
+            Some(q) => format!("{name}?{q}"),
+            None => name.clone(),
+        };
+        let (sub, r) = ctx.sub_request(&target);
+        match r {
+            Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
+                if let Some(code) = ctx.conf.dir.index_redirect.filter(|c| *c != 0) {
+                    let location = ctx.engine.construct_url(ctx.site, ctx.req, &sub.uri);
+                    ctx.headers_out.push(("Location".into(), location));
+                    return Err(code);
+                }
+                ctx.fast_redirect(sub);
+                return Ok(());
+            }
+            Ok(()) => {}
+            Err(s) if (300..400).contains(&s) || ((s == 401 || s == 406) && count == 1) => {
+                // mod_negotiation leaves its list on the main request.
+                if sub.variant_list.is_some() {
+                    ctx.variant_list = sub.variant_list;
+                }
+                ctx.headers_out.extend(sub.headers_out);
+                // mod_dir overlays the sub-request's error headers too
+                // (a 401's challenge).
+                ctx.err_headers_out.extend(sub.err_headers_out);
+                return Err(s);
+            }
+            Err(404) => {}
+            Err(s) => error = Some(s),
+        }
+    }
+    match error {
+        Some(s) => Err(s),
+        None => Ok(()),
+    }
+}
+
+/// `FallbackResource` for a path that does not exist.
+fn fallback(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    let Some(fallback) = ctx.conf.dir.fallback().map(str::to_string) else {
+        return Ok(());
+    };
+    if ctx.finfo.is_some() {
+        return Ok(());
+    }
+    let target = match &ctx.args {
+        Some(q) => format!("{fallback}?{q}"),
+        None => fallback,
+    };
+    let (sub, r) = ctx.sub_request(&target);
+    match r {
+        Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
+            ctx.fast_redirect(sub);
+            Ok(())
+        }
+        Err(s) if (300..400).contains(&s) => {
+            ctx.headers_out.extend(sub.headers_out);
+            Err(s)
+        }
+        Err(s) if s != 404 => Err(s),
+        _ => Ok(()),
+    }
+}

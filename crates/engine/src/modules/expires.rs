@@ -190,7 +190,7 @@ fn parse_code(code: &str) -> Result<Code, String> {
 }
 
 /// The output filter.
-pub fn output(ctx: &Ctx<'_>, o: &mut Output) {
+pub fn output(ctx: &mut Ctx<'_>, o: &mut Output) {
     if (400..600).contains(&o.status) || ctx.is_subreq {
         return;
     }

@@ -11,12 +11,13 @@
 //! claims the phase ends it, `Ok(true)`; `Ok(false)` declines).
 
 use crate::engine::Engine;
+use crate::header_table::Output;
 use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, authn_core, autoindex, cgi, env, filter, headers, http2, md, mime, negotiation, php,
-    proxy, remoteip, rewrite, setenvif, ssl, status,
+    alias, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, md, mime,
+    negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -57,6 +58,10 @@ pub type Offer = fn(&Ctx<'_>) -> Option<std::sync::Arc<str>>;
 /// A file the default handler must not send as it is (it belongs to a
 /// backend that is not configured for it).
 pub type FileRefusal = fn(&mut Ctx<'_>) -> bool;
+/// An output filter that edits the response's header tables.
+pub type HeaderFilter = fn(&mut Ctx<'_>, &mut Output);
+/// An output filter on the whole response (body and headers).
+pub type ResponseFilter = fn(&mut Ctx<'_>, &mut Response);
 /// A section of mod_status's pages (Apache's optional `status_hook`): the
 /// request and whether the page is `?auto`'s short form; `None` declines.
 pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
@@ -115,7 +120,7 @@ pub static FIXUPS: &[RunAll] = &[
     ssl::fixup,
     http2::fixup,
     negotiation::fix_encoding,
-    crate::request::dir_fixups,
+    dir::fixup,
     rewrite::force_type_handler,
     headers::fixup,
 ];
@@ -181,6 +186,41 @@ pub static FILE_REFUSALS: &[FileRefusal] = &[php::handler::refuses_as_file, cgi:
 
 /// The internal redirects a handler may have scheduled.
 pub static REDIRECTS: &[Redirect] = &[rewrite::hooks::redirect_next];
+
+/// The content filters, first of the output filters (mod_filter's
+/// chains, mod_deflate inserted first).
+pub static CONTENT_FILTERS: &[ResponseFilter] = &[filter::content_filters];
+
+/// The filters that edit the header tables, in Apache's order: mod_expires'
+/// before mod_headers'.
+pub static HEADER_FILTERS: &[HeaderFilter] = &[expires::output, headers::output];
+
+/// What edits an error response's header tables once its output filters
+/// were dropped (`ap_send_error_response` keeps the protocol filters and
+/// runs `insert_error_filter`: mod_headers' `always` table).
+pub static ERROR_HEADER_FILTERS: &[HeaderFilter] = &[headers::output];
+
+/// The protocol filters after every content filter: the byte ranges.
+pub static PROTOCOL_FILTERS: &[ResponseFilter] = &[filter::deferred_ranges];
+
+/// Whether a header filter has edits configured for the request's
+/// directory (else only headers set before the handler need the tables).
+pub fn header_filters_configured(ctx: &Ctx<'_>) -> bool {
+    ctx.conf.headers.has_output() || ctx.conf.expires.is_active()
+}
+
+/// mod_ssl's `ssl_var_lookup` (an optional function in Apache): the
+/// `SSL_*` variables of a request, which mod_log_config's `%{…}x` and
+/// ap_expr read; `None` when the variable has no value.
+pub fn ssl_var_lookup(req: &Request, name: &str) -> Option<String> {
+    ssl::vars::lookup(req, name)
+}
+
+/// mod_log_config's `%{…}c`, which mod_ssl registers: a short name
+/// (`version`, `cipher`, `subjectdn`, `issuerdn`) for one of its variables.
+pub fn ssl_log_connection_var(req: &Request, name: &str) -> Option<String> {
+    ssl::vars::log_connection_var(req, name)
+}
 
 /// What modules add to mod_status's pages, in the order Apache runs them.
 pub static STATUS_SECTIONS: &[StatusSection] = &[

@@ -39,13 +39,6 @@ pub struct RequestState {
     pub main_uri: Option<String>,
     /// `[P]`: the URL a rule wanted to proxy to.
     pub proxy: Option<String>,
-    /// The rules answered with a status or an external redirect after
-    /// setting `r->status` back to 200, as Apache's mod_rewrite does: inside
-    /// an `ErrorDocument` request that answer is a new error, with its own
-    /// `ErrorDocument`, not a failure of the error document.
-    pub status_reset: bool,
-    /// The status that started a chain of such `ErrorDocument` requests.
-    pub first_error: Option<u16>,
 }
 
 impl crate::request::RequestSlot for RequestState {
@@ -64,7 +57,6 @@ impl RequestState {
         RequestState {
             end: self.end,
             cookies: self.cookies.clone(),
-            first_error: self.first_error,
             ..RequestState::default()
         }
     }
@@ -109,7 +101,8 @@ fn settle_query_and_status(
         if let Some(l) = log {
             fail(ctx, l);
         }
-        ctx.modules.rewrite.status_reset = reset;
+        // mod_rewrite sets `r->status` back to 200 before it answers.
+        ctx.status_reset = reset;
         return Err(answer(ctx, code));
     }
     ctx.args = args.clone();
@@ -328,7 +321,7 @@ fn external_redirect(
         super::trace::line(format!("  external redirect {status} to {location}"));
     }
     ctx.headers_out.push(("Location".into(), location));
-    ctx.modules.rewrite.status_reset = true;
+    ctx.status_reset = true;
     status
 }
 

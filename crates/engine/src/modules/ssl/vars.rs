@@ -62,6 +62,23 @@ fn dn_part(dn: &str, part: &str) -> Option<String> {
         .map(|(_, v)| v)
 }
 
+/// mod_log_config's `%{…}c` as mod_ssl registers it
+/// (`ssl_var_log_handler_c`): a short name for one of its variables, on a
+/// TLS connection only.
+pub fn log_connection_var(req: &Request, name: &str) -> Option<String> {
+    let var = match name {
+        "version" => "SSL_PROTOCOL",
+        "cipher" => "SSL_CIPHER",
+        "subjectdn" => "SSL_CLIENT_S_DN",
+        "issuerdn" => "SSL_CLIENT_I_DN",
+        _ => return None,
+    };
+    if !req.secure {
+        return None;
+    }
+    lookup(req, var)
+}
+
 /// `ssl_var_lookup` for the facts htaccel has; `None` when unset (Apache's
 /// NULL: empty in mod_rewrite).
 pub fn lookup(req: &Request, name: &str) -> Option<String> {
