@@ -63,6 +63,19 @@ pub enum Args {
     Section,
 }
 
+/// What reading a directive does: its handler, or one of the two answers
+/// htaccel gives to directives it has no handler for. Which one is a
+/// property of the table entry, so that `htaccel check` can list them.
+#[derive(Clone, Copy)]
+pub enum Run {
+    Handler(RunFn),
+    /// Accepted with no effect (process tuning Apache's MPM reads, files
+    /// only Apache's runtime uses).
+    WithoutEffect,
+    /// Refused when read: "not supported by htaccel yet".
+    Unsupported,
+}
+
 /// The handler of a directive. It receives the walker (the state of the
 /// configuration being read), the invocation (name, words, origin,
 /// children) and the per-directory configuration being built.
@@ -78,7 +91,7 @@ pub struct Directive {
     pub req_override: u32,
     /// One line of help, printed after an arity error.
     pub about: &'static str,
-    pub run: RunFn,
+    pub run: Run,
 }
 
 /// A module: a named group of directives. `<IfModule>` accepts both

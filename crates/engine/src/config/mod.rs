@@ -10,7 +10,7 @@
 pub mod server;
 
 use crate::dirconf::DirConf;
-use crate::registry::{self, Args, Module, NONFATAL_OVERRIDE, NONFATAL_UNKNOWN};
+use crate::registry::{self, Args, Module, Run, NONFATAL_OVERRIDE, NONFATAL_UNKNOWN};
 use htaccel_conf::{Node, Origin};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -289,7 +289,12 @@ impl<'a> Walker<'a> {
             closed,
             closed_exactly,
         };
-        (directive.run)(self, &inv, conf).map_err(|message| {
+        let ran = match directive.run {
+            Run::Handler(run) => run(self, &inv, conf),
+            Run::WithoutEffect => Ok(()),
+            Run::Unsupported => Err(format!("{} is not supported by htaccel yet", inv.name)),
+        };
+        ran.map_err(|message| {
             self.nested_error.take().unwrap_or_else(|| ConfigError {
                 origin: origin.clone(),
                 message,

@@ -26,7 +26,7 @@ use crate::modules::authz_core::limited;
 #[cfg(test)]
 use crate::modules::authz_core::ALL_METHODS;
 use crate::modules::dns;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG, OR_LIMIT};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG, OR_LIMIT};
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 
@@ -304,28 +304,28 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: OR_LIMIT | ACCESS_CONF,
         about: "'allow,deny', 'deny,allow', or 'mutual-failure'",
-        run: run_order,
+        run: Run::Handler(run_order),
     },
     Directive {
         name: "allow",
         args: Args::Iterate2,
         req_override: OR_LIMIT | ACCESS_CONF,
         about: "'from' followed by hostnames or IP-address wildcards",
-        run: run_allow_deny,
+        run: Run::Handler(run_allow_deny),
     },
     Directive {
         name: "deny",
         args: Args::Iterate2,
         req_override: OR_LIMIT | ACCESS_CONF,
         about: "'from' followed by hostnames or IP-address wildcards",
-        run: run_allow_deny,
+        run: Run::Handler(run_allow_deny),
     },
     Directive {
         name: "Satisfy",
         args: Args::Take1,
         req_override: OR_AUTHCFG | ACCESS_CONF,
         about: "access policy if both allow and require used ('all' or 'any')",
-        run: run_satisfy,
+        run: Run::Handler(run_satisfy),
     },
 ];
 

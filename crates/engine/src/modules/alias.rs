@@ -27,7 +27,7 @@ pub mod target;
 use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
 use crate::regex_engine::Regex;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
 
@@ -392,76 +392,78 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take12,
         req_override: RSRC_CONF | ACCESS_CONF,
         about: "a fakename and a realname, or a realname in a Location",
-        run: |w, inv, _c| add_alias(w, inv, "Alias", None, false),
+        run: Run::Handler(|w, inv, _c| add_alias(w, inv, "Alias", None, false)),
     },
     Directive {
         name: "ScriptAlias",
         args: Args::Take12,
         req_override: RSRC_CONF | ACCESS_CONF,
         about: "a fakename and a realname, or a realname in a Location",
-        run: |w, inv, _c| add_alias(w, inv, "ScriptAlias", Some("cgi-script"), false),
+        run: Run::Handler(|w, inv, _c| add_alias(w, inv, "ScriptAlias", Some("cgi-script"), false)),
     },
     Directive {
         name: "Redirect",
         args: Args::Take123,
         req_override: FI,
         about: "an optional status, then document to be redirected and destination URL",
-        run: run_redirect,
+        run: Run::Handler(run_redirect),
     },
     Directive {
         name: "AliasMatch",
         args: Args::Take2,
         req_override: RSRC_CONF,
         about: "a regular expression and a filename",
-        run: |w, inv, _c| add_alias(w, inv, "AliasMatch", None, true),
+        run: Run::Handler(|w, inv, _c| add_alias(w, inv, "AliasMatch", None, true)),
     },
     Directive {
         name: "ScriptAliasMatch",
         args: Args::Take2,
         req_override: RSRC_CONF,
         about: "a regular expression and a filename",
-        run: |w, inv, _c| add_alias(w, inv, "ScriptAliasMatch", Some("cgi-script"), true),
+        run: Run::Handler(|w, inv, _c| {
+            add_alias(w, inv, "ScriptAliasMatch", Some("cgi-script"), true)
+        }),
     },
     Directive {
         name: "RedirectMatch",
         args: Args::Take23,
         req_override: FI,
         about: "an optional status, then a regular expression and destination URL",
-        run: run_redirect_match,
+        run: Run::Handler(run_redirect_match),
     },
     Directive {
         name: "RedirectTemp",
         args: Args::Take2,
         req_override: FI,
         about: "a document to be redirected, then the destination URL",
-        run: |w, inv, c| redirect2(w, inv, c, "RedirectTemp", 302),
+        run: Run::Handler(|w, inv, c| redirect2(w, inv, c, "RedirectTemp", 302)),
     },
     Directive {
         name: "RedirectPermanent",
         args: Args::Take2,
         req_override: FI,
         about: "a document to be redirected, then the destination URL",
-        run: |w, inv, c| redirect2(w, inv, c, "RedirectPermanent", 301),
+        run: Run::Handler(|w, inv, c| redirect2(w, inv, c, "RedirectPermanent", 301)),
     },
     Directive {
         name: "RedirectRelative",
         args: Args::Flag,
         req_override: FI,
         about: "Set to ON to allow relative redirect targets to be issued as-is",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.alias.allow_relative = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AliasPreservePath",
         args: Args::Flag,
         req_override: FI,
         about: "Set to ON to map the full path after the fakename to the realname.",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.alias.preserve_path = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
 ];
 

@@ -10,8 +10,7 @@ use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::digest::base64_decode_lenient;
 use crate::modules::authn_file::{self, Authn};
-use crate::modules::unsupported::refuse;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use crate::request::{Ctx, Status};
 
 #[derive(Clone, Debug, Default)]
@@ -192,10 +191,10 @@ fn run_digest_algorithm(
 }
 
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "AuthBasicProvider", args: Args::Iterate, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specify the auth providers for a directory or location", run: run_provider },
-    Directive { name: "AuthBasicAuthoritative", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'Off' to allow access control to be passed along to lower modules if the UserID is not known to this module", run: |_w, inv, c| { c.auth_basic.authoritative = Some(crate::registry::flag(&inv.words)); Ok(()) } },
-    Directive { name: "AuthBasicFake", args: Args::Take12, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Fake basic authentication using the given expressions for username and password, 'off' to disable. Password defaults to 'password' if missing.", run: refuse },
-    Directive { name: "AuthBasicUseDigestAlgorithm", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'MD5' to use the auth provider's authentication check for digest auth, using a hash of 'user:realm:pass'", run: run_digest_algorithm },
+    Directive { name: "AuthBasicProvider", args: Args::Iterate, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specify the auth providers for a directory or location", run: Run::Handler(run_provider) },
+    Directive { name: "AuthBasicAuthoritative", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'Off' to allow access control to be passed along to lower modules if the UserID is not known to this module", run: Run::Handler(|_w, inv, c| { c.auth_basic.authoritative = Some(crate::registry::flag(&inv.words)); Ok(()) }) },
+    Directive { name: "AuthBasicFake", args: Args::Take12, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Fake basic authentication using the given expressions for username and password, 'off' to disable. Password defaults to 'password' if missing.", run: Run::Unsupported },
+    Directive { name: "AuthBasicUseDigestAlgorithm", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'MD5' to use the auth provider's authentication check for digest auth, using a hash of 'user:realm:pass'", run: Run::Handler(run_digest_algorithm) },
 ];
 
 pub static MODULE: Module = Module {

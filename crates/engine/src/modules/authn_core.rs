@@ -24,8 +24,7 @@ use crate::modules::access_compat::{self, Satisfy};
 use crate::modules::auth_basic::{self, Outcome};
 use crate::modules::authz_core::{self, AuthzRequest, AuthzResult, Logic};
 use crate::modules::core::method_bit;
-use crate::modules::unsupported::refuse;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
 
@@ -325,14 +324,14 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: OR_AUTHCFG | ACCESS_CONF,
         about: "an HTTP authorization type (e.g., \"Basic\")",
-        run: run_auth_type,
+        run: Run::Handler(run_auth_type),
     },
     Directive {
         name: "AuthName",
         args: Args::Take1,
         req_override: OR_AUTHCFG | ACCESS_CONF,
         about: "the authentication realm (e.g. \"Members Only\")",
-        run: run_auth_name,
+        run: Run::Handler(run_auth_name),
     },
     Directive {
         name: "<AuthnProviderAlias",
@@ -340,7 +339,7 @@ pub static DIRECTIVES: &[Directive] = &[
         req_override: crate::registry::RSRC_CONF,
         about:
             "container for grouping an authentication provider's directives under a provider alias",
-        run: refuse,
+        run: Run::Unsupported,
     },
 ];
 

@@ -11,7 +11,7 @@ use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
 use crate::ipset::{IpSet, Subnet, SubnetError};
 use crate::modules::core::method_bit;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -474,11 +474,11 @@ fn run_require_section(
 }
 
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "Require", args: Args::Argv, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specifies authorization directives which one must pass (or not) for a request to suceeed", run: run_require },
-    Directive { name: "<RequireAll", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must fail and at least one must pass for a request to succeed", run: run_require_section },
-    Directive { name: "<RequireAny", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which one must pass for a request to succeed", run: run_require_section },
-    Directive { name: "<RequireNone", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must pass for a request to succeed", run: run_require_section },
-    Directive { name: "AuthMerging", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "controls how a <Directory>, <Location>, or similar directive's authorization directives are combined with those of its predecessor", run: |_w, inv, c| {
+    Directive { name: "Require", args: Args::Argv, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specifies authorization directives which one must pass (or not) for a request to suceeed", run: Run::Handler(run_require) },
+    Directive { name: "<RequireAll", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must fail and at least one must pass for a request to succeed", run: Run::Handler(run_require_section) },
+    Directive { name: "<RequireAny", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which one must pass for a request to succeed", run: Run::Handler(run_require_section) },
+    Directive { name: "<RequireNone", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must pass for a request to succeed", run: Run::Handler(run_require_section) },
+    Directive { name: "AuthMerging", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "controls how a <Directory>, <Location>, or similar directive's authorization directives are combined with those of its predecessor", run: Run::Handler(|_w, inv, c| {
         c.authz.merging = Some(match inv.words[0].to_ascii_lowercase().as_str() {
             "off" => None,
             "and" => Some(Logic::And),
@@ -486,8 +486,8 @@ pub static DIRECTIVES: &[Directive] = &[
             _ => return Err("AuthMerging must be one of: Off | And | Or".into()),
         });
         Ok(())
-    } },
-    Directive { name: "AuthzSendForbiddenOnFailure", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Controls if an authorization failure should result in a '403 FORBIDDEN' response instead of the HTTP-conforming '401 UNAUTHORIZED'", run: |_w, inv, c| { c.authz.forbidden_on_failure = Some(crate::registry::flag(&inv.words)); Ok(()) } },
+    }) },
+    Directive { name: "AuthzSendForbiddenOnFailure", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Controls if an authorization failure should result in a '403 FORBIDDEN' response instead of the HTTP-conforming '401 UNAUTHORIZED'", run: Run::Handler(|_w, inv, c| { c.authz.forbidden_on_failure = Some(crate::registry::flag(&inv.words)); Ok(()) }) },
 ];
 
 pub static MODULE: Module = Module {

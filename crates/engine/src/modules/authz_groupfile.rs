@@ -9,7 +9,7 @@ use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::modules::authn_file::cache::{config_lines, FileCache};
 use crate::modules::authn_file::server_relative;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -123,7 +123,7 @@ pub static DIRECTIVES: &[Directive] = &[Directive {
     args: Args::Take1,
     req_override: OR_AUTHCFG | ACCESS_CONF,
     about: "text file containing group names and member user IDs",
-    run: run_group_file,
+    run: Run::Handler(run_group_file),
 }];
 
 pub static MODULE: Module = Module {

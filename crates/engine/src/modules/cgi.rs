@@ -42,7 +42,7 @@ use crate::http::backend::{
 use crate::modules::core::options::OPT_EXECCGI;
 use crate::modules::proxy::{self, cgi_env};
 use crate::registry::{
-    Args, Directive, Module, ACCESS_CONF, OR_ALL, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF,
+    Args, Directive, Module, Run, ACCESS_CONF, OR_ALL, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF,
 };
 use crate::request::Ctx;
 use std::path::PathBuf;
@@ -216,21 +216,21 @@ macro_rules! script_log_directives {
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the name of a log for script debugging info",
-                run: |w, inv, c| {
+                run: Run::Handler(|w, inv, c| {
                     let path = w.env.server_root.join(&inv.words[0]);
                     c.cgi.script_log = Some(Arc::new(path));
                     Ok(())
-                },
+                }),
             },
             Directive {
                 name: "ScriptLogLength",
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the maximum length (in bytes) of the script debug log",
-                run: |_w, inv, c| {
+                run: Run::Handler(|_w, inv, c| {
                     c.cgi.script_log_length = Some(bytes_arg(&inv.words[0]));
                     Ok(())
-                },
+                }),
             },
             // The POST data mod_cgi copies into a failing script's dump,
             // which htaccel's ScriptLog does not write (docs/deviations.md).
@@ -239,10 +239,10 @@ macro_rules! script_log_directives {
                 args: Args::Take1,
                 req_override: RSRC_CONF,
                 about: "the maximum size (in bytes) to record of a POST request",
-                run: |_w, inv, _c| {
+                run: Run::Handler(|_w, inv, _c| {
                     bytes_arg(&inv.words[0]);
                     Ok(())
-                },
+                }),
             },
         ]
     };
@@ -259,7 +259,7 @@ static CGI_DIRECTIVES: &[Directive] = &{
             args: Args::Take1,
             req_override: RSRC_CONF | ACCESS_CONF,
             about: "The amount of time to wait between successful reads from the CGI script, in seconds.",
-            run: script_timeout,
+            run: Run::Handler(script_timeout),
         },
     ]
 };
@@ -277,14 +277,14 @@ static CGID_DIRECTIVES: &[Directive] = &{
             args: Args::Take1,
             req_override: RSRC_CONF,
             about: "the name of the socket to use for communication with the cgi daemon.",
-            run: |_w, _inv, _c| Ok(()),
+            run: Run::Handler(|_w, _inv, _c| Ok(())),
         },
         Directive {
             name: "CGIDScriptTimeout",
             args: Args::Take1,
             req_override: RSRC_CONF | ACCESS_CONF,
             about: "The amount of time to wait between successful reads from the CGI script, in seconds.",
-            run: script_timeout,
+            run: Run::Handler(script_timeout),
         },
     ]
 };
@@ -314,47 +314,47 @@ pub static CORE_MODULE: Module = Module {
             args: Args::Flag,
             req_override: OR_AUTHCFG | ACCESS_CONF,
             about: "Controls whether HTTP authorization headers, normally hidden, will be passed to scripts",
-            run: |_w, inv, c| {
+            run: Run::Handler(|_w, inv, c| {
                 c.cgi.pass_auth = Some(crate::registry::flag(&inv.words));
                 Ok(())
-            },
+            }),
         },
         Directive {
             name: "RLimitCPU",
             args: Args::Take12,
             req_override: OR_ALL,
             about: "Soft/hard limits for max CPU usage in seconds",
-            run: |w, inv, c| {
+            run: Run::Handler(|w, inv, c| {
                 c.cgi.rlimit_cpu = rlimit_arg(w, inv, Resource::Cpu)?;
                 Ok(())
-            },
+            }),
         },
         Directive {
             name: "RLimitMEM",
             args: Args::Take12,
             req_override: OR_ALL,
             about: "Soft/hard limits for max memory usage per process",
-            run: |w, inv, c| {
+            run: Run::Handler(|w, inv, c| {
                 c.cgi.rlimit_mem = rlimit_arg(w, inv, Resource::Mem)?;
                 Ok(())
-            },
+            }),
         },
         Directive {
             name: "RLimitNPROC",
             args: Args::Take12,
             req_override: OR_ALL,
             about: "soft/hard limits for max number of processes per uid",
-            run: |w, inv, c| {
+            run: Run::Handler(|w, inv, c| {
                 c.cgi.rlimit_nproc = rlimit_arg(w, inv, Resource::Nproc)?;
                 Ok(())
-            },
+            }),
         },
         Directive {
             name: "CGIVar",
             args: Args::Take2,
             req_override: OR_FILEINFO | ACCESS_CONF | RSRC_CONF,
             about: "Controls how some CGI variables are set",
-            run: |_w, inv, c| {
+            run: Run::Handler(|_w, inv, c| {
                 if inv.words[0] != "REQUEST_URI" {
                     return Err(format!("Unrecognized CGI variable: \"{}\"", inv.words[0]));
                 }
@@ -369,7 +369,7 @@ pub static CORE_MODULE: Module = Module {
                     }
                 }
                 Ok(())
-            },
+            }),
         },
     ],
 };

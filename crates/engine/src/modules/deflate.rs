@@ -28,7 +28,7 @@ pub mod zlib;
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::{Body, BodyPart, Response};
-use crate::registry::{Args, Directive, Module, OR_ALL, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, OR_ALL, RSRC_CONF};
 use crate::request::Ctx;
 use std::os::unix::fs::FileExt;
 
@@ -194,25 +194,25 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take12,
         req_override: RSRC_CONF,
         about: "Set a note to report on compression ratio",
-        run: run_note,
+        run: Run::Handler(run_note),
     },
     Directive {
         name: "DeflateWindowSize",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Set the Deflate window size (1-15)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let v = in_range(inv, 1, 15, "DeflateWindowSize must be between 1 and 15")?;
             c.deflate.window_bits = Some(v);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DeflateBufferSize",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Set the Deflate Buffer Size",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let v = in_range(
                 inv,
                 1,
@@ -222,57 +222,57 @@ pub static DIRECTIVES: &[Directive] = &[
             // A bounded buffer: Apache allocates it per response too.
             c.deflate.buffer_size = Some((v as usize).min(1 << 24));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DeflateMemLevel",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Set the Deflate Memory Level (1-9)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let v = in_range(inv, 1, 9, "DeflateMemLevel must be between 1 and 9")?;
             c.deflate.mem_level = Some(v);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DeflateCompressionLevel",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Set the Deflate Compression Level (1-9)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let v = in_range(inv, 1, 9, "Compression Level must be between 1 and 9")?;
             c.deflate.level = Some(v);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DeflateInflateLimitRequestBody",
         args: Args::Take1,
         req_override: OR_ALL,
         about: "Set a limit on size of inflated input",
-        run: run_inflate_setting,
+        run: Run::Handler(run_inflate_setting),
     },
     Directive {
         name: "DeflateInflateRatioLimit",
         args: Args::Take1,
         req_override: OR_ALL,
         about: "Set the inflate ratio limit above which inflation is aborted (default: 200)",
-        run: run_inflate_setting,
+        run: Run::Handler(run_inflate_setting),
     },
     Directive {
         name: "DeflateInflateRatioBurst",
         args: Args::Take1,
         req_override: OR_ALL,
         about: "Set the maximum number of following inflate ratios above limit (default: 3)",
-        run: run_inflate_setting,
+        run: Run::Handler(run_inflate_setting),
     },
     Directive {
         name: "DeflateAlterEtag",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Set how mod_deflate should modify ETAG response headers: 'AddSuffix' (default), 'NoChange' (2.2.x behavior), 'Remove'",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.deflate.alter_etag = Some(match inv.words[0].to_ascii_lowercase().as_str() {
                 "nochange" => AlterEtag::NoChange,
                 "addsuffix" => AlterEtag::AddSuffix,
@@ -285,7 +285,7 @@ pub static DIRECTIVES: &[Directive] = &[
                 }
             });
             Ok(())
-        },
+        }),
     },
 ];
 

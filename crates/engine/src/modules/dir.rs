@@ -8,7 +8,7 @@
 //! (`Ctx::fast_redirect`).
 
 use crate::fs::Kind;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_INDEXES, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_INDEXES, RSRC_CONF};
 use crate::request::{Ctx, Status};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,17 +64,17 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: PERMS,
         about: "Set a default handler",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.dir.fallback = Some(inv.words[0].clone());
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DirectoryIndex",
         args: Args::Argv,
         req_override: PERMS,
         about: "a list of file names",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let list = c.dir.index_names.get_or_insert_with(Vec::new);
             if inv.words.len() == 1 && inv.words[0].eq_ignore_ascii_case("disabled") {
                 list.clear();
@@ -82,7 +82,7 @@ pub static DIRECTIVES: &[Directive] = &[
                 list.extend(inv.words.iter().cloned());
             }
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DirectorySlash",
@@ -90,31 +90,31 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: PERMS,
         about: "On or Off",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.dir.slash = Some(if crate::registry::flag(&inv.words) {
                 Slash::On
             } else {
                 Slash::Off
             });
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DirectoryCheckHandler",
         args: Args::Flag,
         req_override: PERMS,
         about: "On or Off",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.dir.check_handler = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "DirectoryIndexRedirect",
         args: Args::Take1,
         req_override: PERMS,
         about: "On, Off, or a 3xx status code.",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let a = inv.words[0].to_ascii_lowercase();
             c.dir.index_redirect = Some(match a.as_str() {
                 "on" | "temp" => 302,
@@ -136,7 +136,7 @@ pub static DIRECTIVES: &[Directive] = &[
                 },
             });
             Ok(())
-        },
+        }),
     },
 ];
 

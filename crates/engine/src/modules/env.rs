@@ -13,7 +13,7 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{Args, Directive, Module, OR_FILEINFO};
+use crate::registry::{Args, Directive, Module, Run, OR_FILEINFO};
 use crate::request::{Ctx, Status};
 
 /// The module's per-directory slot.
@@ -139,21 +139,21 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "a list of environment variables to pass to CGI.",
-        run: pass_env,
+        run: Run::Handler(pass_env),
     },
     Directive {
         name: "SetEnv",
         args: Args::Take12,
         req_override: OR_FILEINFO,
         about: "an environment variable name and optional value to pass to CGI.",
-        run: set_env,
+        run: Run::Handler(set_env),
     },
     Directive {
         name: "UnsetEnv",
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "a list of variables to remove from the CGI environment.",
-        run: unset_env,
+        run: Run::Handler(unset_env),
     },
 ];
 

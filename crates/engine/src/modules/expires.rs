@@ -16,7 +16,7 @@
 
 use crate::dirconf::DirConf;
 use crate::header_table::Output;
-use crate::registry::{Args, Directive, Module, OR_INDEXES};
+use crate::registry::{Args, Directive, Module, Run, OR_INDEXES};
 use crate::request::Ctx;
 use htaccel_conf::getword_conf;
 
@@ -231,17 +231,17 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: OR_INDEXES,
         about: "Limited to 'on' or 'off'",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             expires_active(c, crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "ExpiresByType",
         args: Args::Take2,
         req_override: OR_INDEXES,
         about: "a MIME type followed by an expiry date code",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let (mime, code) = (&inv.words[0], &inv.words[1]);
             let Some(slash) = mime.rfind('/') else {
                 return Err("Invalid mimetype: should contain a slash".into());
@@ -257,19 +257,19 @@ pub static DIRECTIVES: &[Directive] = &[
                 None => list.push((mime.clone(), code)),
             }
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "ExpiresDefault",
         args: Args::Take1,
         req_override: OR_INDEXES,
         about: "an expiry date code",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let code = &inv.words[0];
             c.expires.default =
                 Some(parse_code(code).map_err(|e| format!("'ExpiresDefault {code}': {e}"))?);
             Ok(())
-        },
+        }),
     },
 ];
 

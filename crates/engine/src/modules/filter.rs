@@ -22,7 +22,9 @@ use crate::dirconf::DirConf;
 use crate::http::conditional::Clock;
 use crate::http::range::{byterange_filter, RangeLimits, RangeOutcome};
 use crate::http::{Body, Response};
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, OR_OPTIONS, RSRC_CONF};
+use crate::registry::{
+    Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, OR_OPTIONS, RSRC_CONF,
+};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
 
@@ -145,52 +147,48 @@ fn run_set_output(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> 
     Ok(())
 }
 
-fn refuse(_w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    Err(format!("{} is not supported by htaccel yet", inv.name))
-}
-
 pub static DIRECTIVES: &[Directive] = &[
     Directive {
         name: "FilterDeclare",
         args: Args::Take12,
         req_override: OR_OPTIONS,
         about: "filter-name [filter-type]",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "FilterProvider",
         args: Args::Take3,
         req_override: OR_OPTIONS,
         about: "filter-name provider-name match-expression",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "FilterChain",
         args: Args::Iterate,
         req_override: OR_OPTIONS,
         about: "list of filter names with optional [+-=!@]",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "FilterTrace",
         args: Args::Take2,
         req_override: RSRC_CONF | ACCESS_CONF,
         about: "filter-name debug-level",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "AddOutputFilterByType",
         args: Args::Argv,
         req_override: OR_FILEINFO,
         about: "output filter name followed by one or more content-types",
-        run: run_by_type,
+        run: Run::Handler(run_by_type),
     },
     Directive {
         name: "FilterProtocol",
         args: Args::Take23,
         req_override: OR_OPTIONS,
         about: "filter-name [provider-name] protocol-args",
-        run: refuse,
+        run: Run::Unsupported,
     },
 ];
 
@@ -207,7 +205,7 @@ pub static CORE_DIRECTIVES: &[Directive] = &[Directive {
     args: Args::Take1,
     req_override: OR_FILEINFO,
     about: "filter (or ; delimited list of filters) to be run on the request content",
-    run: run_set_output,
+    run: Run::Handler(run_set_output),
 }];
 
 pub static CORE_MODULE: Module = Module {

@@ -32,7 +32,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::http2::H2Settings;
-use crate::registry::{Args, Directive, Module, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
 
 /// The core's protocol choice for one server.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -454,8 +454,8 @@ fn settings_payload_valid(value: &str) -> bool {
 
 /// The core's two directives (registered with the core's own).
 pub static CORE_DIRECTIVES: &[Directive] = &[
-    Directive { name: "Protocols", args: Args::Iterate, req_override: RSRC_CONF, about: "Controls which protocols are allowed", run: set_protocols },
-    Directive { name: "ProtocolsHonorOrder", args: Args::Take1, req_override: RSRC_CONF, about: "'off' (default) or 'on' to respect given order of protocols, by default the client specified order determines selection", run: set_honor_order },
+    Directive { name: "Protocols", args: Args::Iterate, req_override: RSRC_CONF, about: "Controls which protocols are allowed", run: Run::Handler(set_protocols) },
+    Directive { name: "ProtocolsHonorOrder", args: Args::Take1, req_override: RSRC_CONF, about: "'off' (default) or 'on' to respect given order of protocols, by default the client specified order determines selection", run: Run::Handler(set_honor_order) },
 ];
 
 /// A directive of Apache's thread or buffer management: its value is
@@ -551,7 +551,7 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
 
 macro_rules! h2 {
     ($($name:literal, $args:expr, $ovr:expr, $about:literal;)*) => {
-        &[ $( Directive { name: $name, args: $args, req_override: $ovr, about: $about, run: run_h2 }, )* ]
+        &[ $( Directive { name: $name, args: $args, req_override: $ovr, about: $about, run: Run::Handler(run_h2) }, )* ]
     };
 }
 

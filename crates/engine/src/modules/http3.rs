@@ -41,7 +41,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::http3::H3Settings;
-use crate::registry::{Args, Directive, Module, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 
 /// Streams a client may open at once when `H3MaxStreams` is not set.
 pub const DEFAULT_MAX_STREAMS: u32 = 100;
@@ -121,35 +121,35 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "On to answer HTTP/3 (QUIC) on UDP for this TLS server (htaccel's own)",
-        run,
+        run: Run::Handler(run),
     },
     Directive {
         name: "H3MaxStreams",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "request streams a client may open at once on one HTTP/3 connection",
-        run,
+        run: Run::Handler(run),
     },
     Directive {
         name: "H3Port",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "the UDP port of HTTP/3 (default: the TLS port)",
-        run,
+        run: Run::Handler(run),
     },
     Directive {
         name: "H3AltSvc",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "On (default) to advertise HTTP/3 in Alt-Svc on HTTPS answers",
-        run,
+        run: Run::Handler(run),
     },
     Directive {
         name: "H3AltSvcMaxAge",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "seconds a client may remember the Alt-Svc advertisement",
-        run,
+        run: Run::Handler(run),
     },
 ];
 

@@ -3,16 +3,16 @@
 //! the server being configured.
 
 use crate::config::server::{CustomLog, LogCondition};
-use crate::registry::{Args, Directive, Module, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "LogFormat", args: Args::Take12, req_override: RSRC_CONF, about: "a log format string (see docs) and an optional format name", run: |w, inv, _| {
+    Directive { name: "LogFormat", args: Args::Take12, req_override: RSRC_CONF, about: "a log format string (see docs) and an optional format name", run: Run::Handler(|w, inv, _| {
         let server = w.server()?;
         let nick = inv.words.get(1).cloned().unwrap_or_default();
         server.log_formats.insert(nick, inv.words[0].clone());
         Ok(())
-    } },
-    Directive { name: "CustomLog", args: Args::Take23, req_override: RSRC_CONF, about: "a file name, a custom log format string or format name, and an optional \"env=\" or \"expr=\" clause (see docs)", run: |w, inv, _| {
+    }) },
+    Directive { name: "CustomLog", args: Args::Take23, req_override: RSRC_CONF, about: "a file name, a custom log format string or format name, and an optional \"env=\" or \"expr=\" clause (see docs)", run: Run::Handler(|w, inv, _| {
         let condition = match inv.words.get(2) {
             None => None,
             Some(clause) => Some(condition(clause)?),
@@ -20,13 +20,13 @@ pub static DIRECTIVES: &[Directive] = &[
         let origin = inv.origin.clone();
         w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: inv.words[1].clone(), origin, condition });
         Ok(())
-    } },
-    Directive { name: "TransferLog", args: Args::Take1, req_override: RSRC_CONF, about: "the filename of the access log", run: |w, inv, _| {
+    }) },
+    Directive { name: "TransferLog", args: Args::Take1, req_override: RSRC_CONF, about: "the filename of the access log", run: Run::Handler(|w, inv, _| {
         let origin = inv.origin.clone();
         w.server()?.custom_logs.push(CustomLog { target: inv.words[0].clone(), format: String::new(), origin, condition: None });
         Ok(())
-    } },
-    Directive { name: "BufferedLogs", args: Args::Flag, req_override: RSRC_CONF, about: "Enable Buffered Logging (experimental)", run: |_w, _inv, _c| Ok(()) },
+    }) },
+    Directive { name: "BufferedLogs", args: Args::Flag, req_override: RSRC_CONF, about: "Enable Buffered Logging (experimental)", run: Run::Handler(|_w, _inv, _c| Ok(())) },
 ];
 
 fn condition(clause: &str) -> Result<LogCondition, String> {

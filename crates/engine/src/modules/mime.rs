@@ -9,7 +9,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::fs::{FileInfo, Kind};
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::{Ctx, Status};
 use std::collections::HashMap;
 use std::path::Path;
@@ -411,164 +411,164 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "the MIME types config file",
-        run: run_types_config,
+        run: Run::Handler(run_types_config),
     },
     Directive {
         name: "AddType",
         args: Args::Iterate2,
         req_override: FI,
         about: "a mime type followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.forced_type = Some(v.to_ascii_lowercase()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddCharset",
         args: Args::Iterate2,
         req_override: FI,
         about: "a charset (e.g., iso-2022-jp), followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.charset = Some(v.to_ascii_lowercase()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddEncoding",
         args: Args::Iterate2,
         req_override: FI,
         about: "an encoding (e.g., gzip), followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.encoding = Some(v.to_ascii_lowercase()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddLanguage",
         args: Args::Iterate2,
         req_override: FI,
         about: "a language (e.g., fr), followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.language = Some(v.to_ascii_lowercase()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddHandler",
         args: Args::Iterate2,
         req_override: FI,
         about: "a handler name followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.handler = Some(v.to_ascii_lowercase()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddOutputFilter",
         args: Args::Iterate2,
         req_override: FI,
         about: "output filter name followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.output_filters = Some(v));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddInputFilter",
         args: Args::Iterate2,
         req_override: FI,
         about: "input filter name followed by one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add(c, inv, |e, v| e.input_filters = Some(v));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveType",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove_type(c, inv);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveCharset",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::Charset);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveEncoding",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::Encoding);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveLanguage",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::Language);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveHandler",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::Handler);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveOutputFilter",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::OutputFilter);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "RemoveInputFilter",
         args: Args::Iterate,
         req_override: FI,
         about: "one or more file extensions",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             remove(c, inv, Attribute::InputFilter);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "MultiviewsMatch",
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "NegotiatedOnly (default), Handlers and/or Filters, or Any",
-        run: run_multiviews_match,
+        run: Run::Handler(run_multiviews_match),
     },
     Directive {
         name: "DefaultLanguage",
         args: Args::Take1,
         req_override: FI,
         about: "language to use for documents with no other language file extension",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.mime.default_language = Some(inv.words[0].to_ascii_lowercase());
             Ok(())
-        },
+        }),
     },
 ];
 

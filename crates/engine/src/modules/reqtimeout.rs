@@ -19,7 +19,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::read_timeout::{ConnReadTimeouts, ReadTimeout};
-use crate::registry::{Args, Directive, Module, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 use std::time::Duration;
 
 /// The module's server configuration: each stage as configured (`None`:
@@ -146,7 +146,7 @@ pub static DIRECTIVES: &[Directive] = &[Directive {
     req_override: RSRC_CONF,
     about:
         "Set various timeout parameters for TLS handshake and/or reading request headers and body",
-    run: set_request_read_timeout,
+    run: Run::Handler(set_request_read_timeout),
 }];
 
 pub static MODULE: Module = Module {

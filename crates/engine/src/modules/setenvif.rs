@@ -29,7 +29,7 @@ use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
 use crate::expr::{Captures, Expr, RequestExpr};
 use crate::regex_engine::Regex;
-use crate::registry::{Args, Directive, Module, OR_FILEINFO};
+use crate::registry::{Args, Directive, Module, Run, OR_FILEINFO};
 use crate::regsub::pregsub;
 use crate::request::Ctx;
 use htaccel_conf::getword_conf;
@@ -509,35 +509,35 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "A header-name, regex and a list of variables.",
-        run: |w, inv, c| set_env_if(w, inv, c, "SetEnvIf", false),
+        run: Run::Handler(|w, inv, c| set_env_if(w, inv, c, "SetEnvIf", false)),
     },
     Directive {
         name: "SetEnvIfNoCase",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "a header-name, regex and a list of variables.",
-        run: |w, inv, c| set_env_if(w, inv, c, "SetEnvIfNoCase", true),
+        run: Run::Handler(|w, inv, c| set_env_if(w, inv, c, "SetEnvIfNoCase", true)),
     },
     Directive {
         name: "SetEnvIfExpr",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "an expression and a list of variables.",
-        run: set_env_if_expr,
+        run: Run::Handler(set_env_if_expr),
     },
     Directive {
         name: "BrowserMatch",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "A browser regex and a list of variables.",
-        run: |w, inv, c| browser_match(w, inv, c, "BrowserMatch", false),
+        run: Run::Handler(|w, inv, c| browser_match(w, inv, c, "BrowserMatch", false)),
     },
     Directive {
         name: "BrowserMatchNoCase",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "A browser regex and a list of variables.",
-        run: |w, inv, c| browser_match(w, inv, c, "BrowserMatchNoCase", true),
+        run: Run::Handler(|w, inv, c| browser_match(w, inv, c, "BrowserMatchNoCase", true)),
     },
 ];
 

@@ -5,9 +5,7 @@
 //! loudly (the file fails with a 500 and an error-log line naming the
 //! directive) rather than ignoring rules a site relies on.
 
-use crate::config::{Invocation, Walker};
-use crate::dirconf::DirConf;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 
 /// Nothing to carry: the directives here never configure anything.
 #[derive(Clone, Debug, Default)]
@@ -19,23 +17,14 @@ impl UnsupportedDir {
     }
 }
 
-pub(crate) fn refuse(
-    _w: &mut Walker<'_>,
-    inv: &Invocation<'_>,
-    _c: &mut DirConf,
-) -> Result<(), String> {
-    Err(format!("{} is not supported by htaccel yet", inv.name))
-}
-
-/// Whether `d` is one of the directives registered here (`htaccel check` lists them).
+/// Whether `d` is refused as not supported (`htaccel check` lists them).
 pub fn is_unsupported(d: &Directive) -> bool {
-    let refused: crate::registry::RunFn = refuse;
-    d.run as usize == refused as usize
+    matches!(d.run, Run::Unsupported)
 }
 
 macro_rules! unsupported {
     ($($name:literal => $ovr:expr),* $(,)?) => {
-        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: refuse }, )* ]
+        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: Run::Unsupported }, )* ]
     };
 }
 

@@ -21,7 +21,7 @@ use crate::http::conditional::{self, Clock, Validators, Verdict};
 use crate::http::etag::{self, FileStamp};
 use crate::http::{Body, Response};
 use crate::modules::core::server_directives::ETagSet;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::Ctx;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -62,43 +62,43 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: PERMS,
         about: "On|Off - Enable/disable(default) processing",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.xsendfile.enabled = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "XSendFileIgnoreEtag",
         args: Args::Flag,
         req_override: PERMS,
         about: "On|Off - Ignore script provided Etag headers (default: Off)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.xsendfile.ignore_etag = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "XSendFileIgnoreLastModified",
         args: Args::Flag,
         req_override: PERMS,
         about: "On|Off - Ignore script provided Last-Modified headers (default: Off)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.xsendfile.ignore_last_modified = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "XSendFilePath",
         args: Args::Take12,
         req_override: RSRC_CONF | ACCESS_CONF,
         about: "Allow to serve files from that Path. Must be absolute",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             if inv.words.len() > 1 {
                 return Err("XSendFilePath: AllowFileDelete is not supported by htaccel".into());
             }
             Arc::make_mut(&mut c.xsendfile.paths).push(PathBuf::from(&inv.words[0]));
             Ok(())
-        },
+        }),
     },
 ];
 

@@ -11,7 +11,7 @@ pub mod passwd;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use cache::FileCache;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -125,7 +125,7 @@ pub static DIRECTIVES: &[Directive] = &[Directive {
     args: Args::Take1,
     req_override: OR_AUTHCFG | ACCESS_CONF,
     about: "text file containing user IDs and passwords",
-    run: run_user_file,
+    run: Run::Handler(run_user_file),
 }];
 
 pub static MODULE: Module = Module {

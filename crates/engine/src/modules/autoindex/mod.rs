@@ -23,7 +23,7 @@ pub use handler::{handler, listing};
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::autoindex::opts::*;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_ALL, OR_INDEXES, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_ALL, OR_INDEXES, RSRC_CONF};
 use config::{Adjust, Description, Item, ItemKind};
 use htaccel_conf::fnmatch::{has_wildcard, is_matchexp};
 use std::sync::Arc;
@@ -306,10 +306,10 @@ macro_rules! string_slot {
             args: Args::Take1,
             req_override: IX,
             about: $about,
-            run: |_w, inv, c| {
+            run: Run::Handler(|_w, inv, c| {
                 c.autoindex.$field = Some(inv.words[0].clone());
                 Ok(())
-            },
+            }),
         }
     };
 }
@@ -320,28 +320,28 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Iterate2,
         req_override: IX,
         about: "an icon URL followed by one or more filenames",
-        run: |w, inv, c| add_icon(&apply_path(w), c, ItemKind::Path, &inv.words),
+        run: Run::Handler(|w, inv, c| add_icon(&apply_path(w), c, ItemKind::Path, &inv.words)),
     },
     Directive {
         name: "AddIconByType",
         args: Args::Iterate2,
         req_override: IX,
         about: "an icon URL followed by one or more MIME types",
-        run: |w, inv, c| add_icon(&apply_path(w), c, ItemKind::Type, &inv.words),
+        run: Run::Handler(|w, inv, c| add_icon(&apply_path(w), c, ItemKind::Type, &inv.words)),
     },
     Directive {
         name: "AddIconByEncoding",
         args: Args::Iterate2,
         req_override: IX,
         about: "an icon URL followed by one or more content encodings",
-        run: |w, inv, c| add_icon(&apply_path(w), c, ItemKind::Encoding, &inv.words),
+        run: Run::Handler(|w, inv, c| add_icon(&apply_path(w), c, ItemKind::Encoding, &inv.words)),
     },
     Directive {
         name: "AddAlt",
         args: Args::Iterate2,
         req_override: IX,
         about: "alternate descriptive text followed by one or more filenames",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             add_alt(
                 &apply_path(w),
                 c,
@@ -350,14 +350,14 @@ pub static DIRECTIVES: &[Directive] = &[
                 &inv.words[1..],
             );
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddAltByType",
         args: Args::Iterate2,
         req_override: IX,
         about: "alternate descriptive text followed by one or more MIME types",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             add_alt(
                 &apply_path(w),
                 c,
@@ -366,14 +366,14 @@ pub static DIRECTIVES: &[Directive] = &[
                 &inv.words[1..],
             );
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "AddAltByEncoding",
         args: Args::Iterate2,
         req_override: IX,
         about: "alternate descriptive text followed by one or more content encodings",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             add_alt(
                 &apply_path(w),
                 c,
@@ -382,45 +382,45 @@ pub static DIRECTIVES: &[Directive] = &[
                 &inv.words[1..],
             );
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "IndexOptions",
         args: Args::Argv,
         req_override: IX,
         about: "one or more index options [+|-][]",
-        run: |_w, inv, c| add_opts(c, &inv.words),
+        run: Run::Handler(|_w, inv, c| add_opts(c, &inv.words)),
     },
     Directive {
         name: "IndexOrderDefault",
         args: Args::Take2,
         req_override: IX,
         about: "{Ascending,Descending} {Name,Size,Description,Date}",
-        run: |_w, inv, c| set_default_order(c, &inv.words),
+        run: Run::Handler(|_w, inv, c| set_default_order(c, &inv.words)),
     },
     Directive {
         name: "IndexIgnore",
         args: Args::Iterate,
         req_override: IX,
         about: "one or more file extensions",
-        run: add_ignore,
+        run: Run::Handler(add_ignore),
     },
     Directive {
         name: "IndexIgnoreReset",
         args: Args::Flag,
         req_override: IX,
         about: "Reset the inherited list of IndexIgnore filenames",
-        run: ignore_reset,
+        run: Run::Handler(ignore_reset),
     },
     Directive {
         name: "AddDescription",
         args: Args::Iterate2,
         req_override: IX,
         about: "Descriptive text followed by one or more filenames",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             add_desc(c, &inv.words);
             Ok(())
-        },
+        }),
     },
     string_slot!("HeaderName", header, "a filename"),
     string_slot!("ReadmeName", readme, "a filename"),
@@ -429,10 +429,10 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Raw,
         req_override: OR_ALL | ACCESS_CONF | RSRC_CONF,
         about: "",
-        run: |_w, _inv, _c| {
+        run: Run::Handler(|_w, _inv, _c| {
             Err("The FancyIndexing directive is no longer supported. Use IndexOptions FancyIndexing."
                 .into())
-        },
+        }),
     },
     string_slot!("DefaultIcon", default_icon, "an icon URL"),
     string_slot!("IndexStyleSheet", style_sheet, "URL to style sheet"),

@@ -5,7 +5,7 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{flag, Args, Directive, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{flag, Args, Directive, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use std::path::PathBuf;
 
 pub const ETAG_NONE: u8 = 1;
@@ -137,13 +137,7 @@ fn number<T: std::str::FromStr>(inv: &Invocation<'_>) -> Result<T, String> {
 /// Whether `d` is accepted with no effect in htaccel (`htaccel check`
 /// reports where a configuration uses one).
 pub fn is_without_effect(d: &crate::registry::Directive) -> bool {
-    let without: crate::registry::RunFn = ignored;
-    d.run as usize == without as usize
-}
-
-/// Apache's accepted-and-ignored directives (process tuning and runtime files).
-fn ignored(_w: &mut Walker<'_>, _inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    Ok(())
+    matches!(d.run, crate::registry::Run::WithoutEffect)
 }
 
 fn run_listen(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
@@ -329,99 +323,99 @@ fn run_log_level(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
 
 /// Server-level directives: one entry each.
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "Listen", args: Args::Take12, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: run_listen },
-    Directive { name: "ServerName", args: Args::Take1, req_override: RSRC_CONF, about: "The hostname and port of the server", run: |w, inv, _| { w.server()?.server_name = Some(one(inv)); Ok(()) } },
-    Directive { name: "ServerAlias", args: Args::Argv, req_override: RSRC_CONF, about: "A name or names alternately used to access the server", run: |w, inv, _| {
+    Directive { name: "Listen", args: Args::Take12, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: Run::Handler(run_listen) },
+    Directive { name: "ServerName", args: Args::Take1, req_override: RSRC_CONF, about: "The hostname and port of the server", run: Run::Handler(|w, inv, _| { w.server()?.server_name = Some(one(inv)); Ok(()) }) },
+    Directive { name: "ServerAlias", args: Args::Argv, req_override: RSRC_CONF, about: "A name or names alternately used to access the server", run: Run::Handler(|w, inv, _| {
         let server = w.server.as_deref_mut().ok_or("ServerAlias not allowed here")?;
         if !server.in_virtual_host() { return Err("ServerAlias only used in <VirtualHost>".into()); }
         server.current().server_aliases.extend(inv.words.iter().cloned());
         Ok(())
-    } },
-    Directive { name: "ServerAdmin", args: Args::Take1, req_override: RSRC_CONF, about: "The email address of the server administrator", run: |w, inv, _| { w.server()?.server_admin = Some(one(inv)); Ok(()) } },
-    Directive { name: "DocumentRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Root directory of the document tree", run: run_document_root },
-    Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory of server-related files (logs, confs, etc.)", run: run_server_root },
-    Directive { name: "AccessFileWatch", args: Args::Flag, req_override: RSRC_CONF, about: "Whether changes to access files and file metadata are learnt from inotify (On) or by stat every AccessFileCheckInterval (Off)", run: super::cache_directives::run_watch },
-    Directive { name: "AccessFileCheckInterval", args: Args::Take1, req_override: RSRC_CONF, about: "Seconds facts about an unwatched directory are trusted before stat revalidates them (0: every request)", run: super::cache_directives::run_check_interval },
-    Directive { name: "StatCacheEntries", args: Args::Take1, req_override: RSRC_CONF, about: "Number of file-metadata answers kept in memory (0: none)", run: super::cache_directives::run_stat_cache_entries },
-    Directive { name: "AccessFileMaxSize", args: Args::Take1, req_override: RSRC_CONF, about: "Largest access file, in bytes, compiled; a larger one fails with 500", run: super::cache_directives::run_max_size },
-    Directive { name: "AccessFileMaxDirectives", args: Args::Take1, req_override: RSRC_CONF, about: "Most directives an access file may hold; more fail with 500", run: super::cache_directives::run_max_directives },
-    Directive { name: "AccessFileName", args: Args::Iterate, req_override: RSRC_CONF, about: "Name(s) of per-directory config files (default: .htaccess)", run: |w, inv, _| {
+    }) },
+    Directive { name: "ServerAdmin", args: Args::Take1, req_override: RSRC_CONF, about: "The email address of the server administrator", run: Run::Handler(|w, inv, _| { w.server()?.server_admin = Some(one(inv)); Ok(()) }) },
+    Directive { name: "DocumentRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Root directory of the document tree", run: Run::Handler(run_document_root) },
+    Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory of server-related files (logs, confs, etc.)", run: Run::Handler(run_server_root) },
+    Directive { name: "AccessFileWatch", args: Args::Flag, req_override: RSRC_CONF, about: "Whether changes to access files and file metadata are learnt from inotify (On) or by stat every AccessFileCheckInterval (Off)", run: Run::Handler(super::cache_directives::run_watch) },
+    Directive { name: "AccessFileCheckInterval", args: Args::Take1, req_override: RSRC_CONF, about: "Seconds facts about an unwatched directory are trusted before stat revalidates them (0: every request)", run: Run::Handler(super::cache_directives::run_check_interval) },
+    Directive { name: "StatCacheEntries", args: Args::Take1, req_override: RSRC_CONF, about: "Number of file-metadata answers kept in memory (0: none)", run: Run::Handler(super::cache_directives::run_stat_cache_entries) },
+    Directive { name: "AccessFileMaxSize", args: Args::Take1, req_override: RSRC_CONF, about: "Largest access file, in bytes, compiled; a larger one fails with 500", run: Run::Handler(super::cache_directives::run_max_size) },
+    Directive { name: "AccessFileMaxDirectives", args: Args::Take1, req_override: RSRC_CONF, about: "Most directives an access file may hold; more fail with 500", run: Run::Handler(super::cache_directives::run_max_directives) },
+    Directive { name: "AccessFileName", args: Args::Iterate, req_override: RSRC_CONF, about: "Name(s) of per-directory config files (default: .htaccess)", run: Run::Handler(|w, inv, _| {
         let server = w.server()?;
         let list = server.access_file_names.get_or_insert_with(Vec::new);
         list.clear();
         list.extend(inv.words.iter().cloned());
         Ok(())
-    } },
-    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: |w, inv, _| {
+    }) },
+    Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: Run::Handler(|w, inv, _| {
         let target = one(inv);
         if target == "syslog" || target.starts_with("syslog:") {
             return Err(format!("ErrorLog {target}: logging to syslog is not supported by htaccel yet (a piped logger such as \"|/usr/bin/logger -t apache2\" does it)"));
         }
         w.server()?.error_log = Some(target);
         Ok(())
-    } },
-    Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: run_log_level },
-    Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) } },
-    Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: |w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) } },
-    Directive { name: "KeepAliveTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Keep-Alive timeout duration (sec)", run: |w, inv, _| { let v = number(inv)?; w.server()?.keepalive_timeout = Some(v); Ok(()) } },
-    Directive { name: "MaxKeepAliveRequests", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of Keep-Alive requests per connection, or 0 for infinite", run: |w, inv, _| { let v = number(inv)?; w.server()?.max_keepalive_requests = Some(v); Ok(()) } },
-    Directive { name: "LimitRequestLine", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request line", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_line = Some(v); Ok(()) } },
-    Directive { name: "LimitRequestFieldsize", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request header field", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_field_size = Some(v); Ok(()) } },
-    Directive { name: "LimitRequestFields", args: Args::Take1, req_override: RSRC_CONF, about: "Limit (0 = unlimited) on max number of header fields in a request message", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_request_fields = Some(v); Ok(()) } },
-    Directive { name: "LimitInternalRecursion", args: Args::Take12, req_override: RSRC_CONF, about: "maximum recursion depth of internal redirects and subrequests", run: |w, inv, _| { let v = number(inv)?; w.server()?.limit_internal_recursion = Some(v); Ok(()) } },
-    Directive { name: "ServerTokens", args: Args::Take1, req_override: RSRC_CONF, about: "Tokens displayed in the Server: header - Min[imal], Major, Minor, Prod[uctOnly], OS, or Full", run: |w, inv, _| {
+    }) },
+    Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: Run::Handler(run_log_level) },
+    Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) }) },
+    Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: Run::Handler(|w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) }) },
+    Directive { name: "KeepAliveTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Keep-Alive timeout duration (sec)", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.keepalive_timeout = Some(v); Ok(()) }) },
+    Directive { name: "MaxKeepAliveRequests", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of Keep-Alive requests per connection, or 0 for infinite", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.max_keepalive_requests = Some(v); Ok(()) }) },
+    Directive { name: "LimitRequestLine", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request line", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.limit_request_line = Some(v); Ok(()) }) },
+    Directive { name: "LimitRequestFieldsize", args: Args::Take1, req_override: RSRC_CONF, about: "Limit on maximum size of an HTTP request header field", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.limit_request_field_size = Some(v); Ok(()) }) },
+    Directive { name: "LimitRequestFields", args: Args::Take1, req_override: RSRC_CONF, about: "Limit (0 = unlimited) on max number of header fields in a request message", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.limit_request_fields = Some(v); Ok(()) }) },
+    Directive { name: "LimitInternalRecursion", args: Args::Take12, req_override: RSRC_CONF, about: "maximum recursion depth of internal redirects and subrequests", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.limit_internal_recursion = Some(v); Ok(()) }) },
+    Directive { name: "ServerTokens", args: Args::Take1, req_override: RSRC_CONF, about: "Tokens displayed in the Server: header - Min[imal], Major, Minor, Prod[uctOnly], OS, or Full", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("ServerTokens not allowed here")?.global.server_tokens = Some(one(inv)); Ok(())
-    } },
-    Directive { name: "HostnameLookups", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "\"on\" to enable, \"off\" to disable reverse DNS lookups, or \"double\" to enable double-reverse DNS lookups", run: |w, inv, _| {
+    }) },
+    Directive { name: "HostnameLookups", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "\"on\" to enable, \"off\" to disable reverse DNS lookups, or \"double\" to enable double-reverse DNS lookups", run: Run::Handler(|w, inv, _| {
         let v = one(inv);
         if !v.eq_ignore_ascii_case("off") { return Err(format!("HostnameLookups {v} is not supported by htaccel")); }
         if let Some(b) = w.server.as_deref_mut() { b.global.hostname_lookups = Some(v); }
         Ok(())
-    } },
-    Directive { name: "ExtendedStatus", args: Args::Flag, req_override: RSRC_CONF, about: "\"On\" to track extended status information, \"Off\" to disable", run: |w, inv, _| {
+    }) },
+    Directive { name: "ExtendedStatus", args: Args::Flag, req_override: RSRC_CONF, about: "\"On\" to track extended status information, \"Off\" to disable", run: Run::Handler(|w, inv, _| {
         let b = w.server.as_deref_mut().ok_or("ExtendedStatus not allowed here")?;
         if b.in_virtual_host() { return Err("ExtendedStatus cannot occur within <VirtualHost> section".into()); }
         b.global.extended_status = Some(flag(&inv.words)); Ok(())
-    } },
-    Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: |w, inv, _| {
+    }) },
+    Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("TraceEnable not allowed here")?.global.trace_enable = Some(one(inv)); Ok(())
-    } },
-    Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: run_define },
-    Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF, about: "Undefine the existence of a variable. Undo a Define.", run: run_undefine },
-    Directive { name: "User", args: Args::Take1, req_override: RSRC_CONF, about: "Effective user id for this server", run: |w, inv, _| {
+    }) },
+    Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: Run::Handler(run_define) },
+    Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF, about: "Undefine the existence of a variable. Undo a Define.", run: Run::Handler(run_undefine) },
+    Directive { name: "User", args: Args::Take1, req_override: RSRC_CONF, about: "Effective user id for this server", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("User not allowed here")?.global.user = Some(one(inv)); Ok(())
-    } },
-    Directive { name: "Group", args: Args::Take1, req_override: RSRC_CONF, about: "Name or number of group to run httpd as", run: |w, inv, _| {
+    }) },
+    Directive { name: "Group", args: Args::Take1, req_override: RSRC_CONF, about: "Name or number of group to run httpd as", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("Group not allowed here")?.global.group = Some(one(inv)); Ok(())
-    } },
-    Directive { name: "PidFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for logging the server process ID", run: |w, inv, _| {
+    }) },
+    Directive { name: "PidFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for logging the server process ID", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("PidFile not allowed here")?.global.pid_file = Some(one(inv)); Ok(())
-    } },
-    Directive { name: "GracefulShutdownTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum time in seconds to wait for child processes to complete transactions during shutdown", run: |w, inv, _| {
+    }) },
+    Directive { name: "GracefulShutdownTimeout", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum time in seconds to wait for child processes to complete transactions during shutdown", run: Run::Handler(|w, inv, _| {
         let v = number(inv)?;
         w.server.as_deref_mut().ok_or("GracefulShutdownTimeout not allowed here")?.global.graceful_shutdown_timeout = Some(v); Ok(())
-    } },
-    Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: run_load_module },
-    Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: ignored },
-    Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory for run-time files (shared memory, locks, etc.)", run: ignored },
-    Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: ignored },
-    Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: ignored },
-    Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: ignored },
-    Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: ignored },
-    Directive { name: "MinSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle children", run: ignored },
-    Directive { name: "MaxSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle children", run: ignored },
-    Directive { name: "MinSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle threads", run: ignored },
-    Directive { name: "MaxSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle threads", run: ignored },
-    Directive { name: "ThreadLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of worker threads per child process", run: ignored },
-    Directive { name: "ThreadsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Number of threads each child creates", run: ignored },
-    Directive { name: "MaxRequestWorkers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of threads alive at the same time", run: ignored },
-    Directive { name: "MaxConnectionsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying.", run: ignored },
-    Directive { name: "ServerLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of children alive at the same time", run: ignored },
-    Directive { name: "AllowEncodedSlashes", args: Args::Take1, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: |w, inv, _| {
+    }) },
+    Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: Run::Handler(run_load_module) },
+    Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: Run::WithoutEffect },
+    Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory for run-time files (shared memory, locks, etc.)", run: Run::WithoutEffect },
+    Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: Run::WithoutEffect },
+    Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: Run::WithoutEffect },
+    Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: Run::WithoutEffect },
+    Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: Run::WithoutEffect },
+    Directive { name: "MinSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle children", run: Run::WithoutEffect },
+    Directive { name: "MaxSpareServers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle children", run: Run::WithoutEffect },
+    Directive { name: "MinSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Minimum number of idle threads", run: Run::WithoutEffect },
+    Directive { name: "MaxSpareThreads", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of idle threads", run: Run::WithoutEffect },
+    Directive { name: "ThreadLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of worker threads per child process", run: Run::WithoutEffect },
+    Directive { name: "ThreadsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Number of threads each child creates", run: Run::WithoutEffect },
+    Directive { name: "MaxRequestWorkers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of threads alive at the same time", run: Run::WithoutEffect },
+    Directive { name: "MaxConnectionsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying.", run: Run::WithoutEffect },
+    Directive { name: "ServerLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of children alive at the same time", run: Run::WithoutEffect },
+    Directive { name: "AllowEncodedSlashes", args: Args::Take1, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: Run::Handler(|w, inv, _| {
         let mode = encoded_slashes(&inv.words[0])?;
         w.server()?.encoded_slashes = Some(mode);
         Ok(())
-    } },
+    }) },
 ];
 
 /// `AllowEncodedSlashes On|Off|NoDecode` (any case).

@@ -31,7 +31,7 @@ use crate::dirconf::DirConf;
 use crate::expr::Expr;
 use crate::header_table::{Output, Table};
 use crate::regex_engine::Regex;
-use crate::registry::{Args, Directive, Module, OR_FILEINFO};
+use crate::registry::{Args, Directive, Module, Run, OR_FILEINFO};
 use crate::request::{Ctx, Status};
 use edit::{Target, Work};
 use format::{Value, Vars};
@@ -367,14 +367,14 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "an optional condition, an action, header and value followed by optional env clause",
-        run: |w, inv, c| header_cmd("Header", Which::OnSuccess, w, inv, c),
+        run: Run::Handler(|w, inv, c| header_cmd("Header", Which::OnSuccess, w, inv, c)),
     },
     Directive {
         name: "RequestHeader",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "an action, header and value followed by optional env clause",
-        run: |w, inv, c| header_cmd("RequestHeader", Which::Input, w, inv, c),
+        run: Run::Handler(|w, inv, c| header_cmd("RequestHeader", Which::Input, w, inv, c)),
     },
 ];
 

@@ -27,7 +27,7 @@ pub mod status;
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::md::{Challenge, KeySpec, ManagedDomain, RequireHttps, Window};
-use crate::registry::{Args, Directive, Module, OR_AUTHCFG, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, OR_AUTHCFG, RSRC_CONF};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -900,7 +900,7 @@ fn challenge(
 
 macro_rules! md {
     ($($name:literal, $args:expr, $ovr:expr, $about:literal, $run:expr;)*) => {
-        &[ $( Directive { name: $name, args: $args, req_override: $ovr, about: $about, run: $run }, )* ]
+        &[ $( Directive { name: $name, args: $args, req_override: $ovr, about: $about, run: Run::Handler($run) }, )* ]
     };
 }
 

@@ -19,7 +19,7 @@ mod multiviews;
 pub mod select;
 mod typemap;
 
-use crate::registry::{Args, Directive, Module, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, OR_FILEINFO, RSRC_CONF};
 use crate::request::{Ctx, Status};
 use std::sync::Arc;
 
@@ -103,31 +103,31 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: RSRC_CONF,
         about: "Either 'on' or 'off' (default)",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.negotiation.cache_negotiated = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "LanguagePriority",
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "space-delimited list of MIME language abbreviations",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             let list = c
                 .negotiation
                 .language_priority
                 .get_or_insert_with(|| Arc::new(Vec::new()));
             Arc::make_mut(list).extend(inv.words.iter().cloned());
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "ForceLanguagePriority",
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "Force LanguagePriority elections, either None, or Fallback and/or Prefer",
-        run: |_w, inv, c| set_force_priority(&inv.words, &mut c.negotiation),
+        run: Run::Handler(|_w, inv, c| set_force_priority(&inv.words, &mut c.negotiation)),
     },
 ];
 

@@ -28,7 +28,7 @@ pub mod pool;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_OPTIONS, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_OPTIONS, RSRC_CONF};
 use std::sync::Arc;
 
 /// One PHP ini setting.
@@ -135,47 +135,47 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Take2,
         req_override: OR_OPTIONS,
         about: "PHP Value Modifier",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             value(w, inv, c, false);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "php_flag",
         args: Args::Take2,
         req_override: OR_OPTIONS,
         about: "PHP Flag Modifier",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             flag(w, inv, c, false);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "php_admin_value",
         args: Args::Take2,
         req_override: ACCESS_CONF | RSRC_CONF,
         about: "PHP Value Modifier (Admin)",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             value(w, inv, c, true);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "php_admin_flag",
         args: Args::Take2,
         req_override: ACCESS_CONF | RSRC_CONF,
         about: "PHP Flag Modifier (Admin)",
-        run: |w, inv, c| {
+        run: Run::Handler(|w, inv, c| {
             flag(w, inv, c, true);
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "PHPFPMSocket",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "htaccel's own: the PHP-FPM pool that runs PHP for mod_php (unix:/path/to/php-fpm.sock, or host:port)",
-        run: |w, inv, _c| {
+        run: Run::Handler(|w, inv, _c| {
             let build = w
                 .server
                 .as_deref_mut()
@@ -186,16 +186,16 @@ pub static DIRECTIVES: &[Directive] = &[
             pool::target(&inv.words[0])?;
             build.global.php_fpm_socket = Some((inv.words[0].clone(), inv.origin.clone()));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "PHPINIDir",
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Directory containing the php.ini file",
-        run: |_w, _inv, _c| {
+        run: Run::Handler(|_w, _inv, _c| {
             Err("PHPINIDir is not supported by htaccel (PHP-FPM reads its own php.ini)".into())
-        },
+        }),
     },
 ];
 

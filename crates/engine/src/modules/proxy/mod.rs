@@ -28,8 +28,7 @@ pub mod http;
 pub mod reply;
 
 use crate::http::backend::{BackendAddr, BackendCall, BackendRequest, Decision};
-use crate::modules::unsupported::refuse;
-use crate::registry::{Args, Directive, Module, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::Ctx;
 use std::path::PathBuf;
 
@@ -37,7 +36,7 @@ const SRV: u32 = RSRC_CONF | ACCESS_CONF;
 
 macro_rules! refused {
     ($($name:literal => $ovr:expr),* $(,)?) => {
-        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: refuse }, )* ]
+        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: Run::Unsupported }, )* ]
     };
 }
 
@@ -57,114 +56,116 @@ static DIRECTIVES: &[Directive] = &[
         args: Args::Take1,
         req_override: RSRC_CONF,
         about: "Configure Status: proxy status to one of: on | off | full",
-        run: |_w, inv, _c| match inv.words[0].to_ascii_lowercase().as_str() {
-            "off" | "on" | "full" => Ok(()),
-            _ => Err("ProxyStatus must be one of: off | on | full".into()),
-        },
+        run: Run::Handler(
+            |_w, inv, _c| match inv.words[0].to_ascii_lowercase().as_str() {
+                "off" | "on" | "full" => Ok(()),
+                _ => Err("ProxyStatus must be one of: off | on | full".into()),
+            },
+        ),
     },
     Directive {
         name: "ProxyPass",
         args: Args::Argv,
         req_override: SRV,
         about: "a virtual path and a URL",
-        run: |w, inv, c| conf::proxy_pass(w, inv, c, false),
+        run: Run::Handler(|w, inv, c| conf::proxy_pass(w, inv, c, false)),
     },
     Directive {
         name: "ProxyPassMatch",
         args: Args::Argv,
         req_override: SRV,
         about: "a virtual path and a URL",
-        run: |w, inv, c| conf::proxy_pass(w, inv, c, true),
+        run: Run::Handler(|w, inv, c| conf::proxy_pass(w, inv, c, true)),
     },
     Directive {
         name: "ProxyPassReverse",
         args: Args::Argv,
         req_override: SRV,
         about: "a virtual path and a URL for reverse proxy behaviour",
-        run: conf::proxy_pass_reverse,
+        run: Run::Handler(conf::proxy_pass_reverse),
     },
     Directive {
         name: "ProxyPreserveHost",
         args: Args::Flag,
         req_override: SRV,
         about: "on if we should preserve host header while proxying",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.proxy.preserve_host = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "ProxyAddHeaders",
         args: Args::Flag,
         req_override: SRV,
         about: "on if X-Forwarded-* headers should be added or completed",
-        run: |_w, inv, c| {
+        run: Run::Handler(|_w, inv, c| {
             c.proxy.add_headers = Some(crate::registry::flag(&inv.words));
             Ok(())
-        },
+        }),
     },
     Directive {
         name: "ProxyPassReverseCookieDomain",
         args: Args::Raw,
         req_override: SRV,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyPassReverseCookiePath",
         args: Args::Raw,
         req_override: SRV,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyRequests",
         args: Args::Raw,
         req_override: RSRC_CONF,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyTimeout",
         args: Args::Raw,
         req_override: RSRC_CONF,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyErrorOverride",
         args: Args::Raw,
         req_override: SRV,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxySet",
         args: Args::Raw,
         req_override: SRV,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyVia",
         args: Args::Raw,
         req_override: RSRC_CONF,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "BalancerMember",
         args: Args::Raw,
         req_override: SRV,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
     Directive {
         name: "ProxyPassInherit",
         args: Args::Raw,
         req_override: RSRC_CONF,
         about: "",
-        run: refuse,
+        run: Run::Unsupported,
     },
 ];
 

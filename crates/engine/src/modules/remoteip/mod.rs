@@ -35,7 +35,7 @@ pub mod proxy_header;
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::ipset::{Subnet, SubnetError};
-use crate::registry::{Args, Directive, Module, RSRC_CONF};
+use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 use crate::request::Ctx;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -480,14 +480,14 @@ fn run_proxy_list(
 }
 
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "RemoteIPHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to trust as the client IP, e.g. X-Forwarded-For", run: |w, inv, _| { w.server()?.modules.remoteip.header = Some(inv.words[0].clone()); Ok(()) } },
-    Directive { name: "RemoteIPProxiesHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to record proxy IP's, e.g. X-Forwarded-By; if not given then do not record", run: |w, inv, _| { w.server()?.modules.remoteip.proxies_header = Some(inv.words[0].clone()); Ok(()) } },
-    Directive { name: "RemoteIPTrustedProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more proxies which are trusted to present IP headers", run: run_proxy },
-    Directive { name: "RemoteIPInternalProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more internal (transparent) proxies which are trusted to present IP headers", run: run_proxy },
-    Directive { name: "RemoteIPTrustedProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of trusted proxies, see the RemoteIPTrustedProxy directive", run: run_proxy_list },
-    Directive { name: "RemoteIPInternalProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of internal proxies, see the RemoteIPInternalProxy directive", run: run_proxy_list },
-    Directive { name: "RemoteIPProxyProtocol", args: Args::Flag, req_override: RSRC_CONF, about: "Enable PROXY protocol handling ('on', 'off')", run: run_proxy_protocol },
-    Directive { name: "RemoteIPProxyProtocolExceptions", args: Args::Argv, req_override: RSRC_CONF, about: "Disable PROXY protocol handling for this list of networks in CIDR format", run: run_exceptions },
+    Directive { name: "RemoteIPHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to trust as the client IP, e.g. X-Forwarded-For", run: Run::Handler(|w, inv, _| { w.server()?.modules.remoteip.header = Some(inv.words[0].clone()); Ok(()) }) },
+    Directive { name: "RemoteIPProxiesHeader", args: Args::Take1, req_override: RSRC_CONF, about: "Specifies a request header to record proxy IP's, e.g. X-Forwarded-By; if not given then do not record", run: Run::Handler(|w, inv, _| { w.server()?.modules.remoteip.proxies_header = Some(inv.words[0].clone()); Ok(()) }) },
+    Directive { name: "RemoteIPTrustedProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more proxies which are trusted to present IP headers", run: Run::Handler(run_proxy) },
+    Directive { name: "RemoteIPInternalProxy", args: Args::Iterate, req_override: RSRC_CONF, about: "Specifies one or more internal (transparent) proxies which are trusted to present IP headers", run: Run::Handler(run_proxy) },
+    Directive { name: "RemoteIPTrustedProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of trusted proxies, see the RemoteIPTrustedProxy directive", run: Run::Handler(run_proxy_list) },
+    Directive { name: "RemoteIPInternalProxyList", args: Args::Take1, req_override: RSRC_CONF, about: "The filename to read the list of internal proxies, see the RemoteIPInternalProxy directive", run: Run::Handler(run_proxy_list) },
+    Directive { name: "RemoteIPProxyProtocol", args: Args::Flag, req_override: RSRC_CONF, about: "Enable PROXY protocol handling ('on', 'off')", run: Run::Handler(run_proxy_protocol) },
+    Directive { name: "RemoteIPProxyProtocolExceptions", args: Args::Argv, req_override: RSRC_CONF, about: "Disable PROXY protocol handling for this list of networks in CIDR format", run: Run::Handler(run_exceptions) },
 ];
 
 pub static MODULE: Module = Module {

@@ -41,7 +41,7 @@ mod tests;
 
 use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{self, Args, Directive, Module, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{self, Args, Directive, Module, Run, OR_FILEINFO, RSRC_CONF};
 use maps::RewriteMap;
 use parse::{Cond, Rule};
 use std::collections::HashMap;
@@ -362,42 +362,42 @@ pub static DIRECTIVES: &[Directive] = &[
         args: Args::Flag,
         req_override: OR_FILEINFO,
         about: "On or Off to enable or disable (default) the whole rewriting engine",
-        run: run_engine,
+        run: Run::Handler(run_engine),
     },
     Directive {
         name: "RewriteOptions",
         args: Args::Iterate,
         req_override: OR_FILEINFO,
         about: "List of option strings to set",
-        run: run_options,
+        run: Run::Handler(run_options),
     },
     Directive {
         name: "RewriteBase",
         args: Args::Take1,
         req_override: OR_FILEINFO,
         about: "the base URL of the per-directory context",
-        run: run_base,
+        run: Run::Handler(run_base),
     },
     Directive {
         name: "RewriteCond",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "an input string and a to be applied regexp-pattern",
-        run: run_cond,
+        run: Run::Handler(run_cond),
     },
     Directive {
         name: "RewriteRule",
         args: Args::Raw,
         req_override: OR_FILEINFO,
         about: "an URL-applied regexp-pattern and a substitution URL",
-        run: run_rule,
+        run: Run::Handler(run_rule),
     },
     Directive {
         name: "RewriteMap",
         args: Args::Take23,
         req_override: RSRC_CONF,
         about: "a mapname and a filename and options",
-        run: run_map,
+        run: Run::Handler(run_map),
     },
 ];
 
