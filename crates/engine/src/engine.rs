@@ -5,7 +5,6 @@
 use crate::config::server::ServerBuild;
 use crate::config::{ConfigError, Context, Environment, Walker};
 use crate::http::{Handler, Log, Request, Response};
-use crate::modules::mime::TypesTable;
 use crate::request::Ctx;
 use crate::site::Site;
 use std::path::PathBuf;
@@ -16,31 +15,16 @@ pub struct Engine {
     /// `<VirtualHost>`s in config order.
     pub vhosts: Vec<Arc<Site>>,
     pub main: Arc<Site>,
-    pub types: Arc<TypesTable>,
     pub log: Arc<dyn Log>,
     /// The `Server` header value.
     pub server_header: String,
     /// `TraceEnable`.
     pub trace_enable: bool,
-    /// The PHP-FPM pool that runs PHP for mod_php, when the configuration
-    /// loads mod_php (`modules::php::pool`; no pool, no engine).
-    pub php: Option<crate::modules::proxy::FcgiTarget>,
-    /// mod_status's settings and the start time its pages count from.
-    pub status: crate::modules::status::StatusSettings,
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
-    /// mod_remoteip's PROXY protocol settings.
-    pub proxy_protocol: crate::modules::remoteip::ProxyProtocol,
-    /// mod_md's managed domains.
-    pub md: Vec<Arc<crate::http::md::ManagedDomain>>,
-    /// `MDBaseServer on`: the main server may be one of them.
-    pub md_base_server: bool,
-    /// `MDServerStatus on`: the managed domains on `server-status`.
-    pub md_server_status: bool,
-    /// `MDCertificateStatus` (on unless set off): each managed domain's
-    /// `/.httpd/certificate-status`.
-    pub md_certificate_status: bool,
+    /// Each module's engine-wide state (`modules::engine_slots!`).
+    pub modules: EngineSlots,
     /// Distinguishes this engine's kept answers from another's on the same
     /// thread ([`crate::answer_memo`]).
     id: u64,
@@ -53,6 +37,25 @@ pub struct Engine {
     /// variable: the answer keeps them all for the logs.
     pub log_env_all: bool,
 }
+
+/// `EngineSlots` with one field per module of `modules::engine_slots!`.
+macro_rules! engine_slots_struct {
+    ($($field:ident: $slot:ty = $start:path,)*) => {
+        /// Each module's engine-wide state.
+        pub struct EngineSlots {
+            $(pub $field: $slot,)*
+        }
+
+        impl EngineSlots {
+            /// Every module's start, in the list's order.
+            fn start(loaded: &Loaded, log: &Arc<dyn Log>) -> Result<EngineSlots, String> {
+                $(let $field = $start(loaded, log)?;)*
+                Ok(EngineSlots { $($field,)* })
+            }
+        }
+    };
+}
+crate::modules::engine_slots!(engine_slots_struct);
 
 /// The error log as the engine writes it: a decision that writes a line is
 /// not kept ([`crate::answer_memo`]), since answering it again from memory
@@ -161,36 +164,9 @@ impl Engine {
     ) -> Result<Engine, String> {
         let log: Arc<dyn Log> = Arc::new(RecordedLog(log));
         let b = &loaded.build;
-        // Before anything else can fail: no PHP pool, no start.
-        let php = crate::modules::php::pool::resolve(
-            b.global.mod_php.as_ref().map(|(origin, _)| origin),
-            b.global.php_fpm_socket.as_ref(),
-            b.global.mod_php.as_ref().map(|(_, file)| file.as_str()),
-            std::path::Path::new(crate::modules::php::pool::DEBIAN_RUN_DIR),
-            std::path::Path::new(crate::modules::php::pool::RHEL_SOCKET),
-        )?;
-        let types_path = b
-            .global
-            .types_config
-            .clone()
-            .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
-        let types = TypesTable::load(&types_path)?;
+        let modules = EngineSlots::start(loaded, &log)?;
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
-        for line in b.global.modules.proxy_protocol.notices() {
-            log.error("notice", "remoteip", None, &line);
-        }
-        let md: Vec<Arc<crate::http::md::ManagedDomain>> =
-            crate::modules::md::managed_domains(b, &loaded.env.server_root)?
-                .into_iter()
-                .map(Arc::new)
-                .collect();
-        for md in &md {
-            if !md.shown.used {
-                let line = format!("AH10045: No VirtualHost matches Managed Domain {}", md.name);
-                log.error("warn", "md", None, &line);
-            }
-        }
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
         let vhosts = b
             .vhosts
@@ -215,23 +191,10 @@ impl Engine {
         let engine = Engine {
             vhosts,
             main,
-            types: Arc::new(types),
             log,
             server_header,
-            php,
-            status: crate::modules::status::StatusSettings::new(
-                &b.global,
-                loaded.env.is_loaded("status_module"),
-            ),
             https_listeners: b.global.https_listeners.clone(),
-            proxy_protocol: b.global.modules.proxy_protocol.clone(),
-            md,
-            md_base_server: b.global.modules.md.base_server == Some(true),
-            // Debian's Apache 2.4.71 (mod_md 2.6.10) shows the section only
-            // when the directive turns it on; the certificate's page is on
-            // unless turned off (tests/cases/md/status-pages).
-            md_server_status: b.global.modules.md.server_status == Some(true),
-            md_certificate_status: b.global.modules.md.certificate_status != Some(false),
+            modules,
             trace_enable: !b
                 .global
                 .trace_enable
@@ -253,7 +216,9 @@ impl Engine {
                     )
                 }),
         };
-        crate::modules::http3::check(&engine)?;
+        for check in crate::modules::hooks::ENGINE_CHECKS {
+            check(&engine)?;
+        }
         Ok(engine)
     }
 
@@ -280,12 +245,6 @@ impl Engine {
         self.vhost_index
             .site(&self.vhosts, local, host)
             .unwrap_or(&self.main)
-    }
-
-    /// The addresses that speak TLS, with the settings of their servers
-    /// (mod_ssl), for the server's handshakes.
-    pub fn tls_ports(&self) -> Vec<crate::http::tls::TlsPortSpec> {
-        crate::modules::ssl::ports::tls_ports(self)
     }
 
     /// `ap_construct_url`: an absolute URL for `path` on this server, from
@@ -365,7 +324,7 @@ pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 
 impl Handler for Engine {
     fn proxy_protocol(&self, local: std::net::SocketAddr, peer: std::net::SocketAddr) -> bool {
-        self.proxy_protocol.required(local, peer)
+        crate::modules::hooks::proxy_header_required(self, local, peer)
     }
 
     fn read_timeouts(
@@ -386,10 +345,7 @@ impl Handler for Engine {
     }
 
     fn h2c(&self, local: std::net::SocketAddr) -> Option<crate::http::http2::H2Settings> {
-        let site = self.site_by_address(local, None);
-        let http2 = site.http2.as_ref()?;
-        (site.modules.protocols.lists("h2c") && http2.direct != Some(false))
-            .then(|| http2.settings())
+        crate::http::http2::h2c_direct(self.site_by_address(local, None))
     }
 
     fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {

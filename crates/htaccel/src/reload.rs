@@ -84,8 +84,10 @@ impl Generation {
         // generation already manages; the first generation's starts once
         // the process runs as `User` (`run::serve`), so that everything it
         // writes in the store belongs to that user.
-        if !engine.md.is_empty() && MD_MANAGER_MAY_RUN.load(std::sync::atomic::Ordering::Relaxed) {
-            htaccel_server::md::start(&engine.md, log.clone());
+        if !engine.managed_domains().is_empty()
+            && MD_MANAGER_MAY_RUN.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            htaccel_server::md::start(engine.managed_domains(), log.clone());
         }
         let opts = ServerOptions {
             limits: htaccel_server::Limits {

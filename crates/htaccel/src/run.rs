@@ -241,7 +241,7 @@ pub(crate) fn serve(
     };
 
     // mod_md's certificate manager starts as `User`, once bound.
-    let (md, md_log) = (first.engine.md.clone(), first.log.clone());
+    let (md, md_log) = (first.engine.managed_domains().to_vec(), first.log.clone());
     let after_bind: AfterBind = Box::new(move || {
         after_bind()?;
         crate::reload::MD_MANAGER_MAY_RUN.store(true, std::sync::atomic::Ordering::Relaxed);

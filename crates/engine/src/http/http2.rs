@@ -56,3 +56,11 @@ pub struct H2cUpgrade {
     /// ones mod_http2 leaves out of a stream's request.
     pub headers: Vec<(String, bytes::Bytes)>,
 }
+
+/// The HTTP/2 settings of cleartext connections to `site`'s address that
+/// may begin with HTTP/2's preface (`H2Direct`, on where `Protocols` lists
+/// `h2c`); `None`: such a connection speaks HTTP/1.x.
+pub(crate) fn h2c_direct(site: &crate::site::Site) -> Option<H2Settings> {
+    let http2 = site.http2.as_ref()?;
+    (site.modules.protocols.lists("h2c") && http2.direct != Some(false)).then(|| http2.settings())
+}

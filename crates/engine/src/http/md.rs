@@ -319,3 +319,11 @@ pub fn update_state(name: &str, change: impl FnOnce(&mut DomainState)) {
     let mut all = states().write().unwrap_or_else(|e| e.into_inner());
     change(all.entry(name.to_string()).or_default());
 }
+
+impl crate::engine::Engine {
+    /// The domains mod_md manages for this configuration (what the
+    /// certificate manager renews).
+    pub fn managed_domains(&self) -> &[std::sync::Arc<ManagedDomain>] {
+        &self.modules.md.domains
+    }
+}

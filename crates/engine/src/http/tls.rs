@@ -187,3 +187,11 @@ pub const SUITES: &[(&str, bool, u32)] = &[
     ("ECDHE-ECDSA-AES128-GCM-SHA256", false, 128),
     ("ECDHE-RSA-AES128-GCM-SHA256", false, 128),
 ];
+
+impl crate::engine::Engine {
+    /// The addresses that speak TLS, with the settings of their servers
+    /// (mod_ssl), for the server's handshakes.
+    pub fn tls_ports(&self) -> Vec<TlsPortSpec> {
+        crate::modules::ssl::ports::tls_ports(self)
+    }
+}

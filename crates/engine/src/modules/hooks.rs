@@ -16,7 +16,7 @@ use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, md, mime,
+    alias, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, http3, md, mime,
     negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status,
 };
 use crate::request::{Ctx, Status};
@@ -58,6 +58,8 @@ pub type Offer = fn(&Ctx<'_>) -> Option<std::sync::Arc<str>>;
 /// A file the default handler must not send as it is (it belongs to a
 /// backend that is not configured for it).
 pub type FileRefusal = fn(&mut Ctx<'_>) -> bool;
+/// A check of a started engine: `Err` refuses the configuration.
+pub type EngineCheck = fn(&Engine) -> Result<(), String>;
 /// An output filter that edits the response's header tables.
 pub type HeaderFilter = fn(&mut Ctx<'_>, &mut Output);
 /// An output filter on the whole response (body and headers).
@@ -207,6 +209,20 @@ pub static PROTOCOL_FILTERS: &[ResponseFilter] = &[filter::deferred_ranges];
 /// directory (else only headers set before the handler need the tables).
 pub fn header_filters_configured(ctx: &Ctx<'_>) -> bool {
     ctx.conf.headers.has_output() || ctx.conf.expires.is_active()
+}
+
+/// Checks of a started engine as a whole (`post_config` functions that
+/// need every server: HTTP/3's UDP ports against the TLS ones).
+pub static ENGINE_CHECKS: &[EngineCheck] = &[http3::check];
+
+/// `pre_connection`: whether a connection from `peer` to `local` must
+/// begin with a PROXY header (mod_remoteip's `RemoteIPProxyProtocol`).
+pub fn proxy_header_required(
+    engine: &Engine,
+    local: std::net::SocketAddr,
+    peer: std::net::SocketAddr,
+) -> bool {
+    remoteip::proxy_header_required(engine, local, peer)
 }
 
 /// mod_ssl's `ssl_var_lookup` (an optional function in Apache): the

@@ -189,7 +189,7 @@ pub fn type_checker(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         Some(i) => &ctx.filename[i + 1..],
         None => &ctx.filename[..],
     };
-    let info = resolve(basename, &ctx.conf.mime, &ctx.engine.types);
+    let info = resolve(basename, &ctx.conf.mime, &ctx.engine.modules.mime);
     ctx.content_type = info.content_type.map(|t| match info.charset {
         Some(cs) if !t.contains("charset=") => format!("{t}; charset={cs}"),
         _ => t,
@@ -578,6 +578,21 @@ pub static MODULE: Module = Module {
     builtin: false,
     directives: DIRECTIVES,
 };
+
+/// mod_mime's start: the `TypesConfig` table (`conf/mime.types` under the
+/// server root unless set).
+pub(crate) fn start(
+    loaded: &crate::engine::Loaded,
+    _log: &Arc<dyn crate::http::Log>,
+) -> Result<TypesTable, String> {
+    let path = loaded
+        .build
+        .global
+        .types_config
+        .clone()
+        .unwrap_or_else(|| loaded.env.server_root.join("conf/mime.types"));
+    TypesTable::load(&path)
+}
 
 #[cfg(test)]
 mod tests {

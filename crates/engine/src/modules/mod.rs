@@ -111,6 +111,26 @@ macro_rules! global_slots {
 }
 pub(crate) use global_slots;
 
+/// Every module's engine-wide state, made once when an engine starts from
+/// a loaded configuration (Apache's `post_config` hooks): the field
+/// `EngineSlots` gives it, its type, and the module's `start` function,
+/// run in this order (the first failure stops the start). `engine.rs`
+/// builds `EngineSlots` from this list.
+macro_rules! engine_slots {
+    ($then:ident) => {
+        $then! {
+            // First: without its PHP-FPM pool a configuration that loads
+            // mod_php does not start.
+            php: Option<$crate::modules::proxy::FcgiTarget> = $crate::modules::php::pool::start,
+            mime: $crate::modules::mime::TypesTable = $crate::modules::mime::start,
+            status: $crate::modules::status::StatusSettings = $crate::modules::status::start,
+            proxy_protocol: $crate::modules::remoteip::ProxyProtocol = $crate::modules::remoteip::start,
+            md: $crate::modules::md::MdEngine = $crate::modules::md::start,
+        }
+    };
+}
+pub(crate) use engine_slots;
+
 /// Every module's per-request state (what Apache's modules keep in the
 /// request's notes and pool): the field `RequestSlots` gives it, and its
 /// type, which implements `request::RequestSlot` (what an internal

@@ -624,6 +624,49 @@ fn run_section(w: &mut Walker<'_>, inv: &Invocation<'_>, conf: &mut DirConf) -> 
 
 /// A managed domain's names, settings and store, with the virtual hosts'
 /// names added where `MDMembers auto` holds (`md_assign_vhosts`).
+/// What mod_md keeps for the engine: the managed domains and the switches
+/// that say where they show.
+#[derive(Clone, Debug, Default)]
+pub struct MdEngine {
+    pub domains: Vec<std::sync::Arc<ManagedDomain>>,
+    /// `MDBaseServer on`: the main server may be one of them.
+    pub base_server: bool,
+    /// `MDServerStatus on`: the managed domains on `server-status`.
+    pub server_status: bool,
+    /// `MDCertificateStatus` (on unless set off): each managed domain's
+    /// `/.httpd/certificate-status`.
+    pub certificate_status: bool,
+}
+
+/// mod_md's start: the managed domains (a warning for each that no virtual
+/// host serves).
+pub(crate) fn start(
+    loaded: &crate::engine::Loaded,
+    log: &std::sync::Arc<dyn crate::http::Log>,
+) -> Result<MdEngine, String> {
+    let b = &loaded.build;
+    let domains: Vec<std::sync::Arc<ManagedDomain>> = managed_domains(b, &loaded.env.server_root)?
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect();
+    for md in &domains {
+        if !md.shown.used {
+            let line = format!("AH10045: No VirtualHost matches Managed Domain {}", md.name);
+            log.error("warn", "md", None, &line);
+        }
+    }
+    let g = &b.global.modules.md;
+    Ok(MdEngine {
+        domains,
+        base_server: g.base_server == Some(true),
+        // Debian's Apache 2.4.71 (mod_md 2.6.10) shows the section only
+        // when the directive turns it on; the certificate's page is on
+        // unless turned off (tests/cases/md/status-pages).
+        server_status: g.server_status == Some(true),
+        certificate_status: g.certificate_status != Some(false),
+    })
+}
+
 pub fn managed_domains(
     b: &crate::config::server::ServerBuild,
     server_root: &std::path::Path,
@@ -822,11 +865,11 @@ pub fn post_read_request(
     path: &str,
     query: Option<&str>,
 ) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
-    if engine.md.is_empty() {
+    if engine.modules.md.domains.is_empty() {
         return None;
     }
     let host = crate::engine::request_host(req)?.0;
-    let md = engine.md.iter().find(|m| m.covers(&host))?;
+    let md = engine.modules.md.domains.iter().find(|m| m.covers(&host))?;
     // mod_md compares the path as sent, before any decoding.
     if let Some(answer) = status::certificate_status(engine, &req.method, raw_path, md) {
         return Some(answer.map_err(|status| (status, None)));
@@ -836,7 +879,7 @@ pub fn post_read_request(
     }
     // The redirection needs the request's server to be one the domain
     // covers (mod_md's assignment of virtual hosts).
-    let assigned = domain_of(&engine.md, &site.server_name, &site.aliases)
+    let assigned = domain_of(&engine.modules.md.domains, &site.server_name, &site.aliases)
         .is_some_and(|m| std::sync::Arc::ptr_eq(m, md));
     if req.tls.is_some()
         || md.require_https == RequireHttps::Off
@@ -986,11 +1029,20 @@ mod tests {
              <VirtualHost *:443>\nServerName other.org\nServerAlias www.other.org\n</VirtualHost>\n",
         )
         .unwrap();
-        assert_eq!(e.md[0].domains, ["example.org", "www.example.org"]);
-        assert_eq!(e.md[1].domains, ["other.org"]);
-        assert_eq!(e.md[0].contact.as_deref(), Some("root@example.org"));
-        assert_eq!(e.md[0].store_dir, std::path::Path::new("/srv/md"));
-        assert_eq!(e.md[0].ca_url, DEFAULT_CA);
+        assert_eq!(
+            e.modules.md.domains[0].domains,
+            ["example.org", "www.example.org"]
+        );
+        assert_eq!(e.modules.md.domains[1].domains, ["other.org"]);
+        assert_eq!(
+            e.modules.md.domains[0].contact.as_deref(),
+            Some("root@example.org")
+        );
+        assert_eq!(
+            e.modules.md.domains[0].store_dir,
+            std::path::Path::new("/srv/md")
+        );
+        assert_eq!(e.modules.md.domains[0].ca_url, DEFAULT_CA);
     }
 
     #[test]
@@ -1001,18 +1053,18 @@ mod tests {
              MDomain c.test\n",
         )
         .unwrap();
-        assert_eq!(e.md[0].domains, ["a.test", "b.test"]);
-        assert_eq!(e.md[0].renew_window, Window::Percent(50));
-        assert_eq!(e.md[0].challenges, [Challenge::TlsAlpn01]);
+        assert_eq!(e.modules.md.domains[0].domains, ["a.test", "b.test"]);
+        assert_eq!(e.modules.md.domains[0].renew_window, Window::Percent(50));
+        assert_eq!(e.modules.md.domains[0].challenges, [Challenge::TlsAlpn01]);
         assert_eq!(
-            e.md[1].renew_window,
+            e.modules.md.domains[1].renew_window,
             Window::Fixed(Duration::from_secs(864_000))
         );
-        assert_eq!(e.md[1].ca_url, "https://ca.test/dir");
+        assert_eq!(e.modules.md.domains[1].ca_url, "https://ca.test/dir");
         // Listening on 443 only: no http-01 (mod_md's reachability).
-        assert_eq!(e.md[1].challenges, [Challenge::TlsAlpn01]);
+        assert_eq!(e.modules.md.domains[1].challenges, [Challenge::TlsAlpn01]);
         let mapped = engine("Listen 8080\nMDPortMap http:8080 https:-\nMDomain a.test\n").unwrap();
-        assert_eq!(mapped.md[0].challenges, [Challenge::Http01]);
+        assert_eq!(mapped.modules.md.domains[0].challenges, [Challenge::Http01]);
     }
 
     #[test]

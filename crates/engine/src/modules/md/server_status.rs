@@ -494,11 +494,11 @@ fn stock(domains: &[Value], now: i64) -> [usize; 5] {
 /// `MDServerStatus on` and mod_md is loaded.
 pub fn managed_certificates(ctx: &Ctx<'_>, short: bool) -> Option<String> {
     let engine = ctx.engine;
-    if !engine.md_server_status || !ctx.site.env.is_loaded("md_module") {
+    if !engine.modules.md.server_status || !ctx.site.env.is_loaded("md_module") {
         return None;
     }
     let now = crate::http::date::unix_secs(std::time::SystemTime::now());
-    let all = json::all(&engine.md, now);
+    let all = json::all(&engine.modules.md.domains, now);
     let domains: Vec<Value> = all
         .get("managed-domains")
         .and_then(Value::as_array)
@@ -544,7 +544,7 @@ pub fn managed_certificates(ctx: &Ctx<'_>, short: bool) -> Option<String> {
 /// on` is refused), so `?auto` has the counts, all zero, and the HTML
 /// page nothing.
 pub fn managed_staplings(ctx: &Ctx<'_>, short: bool) -> Option<String> {
-    if !ctx.engine.md_server_status || !ctx.site.env.is_loaded("md_module") {
+    if !ctx.engine.modules.md.server_status || !ctx.site.env.is_loaded("md_module") {
         return None;
     }
     Some(if short {

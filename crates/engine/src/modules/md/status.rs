@@ -35,7 +35,7 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
         ctx.allow_no_method();
         return Some(Ok(crate::errors::error_response(ctx, 501)));
     }
-    let mds = &ctx.engine.md;
+    let mds = &ctx.engine.modules.md.domains;
     // `/md-status/NAME`: the domain of that name, else the one covering it.
     let named = (ctx.path_info.len() > 1)
         .then(|| ctx.path_info.rsplit('/').next())
@@ -65,7 +65,7 @@ pub fn certificate_status(
     path: &str,
     md: &ManagedDomain,
 ) -> Option<Result<Response, u16>> {
-    if path != CERTIFICATE_STATUS_PATH || !engine.md_certificate_status {
+    if path != CERTIFICATE_STATUS_PATH || !engine.modules.md.certificate_status {
         return None;
     }
     crate::answer_memo::note_volatile();

@@ -204,7 +204,7 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
             (t, _) => t.clone(),
         };
         let Some(exceptions) =
-            crate::modules::mime::exceptions(&name, &sub.conf.mime, &ctx.engine.types)
+            crate::modules::mime::exceptions(&name, &sub.conf.mime, &ctx.engine.modules.mime)
         else {
             continue;
         };

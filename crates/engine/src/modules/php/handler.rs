@@ -39,7 +39,7 @@ pub enum Kind {
 /// name in `r->handler`, or (no handler set) in the content type, which
 /// Apache's `ap_invoke_handler` takes as the handler.
 pub fn kind(ctx: &Ctx<'_>) -> Option<Kind> {
-    ctx.engine.php.as_ref()?;
+    ctx.engine.modules.php.as_ref()?;
     let name = ctx.handler_name()?;
     if RUN.iter().any(|r| name.eq_ignore_ascii_case(r)) {
         Some(Kind::Run)
@@ -58,7 +58,7 @@ pub fn wants(ctx: &Ctx<'_>) -> bool {
 /// The exchange with PHP-FPM for a request [`wants`] took, or mod_php's
 /// refusal; `prev` is the request it was internally redirected from.
 pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
-    let Some(target) = ctx.engine.php.clone() else {
+    let Some(target) = ctx.engine.modules.php.clone() else {
         return Decision::Respond(proxy::respond_error(ctx, 500));
     };
     if let Some(status) = refusal(&mut ctx) {
@@ -140,7 +140,7 @@ fn engine_off(ctx: &Ctx<'_>) -> bool {
 /// hold passwords.
 pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
     let is_file = ctx.finfo.map(|f| f.kind) == Some(crate::fs::Kind::File);
-    if ctx.engine.php.is_none() || !is_file || !looks_like_php(&ctx.filename) {
+    if ctx.engine.modules.php.is_none() || !is_file || !looks_like_php(&ctx.filename) {
         return false;
     }
     ctx.reason = Some((

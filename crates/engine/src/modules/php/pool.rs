@@ -139,6 +139,22 @@ fn version_key(p: &Path) -> Vec<u32> {
     v.split('.').map(|n| n.parse().unwrap_or(0)).collect()
 }
 
+/// mod_php's start: the pool that runs PHP when the configuration loads
+/// mod_php ([`resolve`] on this machine's paths).
+pub(crate) fn start(
+    loaded: &crate::engine::Loaded,
+    _log: &std::sync::Arc<dyn crate::http::Log>,
+) -> Result<Option<FcgiTarget>, String> {
+    let global = &loaded.build.global;
+    resolve(
+        global.mod_php.as_ref().map(|(origin, _)| origin),
+        global.php_fpm_socket.as_ref(),
+        global.mod_php.as_ref().map(|(_, file)| file.as_str()),
+        Path::new(DEBIAN_RUN_DIR),
+        Path::new(RHEL_SOCKET),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,6 +325,29 @@ fn run_exceptions(
     Ok(())
 }
 
+/// mod_remoteip's start: the PROXY protocol settings of every address,
+/// its notices (settings one virtual host overrode) logged.
+pub(crate) fn start(
+    loaded: &crate::engine::Loaded,
+    log: &Arc<dyn crate::http::Log>,
+) -> Result<ProxyProtocol, String> {
+    let pp = &loaded.build.global.modules.proxy_protocol;
+    for line in pp.notices() {
+        log.error("notice", "remoteip", None, &line);
+    }
+    Ok(pp.clone())
+}
+
+/// Whether a connection to `local` from `peer` must begin with a PROXY
+/// header (the server's question, `Handler::proxy_protocol`).
+pub fn proxy_header_required(
+    engine: &crate::engine::Engine,
+    local: SocketAddr,
+    peer: SocketAddr,
+) -> bool {
+    engine.modules.proxy_protocol.required(local, peer)
+}
+
 /// `remoteip_modify_request`.
 pub fn post_read_request(ctx: &mut Ctx<'_>) {
     // A connection that began with a PROXY header already has its client

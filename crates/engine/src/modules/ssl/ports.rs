@@ -107,8 +107,14 @@ fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec 
             .map(|h| h.settings()),
         h3: site.http3,
         // The main server is managed only with `MDBaseServer on`.
-        managed: (index.is_some() || engine.md_base_server)
-            .then(|| crate::modules::md::domain_of(&engine.md, &site.server_name, &site.aliases))
+        managed: (index.is_some() || engine.modules.md.base_server)
+            .then(|| {
+                crate::modules::md::domain_of(
+                    &engine.modules.md.domains,
+                    &site.server_name,
+                    &site.aliases,
+                )
+            })
             .flatten()
             .cloned(),
     }

@@ -67,13 +67,24 @@ impl StatusSettings {
     }
 }
 
+/// mod_status's start: its settings, and the time its pages count from.
+pub(crate) fn start(
+    loaded: &crate::engine::Loaded,
+    _log: &std::sync::Arc<dyn crate::http::Log>,
+) -> Result<StatusSettings, String> {
+    Ok(StatusSettings::new(
+        &loaded.build.global,
+        loaded.env.is_loaded("status_module"),
+    ))
+}
+
 /// The status handlers, when the request's handler is one of them and the
 /// method is `GET` (or `HEAD`); `None` lets the default handler answer, as
 /// Apache's handler declines.
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     let name = ctx.handler_name()?;
     let status = name == STATUS_HANDLER || name == STATUS_MAGIC_TYPE;
-    if !(status && ctx.engine.status.loaded || name == METRICS_HANDLER) {
+    if !(status && ctx.engine.modules.status.loaded || name == METRICS_HANDLER) {
         return None;
     }
     if ctx.method != "GET" && ctx.method != "HEAD" {

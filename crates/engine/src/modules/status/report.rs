@@ -44,8 +44,8 @@ impl Report {
             version: format!("htaccel/{}", env!("CARGO_PKG_VERSION")),
             built: built(),
             now: SystemTime::now(),
-            started: engine.status.started,
-            extended: engine.status.extended,
+            started: engine.modules.status.started,
+            extended: engine.modules.status.extended,
             totals: stats::totals(),
             loops: stats::per_thread()
                 .into_iter()
