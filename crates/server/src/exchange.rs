@@ -95,6 +95,16 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// The answer is an error found while the request body was read: the
+    /// connection closes after it, and an error of the request's own
+    /// handler (`no_length`) goes without a length, ended by the close.
+    pub(crate) fn body_failed(&mut self, no_length: bool) {
+        self.close = true;
+        if no_length {
+            self.body_end = BodyEnd::ByClose;
+        }
+    }
+
     /// An HTTP/0.9 request: its answer is the body alone.
     pub(crate) fn http09(&self) -> bool {
         self.proto_num == 9
@@ -318,10 +328,7 @@ impl<T: Transport> Conn<T> {
                                 ..Default::default()
                             })
                         });
-                        ex.close = true;
-                        if no_length {
-                            ex.body_end = BodyEnd::ByClose;
-                        }
+                        ex.body_failed(no_length);
                     }
                 }
             }

@@ -57,8 +57,7 @@ pub(crate) fn declared_too_large(
 ) -> Option<Done> {
     match req.framing {
         BodyFraming::Length(n) if body_limit != 0 && n > body_limit => {
-            ex.close = true;
-            ex.body_end = BodyEnd::ByClose;
+            ex.body_failed(true);
             Some(Done::Answer(shared.handler.body_error(req, 413)))
         }
         _ => None,
@@ -399,10 +398,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             head: req.method == "HEAD",
             ..Default::default()
         });
-        ex.close = true;
-        if no_length {
-            ex.body_end = BodyEnd::ByClose;
-        }
+        ex.body_failed(no_length);
         Done::Sent(self.respond(shared, ex, &resp).ok().map(|_| false))
     }
 
