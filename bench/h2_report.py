@@ -93,7 +93,8 @@ def section():
                      f"({'met' if i >= GOAL_RATIO else 'not met'} by instructions)")
         o.append("")
         o.append(line + ".")
-    o.append("")
+    # A blank line before the next section.
+    o += ["", ""]
     return "\n".join(o)
 
 
