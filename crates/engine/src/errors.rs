@@ -13,6 +13,15 @@ use crate::modules::core::{ErrorDocument, Signature};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::request::Ctx;
 
+/// Apache's `ap_die` as a handler or a backend's reply reaches it: the
+/// answer for a request that ended with `status`, through the output
+/// filters of an error (`Header always`), ready to send.
+pub(crate) fn die(ctx: &mut Ctx<'_>, status: u16) -> Response {
+    let mut resp = error_response(ctx, status);
+    crate::filters::output(ctx, &mut resp, true);
+    resp
+}
+
 /// The response for a request that ended with `status`.
 pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
     ctx.log_reason();

@@ -290,9 +290,7 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
     let phases = ctx.process_internal();
     let mut last = settle(&mut ctx, phases, None).last();
     let ctx = last.as_mut().unwrap_or(&mut ctx);
-    let mut resp = crate::errors::error_response(ctx, status);
-    crate::filters::output(ctx, &mut resp, true);
-    resp
+    crate::errors::die(ctx, status)
 }
 
 /// The handler phase for a request that passed every check: the

@@ -487,8 +487,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
             log.error(status, text);
         }
         ctx.reason = Some(("error".into(), line));
-        let mut resp = crate::errors::error_response(&mut ctx, status);
-        crate::filters::output(&mut ctx, &mut resp, true);
+        let resp = crate::errors::die(&mut ctx, status);
         return crate::error_backend::respond_or_backend(&mut ctx, resp);
     }
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
@@ -617,8 +616,7 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
         log.error(status, error.message());
     }
     ctx.reason = Some(("error".into(), error.message().to_string()));
-    let mut resp = crate::errors::error_response(&mut ctx, status);
-    crate::filters::output(&mut ctx, &mut resp, true);
+    let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
 }
 
@@ -667,8 +665,7 @@ fn reply(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
         };
     }
     ctx.headers_out.push(("Location".into(), location));
-    let mut resp = crate::errors::error_response(&mut ctx, 302);
-    crate::filters::output(&mut ctx, &mut resp, true);
+    let resp = crate::errors::die(&mut ctx, 302);
     answer(resp)
 }
 
@@ -693,8 +690,7 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
     ctx.modules.rewrite.redirect = Some(location.to_string());
     let (mut next, phases) = match crate::modules::hooks::redirect(ctx) {
         None => {
-            let mut resp = crate::errors::error_response(ctx, 500);
-            crate::filters::output(ctx, &mut resp, true);
+            let resp = crate::errors::die(ctx, 500);
             return Decision::Respond(resp);
         }
         Some(Err(resp)) => return Decision::Respond(resp),

@@ -64,8 +64,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     if let Some(status) = refusal(&mut ctx) {
         // Through the error path, whose local ErrorDocument may be a
         // script itself (`ErrorDocument 404 /404.php`).
-        let mut resp = crate::errors::error_response(&mut ctx, status);
-        crate::filters::output(&mut ctx, &mut resp, true);
+        let resp = crate::errors::die(&mut ctx, status);
         return crate::error_backend::respond_or_backend(&mut ctx, resp);
     }
     // As mod_proxy_fcgi names the script; PHP-FPM strips the prefix.

@@ -530,8 +530,7 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             crate::modules::xsendfile::Outcome::None => {}
             crate::modules::xsendfile::Outcome::File => pass_body = false,
             crate::modules::xsendfile::Outcome::Error(s) => {
-                let mut resp = crate::errors::error_response(&mut ctx, s);
-                crate::filters::output(&mut ctx, &mut resp, true);
+                let resp = crate::errors::die(&mut ctx, s);
                 return BackendAnswer::respond(resp);
             }
         }

@@ -357,9 +357,7 @@ pub(crate) fn call<'a>(
 }
 
 pub(crate) fn respond_error(mut ctx: Ctx<'_>, status: u16) -> crate::http::Response {
-    let mut resp = crate::errors::error_response(&mut ctx, status);
-    crate::filters::output(&mut ctx, &mut resp, true);
-    resp
+    crate::errors::die(&mut ctx, status)
 }
 
 #[cfg(test)]

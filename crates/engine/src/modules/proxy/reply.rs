@@ -22,8 +22,7 @@ use crate::request::Ctx;
 pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     let status = error.status();
     ctx.reason = Some(("error".into(), error.message().to_string()));
-    let mut resp = crate::errors::error_response(&mut ctx, status);
-    crate::filters::output(&mut ctx, &mut resp, true);
+    let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
 }
 
@@ -125,8 +124,7 @@ pub fn keep_fields<'a>(
     head: &BackendHead,
 ) -> Result<(), Box<BackendAnswer<'a>>> {
     sort_fields(ctx, head).map(|_| ()).map_err(|status| {
-        let mut resp = crate::errors::error_response(ctx, status);
-        crate::filters::output(ctx, &mut resp, true);
+        let resp = crate::errors::die(ctx, status);
         Box::new(BackendAnswer::respond(resp))
     })
 }
@@ -277,8 +275,7 @@ fn closes(ctx: &Ctx<'_>) -> bool {
 }
 
 fn error(mut ctx: Ctx<'_>, status: u16) -> BackendAnswer<'_> {
-    let mut resp = crate::errors::error_response(&mut ctx, status);
-    crate::filters::output(&mut ctx, &mut resp, true);
+    let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
 }
 

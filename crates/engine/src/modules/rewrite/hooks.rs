@@ -661,8 +661,7 @@ pub fn redirect_next<'a>(
             "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
         // The error is this request's: its output filters (`Header always`)
         // apply, as Apache's ap_die runs on it.
-        let mut resp = crate::errors::error_response(ctx, 500);
-        crate::filters::output(ctx, &mut resp, true);
+        let resp = crate::errors::die(ctx, 500);
         return Some(Err(resp));
     }
     // The handler asks for "filename?args"; Apache's ap_parse_uri ends the
@@ -724,8 +723,7 @@ pub fn redirect_next<'a>(
                 .log
                 .error(level, "core", Some(ctx.req.remote()), &e.message);
         }
-        let mut resp = crate::errors::error_response(&mut new, e.status);
-        crate::filters::output(&mut new, &mut resp, true);
+        let resp = crate::errors::die(&mut new, e.status);
         return Some(Err(resp));
     }
     let phases = new.process_internal();
