@@ -243,8 +243,10 @@ redirect=$(curl -s -o /dev/null -w "%{http_code} %{redirect_url}" --resolve alpn
 check "MDRequireHttps permanent redirects plain HTTP (301 to https://alpn.test/a?b=1)" \
     '[ "$redirect" = "301 https://alpn.test/a?b=1" ]'
 status=$(curl -s --resolve example.test:$http:127.0.0.1 http://example.test:$http/md-status)
+# RFC 9773's identifier holds the serial's DER bytes: a leading zero when
+# the first byte's high bit is set (the hex serial shows none).
 check "md-status shows example.test's certificate (issuer, RFC 9773 identifier) and fail.test's failing renewal" \
-    'python3 -c "import json,sys; d={m[\"name\"]: m for m in json.loads(sys.argv[1])[\"managed-domains\"]}; e=d[\"example.test\"]; f=d[\"fail.test\"]; assert e[\"state\"]==2 and e[\"cert\"][\"secp256r1\"][\"serial\"] and e[\"cert\"][\"secp256r1\"][\"issuer-name\"].startswith(\"/CN=Pebble Intermediate CA \") and e[\"cert\"][\"secp256r1\"][\"ari-cert-id\"].split(\".\")[1]==__import__(\"base64\").urlsafe_b64encode(bytes.fromhex(e[\"cert\"][\"secp256r1\"][\"serial\"].rjust(2*((len(e[\"cert\"][\"secp256r1\"][\"serial\"])+1)//2),\"0\"))).decode().rstrip(\"=\") and f[\"state\"]==1 and \"connection refused\" in f[\"renewal\"][\"last\"][\"detail\"], (e, f)" "$status"'
+    'python3 -c "import json,sys; d={m[\"name\"]: m for m in json.loads(sys.argv[1])[\"managed-domains\"]}; e=d[\"example.test\"]; f=d[\"fail.test\"]; assert e[\"state\"]==2 and e[\"cert\"][\"secp256r1\"][\"serial\"] and e[\"cert\"][\"secp256r1\"][\"issuer-name\"].startswith(\"/CN=Pebble Intermediate CA \") and e[\"cert\"][\"secp256r1\"][\"ari-cert-id\"].split(\".\")[1]==__import__(\"base64\").urlsafe_b64encode((lambda b: b\"\\0\"*(b[0]>>7)+b)(bytes.fromhex(e[\"cert\"][\"secp256r1\"][\"serial\"].rjust(2*((len(e[\"cert\"][\"secp256r1\"][\"serial\"])+1)//2),\"0\")))).decode().rstrip(\"=\") and f[\"state\"]==1 and \"connection refused\" in f[\"renewal\"][\"last\"][\"detail\"], (e, f)" "$status"'
 [[ "$status" == *managed-domains* ]] || echo "md-status answered: $status"
 check "MDNotifyCmd ran after example.test's renewals; MDMessageCmd said renewed and errored" \
     'grep -qx "example.test" "$work/events/notify" && grep -qx "renewed example.test" "$work/events/message" && grep -qx "errored fail.test" "$work/events/message"'
