@@ -272,15 +272,7 @@ fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
 /// its directory's `ErrorDocument` and `Header always` apply.
 pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> Response {
     let protocol = || {
-        crate::errors::protocol_error(
-            engine,
-            &crate::http::ProtocolError {
-                status,
-                method: Some(&req.method),
-                head: req.method == "HEAD",
-                ..Default::default()
-            },
-        )
+        crate::errors::protocol_error(engine, &crate::http::ProtocolError::of_request(status, req))
     };
     let Ok(parsed) = request_uri(site, req) else {
         return protocol();

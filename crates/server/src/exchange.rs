@@ -201,12 +201,9 @@ impl<T: Transport> Conn<T> {
                 )
             };
             let resp = shared.handler.protocol_error(&ProtocolError {
-                status,
-                method: Some(&req.method),
-                head: req.method == "HEAD",
                 request: Some(&req),
                 additional: (status == 414).then_some(400),
-                ..Default::default()
+                ..ProtocolError::of_request(status, &req)
             });
             self.respond(shared, &ex, &resp).ok()?;
             return Some(false);
@@ -321,12 +318,9 @@ impl<T: Transport> Conn<T> {
                             // body: an error of that request.
                             shared.handler.body_error(&req, status)
                         } else {
-                            shared.handler.protocol_error(&ProtocolError {
-                                status,
-                                method: Some(&req.method),
-                                head: req.method == "HEAD",
-                                ..Default::default()
-                            })
+                            shared
+                                .handler
+                                .protocol_error(&ProtocolError::of_request(status, &req))
                         });
                         ex.body_failed(no_length);
                     }
@@ -387,12 +381,9 @@ impl<T: Transport> Conn<T> {
             )
         };
         let resp = shared.handler.protocol_error(&ProtocolError {
-            status,
-            method: Some(&req.method),
-            head: req.method == "HEAD",
             request: Some(req),
             additional: Some(417),
-            ..Default::default()
+            ..ProtocolError::of_request(status, req)
         });
         self.respond(shared, &ex, &resp).ok()?;
         Some(Some(false))

@@ -521,12 +521,7 @@ pub trait Handler: Send + Sync + 'static {
     /// a malformed chunk): Apache answers it as an error of that request,
     /// with its own configuration. Without one, the built-in page.
     fn body_error(&self, req: &Request, status: u16) -> Response {
-        self.protocol_error(&ProtocolError {
-            status,
-            method: Some(&req.method),
-            head: req.method == "HEAD",
-            ..Default::default()
-        })
+        self.protocol_error(&ProtocolError::of_request(status, req))
     }
     /// mod_remoteip: whether a connection from `peer` to `local` must
     /// begin with a PROXY protocol header.
@@ -589,6 +584,19 @@ pub struct ProtocolError<'a> {
     /// request line). Such an answer is the built-in page: Apache does not
     /// retry a custom one.
     pub additional: Option<u16>,
+}
+
+impl<'a> ProtocolError<'a> {
+    /// The error `status` of a request whose head was read: its method
+    /// named, headers only for a `HEAD`.
+    pub fn of_request(status: u16, req: &'a Request) -> ProtocolError<'a> {
+        ProtocolError {
+            status,
+            method: Some(&req.method),
+            head: req.method == "HEAD",
+            ..Default::default()
+        }
+    }
 }
 
 /// Sink for the access log and the error log.

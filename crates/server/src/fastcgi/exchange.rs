@@ -392,12 +392,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 (500, false)
             }
         };
-        let resp = shared.handler.protocol_error(&ProtocolError {
-            status,
-            method: Some(&req.method),
-            head: req.method == "HEAD",
-            ..Default::default()
-        });
+        let resp = shared
+            .handler
+            .protocol_error(&ProtocolError::of_request(status, req));
         ex.body_failed(no_length);
         Done::Sent(self.respond(shared, ex, &resp).ok().map(|_| false))
     }
