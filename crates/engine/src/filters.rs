@@ -2,6 +2,11 @@
 //! (or the error path) produced it, in Apache's order — mod_expires before
 //! mod_headers, compression last. `error` tells whether the response came
 //! from the error path, where only `Header always` edits apply.
+//!
+//! A protocol filter may still turn the response into an error once its
+//! headers were made (the byte-range filter's 416): Apache sends an error
+//! bucket down the chain and the protocol's response filter calls
+//! `ap_die` ([`error_bucket`]).
 
 use crate::header_table::Output;
 use crate::http::Response;
@@ -31,16 +36,27 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             filter(ctx, resp);
         }
     }
+    // `r->err_headers_out` as the header filters leave it, for as long as
+    // the protocol keeps it apart from `headers_out` (see `error_bucket`).
+    let mut unmerged = Vec::new();
     if Output::needed(ctx, error) {
         let mut out = Output::start(ctx, resp, error);
         for filter in hooks::HEADER_FILTERS {
             filter(ctx, &mut out);
         }
+        // Only the byte-range filter sends an error bucket, and only for
+        // ranges it was left.
+        if ctx.req.on_stream() && ctx.range_deferred.is_some() {
+            unmerged = out.err.clone().into_strings().collect();
+        }
         out.finish(ctx, resp);
     }
     // Byte ranges are a protocol filter: after every content filter.
     for filter in hooks::PROTOCOL_FILTERS {
-        filter(ctx, resp);
+        if let Err(status) = filter(ctx, resp) {
+            error_bucket(ctx, resp, status, unmerged);
+            return;
+        }
     }
     // Apache's HTTP header filter, after every module had its say.
     crate::http::vary::fixup_vary(&mut resp.headers);
@@ -72,5 +88,107 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             resp.body = crate::http::Body::empty();
             resp.stream = crate::http::Unannounced::No;
         }
+    }
+}
+
+/// An error bucket a protocol filter sent after the response's headers were
+/// made (the byte-range filter's `send_416`): the protocol's response filter
+/// meets it and calls `ap_die`, whose `ap_send_error_response` makes the old
+/// `err_headers_out` the page's `headers_out` and gives mod_headers' error
+/// filter a fresh `err_headers_out` for its `Header always` edits.
+///
+/// What that old table holds depends on where the bucket is met. HTTP/1.1's
+/// header filter (`ap_http_header_filter`) first merges `err_headers_out`
+/// into `headers_out` and empties it, then finds the bucket: the page
+/// carries only the fresh `Header always` results. mod_http2 replaces that
+/// filter with `h2_c2_filter_response_out`, which calls `ap_die` before its
+/// `create_response` merges the tables: the old `err_headers_out` (the
+/// script's headers, the first `Header always` results) is still there and
+/// follows the fresh one. HTTP/3 streams share the HTTP/2 rule
+/// ([`crate::http::Request::on_stream`]): Apache has no HTTP/3, and htaccel
+/// answers there as Apache does over HTTP/2. `unmerged` is the table as the
+/// header filters left it on a stream, empty otherwise.
+fn error_bucket(
+    ctx: &mut Ctx<'_>,
+    resp: &mut Response,
+    status: crate::request::Status,
+    unmerged: Vec<(String, String)>,
+) {
+    ctx.err_headers_out = unmerged;
+    // The error path's own output filters run on the page (`ap_die`).
+    ctx.output_done = false;
+    let mut page = crate::errors::die(ctx, status);
+    // The handler ran: the request body is read as after any handler.
+    page.disposal = crate::http::BodyDisposal::Discard;
+    *resp = page;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{load, Engine};
+    use crate::http::http2::H2Stream;
+    use crate::http::{AccessEntry, Headers, Log, Request, Version};
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
+    struct Quiet;
+    impl Log for Quiet {
+        fn access(&self, _: &AccessEntry<'_>) {}
+        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, _: &str) {}
+    }
+
+    fn request(h2_stream: Option<H2Stream>) -> Request {
+        let mut headers = Headers::new();
+        headers.push("Host", "localhost".to_string());
+        headers.push("Range", "bytes=500-".to_string());
+        Request {
+            method: "GET".into(),
+            target: "/f.txt".into(),
+            version: Version::Http11,
+            request_line: "GET /f.txt HTTP/1.1".into(),
+            headers,
+            framing: Default::default(),
+            peer: "127.0.0.1:4000".parse().unwrap(),
+            proxied_by: None,
+            local: "127.0.0.1:80".parse().unwrap(),
+            secure: false,
+            tls: None,
+            h2_stream,
+        }
+    }
+
+    /// The byte-range filter's 416 meets a response whose headers were
+    /// made: the first `Header always` results are gone on HTTP/1.1 and
+    /// follow the fresh ones on a stream; `Header set` results never stay.
+    #[test]
+    fn an_error_bucket_keeps_the_error_table_only_on_a_stream() {
+        let root = std::env::temp_dir().join(format!("htaccel-bucket-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("f.txt"), "twenty bytes of text").unwrap();
+        let text = format!(
+            "LoadModule mime_module m.so\nLoadModule headers_module m.so\nTypesConfig /dev/null\nDocumentRoot {}\nHeader always set X-Always a\nHeader always add X-Add v\nHeader set X-Onsuccess b\n",
+            root.display()
+        );
+        let nodes =
+            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
+                .unwrap();
+        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
+        let e = Engine::new(&loaded, Arc::new(Quiet)).unwrap();
+        let names = |req: &Request| {
+            let r = crate::handler::handle(&e, &e.main, req);
+            assert_eq!(r.status, 416);
+            r.headers
+                .iter()
+                .filter(|(n, _)| n.starts_with("X-"))
+                .map(|(n, v)| format!("{n}: {v}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&request(None)), ["X-Always: a", "X-Add: v"]);
+        let stream = Some(H2Stream { session: 1, id: 1 });
+        assert_eq!(
+            names(&request(stream)),
+            ["X-Always: a", "X-Add: v", "X-Always: a", "X-Add: v"]
+        );
+        std::fs::remove_dir_all(root).unwrap();
     }
 }

@@ -374,6 +374,27 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     };
     match default_handler::serve(&input) {
         Ok(resp) => Ok(resp),
+        // The default handler cuts ranges itself, standing for Apache's
+        // byte-range filter, which runs after the output filters: the
+        // same answer as long as the ranges can be satisfied. Ranges that
+        // cannot are an error bucket meeting a response whose headers the
+        // output filters already made (`Header always` results kept or
+        // not, see `filters::error_bucket`): the file is served whole and
+        // the ranges are left to the protocol filter.
+        Err(refusal) if refusal.status == 416 && input.held_range.is_none() => {
+            let held = input.headers.clone();
+            let mut whole = held.clone();
+            whole.remove("Range");
+            let answer = default_handler::serve(&default_handler::FileRequest {
+                headers: &whole,
+                held_range: Some(&held),
+                ..input
+            });
+            if answer.is_ok() {
+                ctx.range_deferred = Some(held);
+            }
+            answer.map_err(|refusal| refusal.status)
+        }
         Err(refusal) => {
             if refusal.status == 405 || refusal.status == 501 {
                 ctx.allow = Some(refusal.allow);

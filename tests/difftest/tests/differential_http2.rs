@@ -5,7 +5,8 @@
 //! error answered before any handler leaves unread; how a CGI answer
 //! ends: an nph- script, a 413 before the script; a status HTTP/1.1 has
 //! no line for; a directory that needs a new client verification, which a
-//! stream cannot have) over
+//! stream cannot have; a 416 the byte-range filter makes after the
+//! headers, whose error table mod_http2 has not merged yet) over
 //! HTTP/2: the `difftest` binary with `--http2`, both servers configured
 //! with `Protocols h2 h2c http/1.1`, every request the cases' HTTP/1.1
 //! blocks can express sent as HTTP/2 (h2c with prior knowledge, h2 by ALPN
@@ -19,7 +20,7 @@ use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
 const DEFAULT_ARGS: &str =
-    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends alias/redirect-status https/verify-depth-dir";
+    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends alias/redirect-status https/verify-depth-dir headers/range-error php/xsendfile";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {

@@ -368,10 +368,11 @@ pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
 }
 
 /// The byte-range filter for a response whose ranges were left for after
-/// the content filters; a `HEAD` body goes only now.
-pub fn deferred_ranges(ctx: &mut Ctx<'_>, resp: &mut Response) {
+/// the content filters; a `HEAD` body goes only now. Ranges that cannot be
+/// satisfied are `send_416`'s error bucket: `Err(416)`.
+pub fn deferred_ranges(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> {
     let Some(headers) = ctx.range_deferred.take() else {
-        return;
+        return Ok(());
     };
     // A body Apache began to send before its end is never cut.
     let streamed = resp.header("Transfer-Encoding").is_some();
@@ -383,17 +384,13 @@ pub fn deferred_ranges(ctx: &mut Ctx<'_>, resp: &mut Response) {
         now,
     };
     if streamed {
-        return;
+        return Ok(());
     }
     let whole = std::mem::replace(resp, Response::new(resp.status));
     let boundary = ctx.engine.boundary();
     *resp = match byterange_filter(&headers, whole, clock, &RangeLimits::default(), &boundary) {
         RangeOutcome::Full(r) | RangeOutcome::Partial(r) => r,
-        RangeOutcome::NotSatisfiable => {
-            let mut r = crate::errors::error_response(ctx, 416);
-            r.disposal = crate::http::BodyDisposal::Discard;
-            r
-        }
+        RangeOutcome::NotSatisfiable => return Err(416),
     };
     if ctx.method == "HEAD" && !resp.body.is_empty() {
         if resp.header("Content-Length").is_none() {
@@ -401,6 +398,7 @@ pub fn deferred_ranges(ctx: &mut Ctx<'_>, resp: &mut Response) {
         }
         resp.body = Body::empty();
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -64,6 +64,10 @@ pub type EngineCheck = fn(&Engine) -> Result<(), String>;
 pub type HeaderFilter = fn(&mut Ctx<'_>, &mut Output);
 /// An output filter on the whole response (body and headers).
 pub type ResponseFilter = fn(&mut Ctx<'_>, &mut Response);
+/// A protocol filter on the whole response, after its headers were made:
+/// `Err` is an error bucket sent down the chain (the response becomes that
+/// status's error page, `crate::filters::output`).
+pub type ProtocolFilter = fn(&mut Ctx<'_>, &mut Response) -> Result<(), Status>;
 /// A section of mod_status's pages (Apache's optional `status_hook`): the
 /// request and whether the page is `?auto`'s short form; `None` declines.
 pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
@@ -203,7 +207,7 @@ pub static HEADER_FILTERS: &[HeaderFilter] = &[expires::output, headers::output]
 pub static ERROR_HEADER_FILTERS: &[HeaderFilter] = &[headers::output];
 
 /// The protocol filters after every content filter: the byte ranges.
-pub static PROTOCOL_FILTERS: &[ResponseFilter] = &[filter::deferred_ranges];
+pub static PROTOCOL_FILTERS: &[ProtocolFilter] = &[filter::deferred_ranges];
 
 /// Whether a header filter has edits configured for the request's
 /// directory (else only headers set before the handler need the tables).
