@@ -196,7 +196,12 @@ pub(crate) async fn serve<T: Transport>(
         };
         drop(_registered);
         if let (true, Some(tcp)) = (linger, tcp) {
-            crate::h2::serve_upgraded(tcp, early, up, client, local_addr, shared, local).await;
+            // Boxed: every connection's future would otherwise carry the
+            // room of a whole HTTP/2 session, and each stream's copy it.
+            Box::pin(crate::h2::serve_upgraded(
+                tcp, early, up, client, local_addr, shared, local,
+            ))
+            .await;
         }
         return;
     }

@@ -139,9 +139,12 @@ impl<T: Transport> Conn<T> {
                 let conn = req.headers.get_joined("Connection");
                 let conn = conn.as_deref().unwrap_or_default();
                 if e.status == 417 {
-                    if let Some(answer) = self
-                        .discard_before_417(shared, &req, received, started)
-                        .await
+                    // Boxed, as every wait for a request body here: the
+                    // exchange's future holds only what its own path
+                    // needs, and the bodiless request (most) does not
+                    // carry (and copy) the room of a body's reading.
+                    if let Some(answer) =
+                        Box::pin(self.discard_before_417(shared, &req, received, started)).await
                     {
                         return answer;
                     }
@@ -302,7 +305,7 @@ impl<T: Transport> Conn<T> {
                                 .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             ex.expecting = false;
                         }
-                        self.discard(shared, reader).await.err()
+                        Box::pin(self.discard(shared, reader)).await.err()
                     };
                     if let Some(f) = failed {
                         let (status, no_length) = match f {
@@ -330,7 +333,7 @@ impl<T: Transport> Conn<T> {
         let keep = self.respond(shared, &ex, &resp).ok()?;
         drop(resp);
         if let (Some(reader), true) = (after, keep) {
-            if self.discard(shared, reader).await.is_err() {
+            if Box::pin(self.discard(shared, reader)).await.is_err() {
                 return Some(false);
             }
         }
