@@ -16,13 +16,23 @@ server's process tree over the measured run / requests answered. Points:
   A2/ao-all-realistic12k  htaccel, AllowOverride All and the realistic
               12 KB root .htaccess of bench/scenarios.py
 
+  F2/h2c      `--floor`: the same page over cleartext h2c (prior knowledge),
+              for three servers: the `h2` crate alone answering a fixed
+              page (crates/htaccel/examples/h2_floor.rs, htaccel's
+              allocator, no configuration, no file, no log), htaccel
+              (`Protocols h2c http/1.1`, `H2Direct on`) and h2o. It tells
+              what any server on the `h2` crate pays before its own work.
+
 Goals (the issue's): htaccel >= h2o in req/s on D2/static; A2 realistic12k
 >= 0.97 x A2 ao-none. `--instructions` also counts instructions per request
 for the two A2 points (callgrind, h2load -n N1 then -n N2 over 4
 connections x 10 streams; TLS handshakes are the same in both runs and
 cancel out, as bench/instructions.py does for HTTP/1.1).
 
-    python3 bench/h2.py [--seconds 5] [--runs 3] [--instructions]
+    python3 bench/h2.py [--seconds 5] [--runs 3] [--instructions] [--floor]
+
+`--floor` needs `cargo build --release --example h2_floor -p htaccel`
+(or H2_FLOOR_BIN).
 
 Writes bench/results/h2/<timestamp>.json; bench/h2_report.py puts the
 newest one into bench/REPORT.md (section "HTTP/2 over TLS"), as
@@ -122,9 +132,18 @@ def write_config(server, rundir, docroot, port, override, crt, key, tweak=None):
     return cmd
 
 
-def h2load(port, path, extra, pin=True):
+H2C_APACHE = """\
+LoadModule http2_module modules/mod_http2.so
+Protocols h2c http/1.1
+H2Direct on
+"""
+
+
+def h2load(port, path, extra, pin=True, scheme="https"):
+    """h2load against 127.0.0.1:`port`; `scheme` http is h2c with prior
+    knowledge."""
     cmd = (["taskset", "-c", "1"] if pin else []) + [
-        "h2load", "-t1"] + extra + [f"https://127.0.0.1:{port}{path}"]
+        "h2load", "-t1"] + extra + [f"{scheme}://127.0.0.1:{port}{path}"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
     m = re.search(r"finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", out)
     r = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
@@ -192,6 +211,96 @@ def point(server, base, tree, override, crt, key, seconds, runs):
         s.stop()
 
 
+def floor_bin():
+    return os.path.abspath(os.environ.get(
+        "H2_FLOOR_BIN", os.path.join(HERE, "..", "target", "release", "examples", "h2_floor")))
+
+
+def start_cleartext(server, base, callgrind=False):
+    """`server` answering h2c with prior knowledge on a cleartext port: the
+    `h2` crate floor, htaccel or h2o, pinned as the TLS points are."""
+    rundir = tempfile.mkdtemp(prefix=f"{server}-h2c-", dir=base)
+    os.chmod(rundir, 0o777)
+    port = servers.free_port(28480)
+    if server == "floor":
+        cmd = [floor_bin(), f"127.0.0.1:{port}"]
+    else:
+        docroot = os.path.join(base, "trees", "static")
+        cmd = servers.write_config(server, rundir, docroot, port, "None", True)
+        if server == "htaccel":
+            with open(cmd[-1], "a") as f:
+                f.write(H2C_APACHE)
+    if callgrind:
+        cmd = ["runuser", "-u", "www-data", "--", "valgrind", "--tool=callgrind",
+               f"--callgrind-out-file={rundir}/callgrind.out"] + cmd
+    s = servers.Server(server, cmd, rundir, port, True)
+    deadline = time.time() + (120 if callgrind else 20)
+    while True:
+        try:
+            got = h2load(port, "/index.html", ["-n1", "-c1"], pin=False, scheme="http")
+            if got["status_2xx"] == 1 and got["protocol"] == "h2c":
+                break
+        except RuntimeError:
+            pass
+        if time.time() > deadline or s.proc.poll() is not None:
+            s.stop()
+            raise RuntimeError(f"{server} did not answer over h2c: {s.output()}")
+        time.sleep(0.2)
+    return s
+
+
+def floor_points(base, seconds, runs, count_instructions):
+    """F2/h2c: the `h2` crate alone, htaccel and h2o over cleartext h2c."""
+    points, missing = [], {}
+    for server in ("floor", "htaccel", "h2o"):
+        if server == "floor" and not os.access(floor_bin(), os.X_OK):
+            missing["floor"] = ("not built (cargo build --release --example h2_floor "
+                                "-p htaccel)")
+            continue
+        if server == "h2o" and "h2o" not in servers.present_peers():
+            missing["h2o (h2c)"] = "not installed"
+            continue
+        s = start_cleartext(server, base)
+        try:
+            load = ["-c50", "-m10", "-D", str(seconds)]
+            h2load(s.port, "/index.html", ["-c50", "-m10", "-D", "2"], scheme="http")
+            out = []
+            for _ in range(runs):
+                cpu = servers.cpu_seconds(s.pids())
+                r = h2load(s.port, "/index.html", load, scheme="http")
+                used = servers.cpu_seconds(s.pids()) - cpu
+                r["server_us_per_request"] = 1e6 * used / max(r["succeeded"], 1)
+                out.append(r)
+        finally:
+            s.stop()
+        p = {"id": "F2/h2c", "server": "h2 crate alone" if server == "floor" else server,
+             "rps": statistics.median(r["rps"] for r in out),
+             "rps_runs": [round(r["rps"]) for r in out],
+             "server_us_per_request": statistics.median(
+                 r["server_us_per_request"] for r in out),
+             "failed": sum(r["failed"] for r in out),
+             "non_2xx": sum(r["succeeded"] - r["status_2xx"] for r in out),
+             "protocol": out[0]["protocol"], "command": out[0]["command"]}
+        if count_instructions and server != "h2o":
+            counts = []
+            for n in (N1, N2):
+                s = start_cleartext(server, base, callgrind=True)
+                try:
+                    h2load(s.port, "/index.html", ["-n", str(n), "-c4", "-m10"], pin=False,
+                           scheme="http")
+                finally:
+                    s.stop()
+                with open(os.path.join(s.rundir, "callgrind.out")) as f:
+                    counts.append(int(re.search(r"^summary: (\d+)", f.read(), re.M).group(1)))
+            p["instructions_per_request"] = (counts[1] - counts[0]) / (N2 - N1)
+        points.append(p)
+        print(f"F2/h2c {p['server']}: {p['rps']:,.0f} req/s, "
+              f"{p['server_us_per_request']:.1f} µs/request"
+              + (f", {p['instructions_per_request']:,.0f} instructions/request"
+                 if "instructions_per_request" in p else ""), flush=True)
+    return points, missing
+
+
 def instructions(base, tree, override, crt, key):
     counts = []
     for n in (N1, N2):
@@ -219,6 +328,8 @@ def run(base):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--instructions", action="store_true")
     ap.add_argument("--only", help="servers, comma-separated")
+    ap.add_argument("--floor", action="store_true",
+                    help="also F2/h2c: the h2 crate alone, htaccel and h2o over cleartext h2c")
     args = ap.parse_args()
     if not shutil.which("h2load"):
         sys.exit("bench/h2.py needs h2load (apt-get install -y nghttp2-client)")
@@ -277,6 +388,10 @@ def run(base):
             print(f"A2/{name}: {p['rps']:,.0f} req/s, {p['server_us_per_request']:.1f} µs/request"
                   + (f", {p['instructions_per_request']:,.0f} instructions/request"
                      if "instructions_per_request" in p else ""), flush=True)
+    if args.floor:
+        points, missing = floor_points(base, args.seconds, args.runs, args.instructions)
+        result["points"] += points
+        result["missing"].update(missing)
     result["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     result["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     name = started.strftime("%Y%m%dT%H%M%SZ") + ".json"

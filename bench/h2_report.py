@@ -93,6 +93,27 @@ def section():
                      f"({'met' if i >= GOAL_RATIO else 'not met'} by instructions)")
         o.append("")
         o.append(line + ".")
+    floor = by.get(("F2/h2c", "h2 crate alone"))
+    ours_c = by.get(("F2/h2c", "htaccel"))
+    peer_c = by.get(("F2/h2c", GOAL_PEER))
+    if floor and peer_c:
+        o.append("")
+        line = (f"**The `h2` crate's floor (F2/h2c, cleartext, no TLS):** the crate alone, "
+                f"answering a fixed page with nothing else to do, costs "
+                f"{floor['server_us_per_request']:.1f} µs of server CPU per request "
+                f"({floor['rps']:,.0f} req/s) against {GOAL_PEER}'s "
+                f"{peer_c['server_us_per_request']:.1f} µs ({peer_c['rps']:,.0f} req/s): no server "
+                f"built on the `h2` crate reaches {GOAL_PEER} here")
+        if ours_c:
+            line += (f"; htaccel, serving the file through its configuration, costs "
+                     f"{ours_c['server_us_per_request']:.1f} µs ({ours_c['rps']:,.0f} req/s), "
+                     f"{ours_c['server_us_per_request'] - floor['server_us_per_request']:.1f} µs "
+                     f"above the floor")
+        if "instructions_per_request" in floor and ours_c and \
+                "instructions_per_request" in ours_c:
+            line += (f"; instructions per request {floor['instructions_per_request']:,.0f} "
+                     f"(crate alone) and {ours_c['instructions_per_request']:,.0f} (htaccel)")
+        o.append(line + ".")
     # A blank line before the next section.
     o += ["", ""]
     return "\n".join(o)
