@@ -45,7 +45,8 @@ def section():
     cmd = next((p["command"] for p in points), "")
     o += [f"Generated from `{rel}` by `bench/h2_report.py` (run {res['started']} – "
           f"{res['finished']}; `python3 bench/h2.py --seconds {res['seconds']} --runs "
-          f"{res['runs']}{' --instructions' if any('instructions_per_request' in p for p in points) else ''}`).",
+          f"{res['runs']}{' --instructions' if any('instructions_per_request' in p for p in points) else ''}"
+          f"{' --floor' if any(p['id'] == 'F2/h2c' for p in points) else ''}`).",
           "",
           f"- Load: `{cmd}` (the port is the point's), {res['runs']} run(s) × "
           f"{res['seconds']} s after a 2 s warm-up run, median kept; {res['h2load'] or 'h2load'}.",
