@@ -173,42 +173,54 @@ def start(server, base, tree, override, crt, key, callgrind=False, tweak=None):
         cmd = ["runuser", "-u", "www-data", "--", "valgrind", "--tool=callgrind",
                f"--callgrind-out-file={rundir}/callgrind.out"] + cmd
     s = servers.Server(server, cmd, rundir, port, True)
+    return answering(s, callgrind, "https")
+
+
+def answering(s, callgrind, scheme):
+    """`s` once it answers one HTTP/2 request (h2 over TLS, or h2c with
+    prior knowledge for `scheme` http); stopped and refused if it does not
+    in time."""
     deadline = time.time() + (120 if callgrind else 20)
     while True:
         try:
-            got = h2load(port, "/index.html", ["-n1", "-c1"], pin=False)
-            if got["status_2xx"] == 1:
-                break
+            got = h2load(s.port, "/index.html", ["-n1", "-c1"], pin=False, scheme=scheme)
+            if got["status_2xx"] == 1 and got["protocol"] in ("h2", "h2c"):
+                return s
         except RuntimeError:
             pass
         if time.time() > deadline or s.proc.poll() is not None:
             s.stop()
-            raise RuntimeError(f"{server} did not answer over h2: {s.output()}")
+            raise RuntimeError(f"{s.name} did not answer over {scheme} HTTP/2: {s.output()}")
         time.sleep(0.2)
-    return s
 
 
 def point(server, base, tree, override, crt, key, seconds, runs):
     s = start(server, base, tree, override, crt, key)
     try:
-        h2load(s.port, "/index.html", ["-c50", "-m10", "-D", "2"])
-        out = []
-        for _ in range(runs):
-            pids = s.pids()
-            cpu = servers.cpu_seconds(pids)
-            r = h2load(s.port, "/index.html", ["-c50", "-m10", "-D", str(seconds)])
-            used = servers.cpu_seconds(s.pids()) - cpu
-            r["server_us_per_request"] = 1e6 * used / max(r["succeeded"], 1)
-            out.append(r)
-        rps = statistics.median(r["rps"] for r in out)
-        return {"server": server, "tree": tree, "override": override,
-                "rps": rps, "rps_runs": [round(r["rps"]) for r in out],
-                "server_us_per_request": statistics.median(r["server_us_per_request"] for r in out),
-                "failed": sum(r["failed"] for r in out),
-                "non_2xx": sum(r["succeeded"] - r["status_2xx"] for r in out),
-                "protocol": out[0]["protocol"], "command": out[0]["command"]}
+        p = measure(s, seconds, runs, "https")
     finally:
         s.stop()
+    return {"server": server, "tree": tree, "override": override, **p}
+
+
+def measure(s, seconds, runs, scheme):
+    """`runs` h2load runs of `seconds` on the running server `s` after a
+    2 s warm-up: req/s and server CPU per request (medians) and what the
+    runs answered."""
+    h2load(s.port, "/index.html", ["-c50", "-m10", "-D", "2"], scheme=scheme)
+    out = []
+    for _ in range(runs):
+        cpu = servers.cpu_seconds(s.pids())
+        r = h2load(s.port, "/index.html", ["-c50", "-m10", "-D", str(seconds)], scheme=scheme)
+        used = servers.cpu_seconds(s.pids()) - cpu
+        r["server_us_per_request"] = 1e6 * used / max(r["succeeded"], 1)
+        out.append(r)
+    return {"rps": statistics.median(r["rps"] for r in out),
+            "rps_runs": [round(r["rps"]) for r in out],
+            "server_us_per_request": statistics.median(r["server_us_per_request"] for r in out),
+            "failed": sum(r["failed"] for r in out),
+            "non_2xx": sum(r["succeeded"] - r["status_2xx"] for r in out),
+            "protocol": out[0]["protocol"], "command": out[0]["command"]}
 
 
 def floor_bin():
@@ -234,19 +246,7 @@ def start_cleartext(server, base, callgrind=False):
         cmd = ["runuser", "-u", "www-data", "--", "valgrind", "--tool=callgrind",
                f"--callgrind-out-file={rundir}/callgrind.out"] + cmd
     s = servers.Server(server, cmd, rundir, port, True)
-    deadline = time.time() + (120 if callgrind else 20)
-    while True:
-        try:
-            got = h2load(port, "/index.html", ["-n1", "-c1"], pin=False, scheme="http")
-            if got["status_2xx"] == 1 and got["protocol"] == "h2c":
-                break
-        except RuntimeError:
-            pass
-        if time.time() > deadline or s.proc.poll() is not None:
-            s.stop()
-            raise RuntimeError(f"{server} did not answer over h2c: {s.output()}")
-        time.sleep(0.2)
-    return s
+    return answering(s, callgrind, "http")
 
 
 def floor_points(base, seconds, runs, count_instructions):
@@ -262,25 +262,10 @@ def floor_points(base, seconds, runs, count_instructions):
             continue
         s = start_cleartext(server, base)
         try:
-            load = ["-c50", "-m10", "-D", str(seconds)]
-            h2load(s.port, "/index.html", ["-c50", "-m10", "-D", "2"], scheme="http")
-            out = []
-            for _ in range(runs):
-                cpu = servers.cpu_seconds(s.pids())
-                r = h2load(s.port, "/index.html", load, scheme="http")
-                used = servers.cpu_seconds(s.pids()) - cpu
-                r["server_us_per_request"] = 1e6 * used / max(r["succeeded"], 1)
-                out.append(r)
+            p = {"id": "F2/h2c", "server": "h2 crate alone" if server == "floor" else server,
+                 **measure(s, seconds, runs, "http")}
         finally:
             s.stop()
-        p = {"id": "F2/h2c", "server": "h2 crate alone" if server == "floor" else server,
-             "rps": statistics.median(r["rps"] for r in out),
-             "rps_runs": [round(r["rps"]) for r in out],
-             "server_us_per_request": statistics.median(
-                 r["server_us_per_request"] for r in out),
-             "failed": sum(r["failed"] for r in out),
-             "non_2xx": sum(r["succeeded"] - r["status_2xx"] for r in out),
-             "protocol": out[0]["protocol"], "command": out[0]["command"]}
         if count_instructions and server != "h2o":
             counts = []
             for n in (N1, N2):

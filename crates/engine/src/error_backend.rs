@@ -117,9 +117,9 @@ pub fn respond_or_backend<'a>(ctx: &mut Ctx<'a>, resp: Response) -> Decision<'a>
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{load, Engine};
+    use crate::engine::Engine;
     use crate::http::backend::{BackendAnswer, BackendHead, BackendRequest, Decision};
-    use crate::http::{AccessEntry, Headers, Log, Request, Version};
+    use crate::http::{AccessEntry, Log, Request};
     use std::net::SocketAddr;
     use std::sync::{Arc, Mutex};
 
@@ -141,30 +141,11 @@ mod tests {
              ErrorDocument 404 /err.php\nErrorDocument 400 /err.php\n",
             root.display()
         );
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
-        Engine::new(&loaded, log).unwrap()
+        crate::test_support::engine_logging(&text, "/", log).unwrap()
     }
 
     fn request(method: &str, target: &str) -> Request {
-        let mut headers = Headers::new();
-        headers.push("Host", "localhost".to_string());
-        Request {
-            method: method.into(),
-            target: target.into(),
-            version: Version::Http11,
-            request_line: format!("{method} {target} HTTP/1.1"),
-            headers,
-            framing: Default::default(),
-            peer: "127.0.0.1:4000".parse().unwrap(),
-            proxied_by: None,
-            local: "127.0.0.1:80".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream: None,
-        }
+        crate::test_support::request(method, target, "localhost")
     }
 
     fn param<'p>(params: &'p [(String, Vec<u8>)], name: &str) -> Option<&'p str> {

@@ -300,45 +300,17 @@ pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Re
 #[cfg(test)]
 mod tests {
     use super::protocol_error;
-    use crate::engine::{load, Engine};
-    use crate::http::{AccessEntry, Headers, Log, ProtocolError, Request, Version};
-    use std::net::SocketAddr;
-    use std::sync::Arc;
-
-    struct Quiet;
-    impl Log for Quiet {
-        fn access(&self, _: &AccessEntry<'_>) {}
-        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, _: &str) {}
-    }
+    use crate::engine::Engine;
+    use crate::http::{ProtocolError, Request};
 
     fn engine(text: &str) -> Engine {
-        let text = format!(
+        crate::test_support::engine(&format!(
             "LoadModule mime_module m.so\nLoadModule headers_module m.so\nTypesConfig /dev/null\n{text}"
-        );
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
-        Engine::new(&loaded, Arc::new(Quiet)).unwrap()
+        ))
     }
 
     fn request(host: &str) -> Request {
-        let mut headers = Headers::new();
-        headers.push("Host", host.to_string());
-        Request {
-            method: "GET".into(),
-            target: "/".into(),
-            version: Version::Http11,
-            request_line: "GET / HTTP/1.1".into(),
-            headers,
-            framing: Default::default(),
-            peer: "127.0.0.1:4000".parse().unwrap(),
-            proxied_by: None,
-            local: "127.0.0.1:80".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream: None,
-        }
+        crate::test_support::request("GET", "/", host)
     }
 
     fn body(r: &crate::http::Response) -> String {

@@ -125,36 +125,15 @@ fn error_bucket(
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{load, Engine};
     use crate::http::http2::H2Stream;
-    use crate::http::{AccessEntry, Headers, Log, Request, Version};
-    use std::net::SocketAddr;
-    use std::sync::Arc;
+    use crate::http::Request;
+    use crate::test_support::{engine, request};
 
-    struct Quiet;
-    impl Log for Quiet {
-        fn access(&self, _: &AccessEntry<'_>) {}
-        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, _: &str) {}
-    }
-
-    fn request(h2_stream: Option<H2Stream>) -> Request {
-        let mut headers = Headers::new();
-        headers.push("Host", "localhost".to_string());
-        headers.push("Range", "bytes=500-".to_string());
-        Request {
-            method: "GET".into(),
-            target: "/f.txt".into(),
-            version: Version::Http11,
-            request_line: "GET /f.txt HTTP/1.1".into(),
-            headers,
-            framing: Default::default(),
-            peer: "127.0.0.1:4000".parse().unwrap(),
-            proxied_by: None,
-            local: "127.0.0.1:80".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream,
-        }
+    fn ranged(h2_stream: Option<H2Stream>) -> Request {
+        let mut req = request("GET", "/f.txt", "localhost");
+        req.headers.push("Range", "bytes=500-".to_string());
+        req.h2_stream = h2_stream;
+        req
     }
 
     /// The byte-range filter's 416 meets a response whose headers were
@@ -169,11 +148,7 @@ mod tests {
             "LoadModule mime_module m.so\nLoadModule headers_module m.so\nTypesConfig /dev/null\nDocumentRoot {}\nHeader always set X-Always a\nHeader always add X-Add v\nHeader set X-Onsuccess b\n",
             root.display()
         );
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
-        let e = Engine::new(&loaded, Arc::new(Quiet)).unwrap();
+        let e = engine(&text);
         let names = |req: &Request| {
             let r = crate::handler::handle(&e, &e.main, req);
             assert_eq!(r.status, 416);
@@ -183,10 +158,10 @@ mod tests {
                 .map(|(n, v)| format!("{n}: {v}"))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names(&request(None)), ["X-Always: a", "X-Add: v"]);
+        assert_eq!(names(&ranged(None)), ["X-Always: a", "X-Add: v"]);
         let stream = Some(H2Stream { session: 1, id: 1 });
         assert_eq!(
-            names(&request(stream)),
+            names(&ranged(stream)),
             ["X-Always: a", "X-Add: v", "X-Always: a", "X-Add: v"]
         );
         std::fs::remove_dir_all(root).unwrap();

@@ -37,6 +37,8 @@ pub(crate) mod sightings;
 pub mod site;
 pub(crate) mod statcache;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod tree;
 pub(crate) mod uri;
 pub(crate) mod vhosts;

@@ -162,14 +162,7 @@ fn build(vhosts: &[Arc<Site>], local: SocketAddr) -> Candidates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{load, Engine};
-    use crate::http::{AccessEntry, Log};
-
-    struct Quiet;
-    impl Log for Quiet {
-        fn access(&self, _: &AccessEntry<'_>) {}
-        fn error(&self, _: &str, _: &str, _: Option<SocketAddr>, _: &str) {}
-    }
+    use crate::engine::Engine;
 
     fn engine() -> Engine {
         let mut text =
@@ -187,11 +180,7 @@ mod tests {
                 i % 30
             ));
         }
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
-        Engine::new(&loaded, Arc::new(Quiet)).unwrap()
+        crate::test_support::engine(&text)
     }
 
     #[test]

@@ -1002,23 +1002,13 @@ pub static MODULE: Module = Module {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{load, Engine};
-
-    struct Quiet;
-    impl crate::http::Log for Quiet {
-        fn access(&self, _: &crate::http::AccessEntry<'_>) {}
-        fn error(&self, _: &str, _: &str, _: Option<std::net::SocketAddr>, _: &str) {}
-    }
+    use crate::engine::Engine;
 
     fn engine(text: &str) -> Result<Engine, String> {
         let text = format!(
             "LoadModule mime_module m.so\nTypesConfig /dev/null\nLoadModule ssl_module m.so\nLoadModule md_module m.so\n{text}"
         );
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/srv".into(), Vec::new()).map_err(|e| e.to_string())?;
-        Engine::new(&loaded, std::sync::Arc::new(Quiet))
+        crate::test_support::engine_at(&text, "/srv")
     }
 
     #[test]
