@@ -127,6 +127,8 @@ if ! cargo build --release -q -p htaccel; then
     note "build failed: measuring the existing target/release/htaccel"
     export HTACCEL_BUILD_NOTE="build of the checked-out tree failed; binary from $(date -u -r target/release/htaccel '+%Y-%m-%d %H:%M UTC') measured"
 fi
+# The h2 crate alone, for bench/h2.py --floor.
+cargo build --release -q --example h2_floor -p htaccel || note "h2_floor not built: bench/h2.py leaves out its floor"
 export HTACCEL_BIN="$PWD/target/release/htaccel"
 
 # Group R: a WordPress-shaped tree of 11,000 files asked for in a Zipf mix
@@ -201,12 +203,13 @@ if [ "$#" -eq 0 ]; then
     netfs
     growth
     # HTTP/2 over TLS with h2load: the static page on every server, the
-    # realistic 12 KB .htaccess against none (bench/h2.py).
+    # realistic 12 KB .htaccess against none, and over cleartext h2c the
+    # h2 crate alone beside htaccel and h2o (bench/h2.py).
     note "HTTP/2 over TLS (h2load)"
     if [ -n "${BENCH_QUICK:-}" ]; then
-        (cd bench && "$PY" h2.py --seconds 2 --runs 1) >&2 || note "bench/h2.py failed"
+        (cd bench && "$PY" h2.py --seconds 2 --runs 1 --floor) >&2 || note "bench/h2.py failed"
     else
-        (cd bench && "$PY" h2.py --instructions) >&2 || note "bench/h2.py failed"
+        (cd bench && "$PY" h2.py --instructions --floor) >&2 || note "bench/h2.py failed"
     fi
     seeds
 fi
