@@ -207,7 +207,10 @@ impl ResponseSink for H3Sink {
             self.ended = true;
             self.send.stop_stream(match why {
                 StreamReset::Protocol => h3::error::Code::H3_GENERAL_PROTOCOL_ERROR,
-                // HTTP/3's own "ask again over HTTP/1.1".
+                // HTTP/3's own "ask again over HTTP/1.1". Not reached
+                // today: its one cause, a directory that needs a new
+                // client verification, needs `SSLVerifyClient`, which a
+                // server with `H3Engine on` refuses at start-up.
                 StreamReset::Http11Required => h3::error::Code::H3_VERSION_FALLBACK,
             });
         }
