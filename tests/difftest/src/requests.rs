@@ -37,6 +37,10 @@ pub struct RequestOptions {
     pub ignore_headers: Vec<String>,
     /// `# timeout SECS`: how long to wait for the server to say more.
     pub timeout: Option<Duration>,
+    /// `# wait SECS`: how long the client waits before it sends the
+    /// request, over every protocol (time that must pass on both servers,
+    /// such as mod_status's uptime reaching a second).
+    pub wait: Option<Duration>,
     /// `# from ADDR`: the loopback address the client connects from
     /// (127.0.0.1 when absent), for access rules that look at it.
     pub from: Option<std::net::Ipv4Addr>,
@@ -178,13 +182,18 @@ fn parse_option(line: &str, opts: &mut RequestOptions) -> Result<(), String> {
             }
             opts.mask_json.extend(names);
         }
-        Some("timeout") => {
+        Some(option @ ("timeout" | "wait")) => {
             let secs: f64 = words
                 .next()
                 .and_then(|w| w.parse().ok())
                 .filter(|s: &f64| *s > 0.0 && *s <= 120.0)
-                .ok_or("timeout needs a number of seconds (at most 120)")?;
-            opts.timeout = Some(Duration::from_secs_f64(secs));
+                .ok_or_else(|| format!("{option} needs a number of seconds (at most 120)"))?;
+            let secs = Some(Duration::from_secs_f64(secs));
+            if option == "wait" {
+                opts.wait = secs;
+            } else {
+                opts.timeout = secs;
+            }
         }
         Some("https") => {
             opts.tls.get_or_insert_with(|| TlsOptions {

@@ -217,6 +217,10 @@ fn serve_and_compare(
             ),
             _ => exchange(server, &certs, req, streams.as_deref()),
         };
+        if let Some(wait) = req.opts.wait {
+            // Both servers run meanwhile: the time passes on each.
+            std::thread::sleep(wait);
+        }
         let a = send(&apache);
         match &other {
             None => result
