@@ -557,19 +557,12 @@ mod tests {
             h.push(*n, *v);
         }
         let mut parts = line.split(' ');
+        let (method, target) = (parts.next().unwrap(), parts.next().unwrap());
         Request {
-            method: parts.next().unwrap().into(),
-            target: parts.next().unwrap().into(),
-            version: crate::http::Version::Http11,
             request_line: line.into(),
             headers: h,
-            framing: BodyFraming::None,
             peer: peer.parse().unwrap(),
-            proxied_by: None,
-            local: "127.0.0.1:80".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream: None,
+            ..crate::test_support::request(method, target, "")
         }
     }
 

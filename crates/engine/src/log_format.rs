@@ -1173,7 +1173,7 @@ fn ctime_usec(tm: &libc::tm, usec: i64, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::{BodyFraming, Headers, Version};
+    use crate::http::Headers;
 
     fn request(method: &str, target: &str, headers: &[(&str, &[u8])]) -> Request {
         let mut h = Headers::new();
@@ -1181,18 +1181,10 @@ mod tests {
             h.push(n.to_string(), v.to_vec());
         }
         Request {
-            method: method.into(),
-            target: target.into(),
-            version: Version::Http11,
-            request_line: format!("{method} {target} HTTP/1.1"),
             headers: h,
-            framing: BodyFraming::None,
             peer: "127.0.0.1:43232".parse().unwrap(),
-            proxied_by: None,
             local: "127.0.0.1:18082".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream: None,
+            ..crate::test_support::request(method, target, "")
         }
     }
 

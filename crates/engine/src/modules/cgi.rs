@@ -716,8 +716,8 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{load, Engine};
-    use crate::http::{AccessEntry, Headers, Log, Request, Version};
+    use crate::engine::Engine;
+    use crate::http::{AccessEntry, Log, Request};
     use std::net::SocketAddr;
     use std::sync::{Arc, Mutex};
 
@@ -746,30 +746,12 @@ mod tests {
             "LoadModule alias_module m.so\nLoadModule mime_module m.so\nTypesConfig /dev/null\n{modules}DocumentRoot {0}\nScriptAlias /cgi-bin/ {0}/cgi-bin/\n",
             root.display()
         );
-        let nodes =
-            htaccel_conf::parse_str(&text, "t.conf", &htaccel_conf::ParseOptions::default())
-                .unwrap();
-        let loaded = load(&nodes, "/".into(), Vec::new()).unwrap();
-        (Engine::new(&loaded, log).unwrap(), root)
+        let engine = crate::test_support::engine_logging(&text, "/", log).unwrap();
+        (engine, root)
     }
 
     fn request(target: &str) -> Request {
-        let mut headers = Headers::new();
-        headers.push("Host", "localhost".to_string());
-        Request {
-            method: "GET".into(),
-            target: target.into(),
-            version: Version::Http11,
-            request_line: format!("GET {target} HTTP/1.1"),
-            headers,
-            framing: Default::default(),
-            peer: "127.0.0.1:4000".parse().unwrap(),
-            local: "127.0.0.1:80".parse().unwrap(),
-            secure: false,
-            tls: None,
-            h2_stream: None,
-            proxied_by: None,
-        }
+        crate::test_support::request("GET", target, "localhost")
     }
 
     #[test]
