@@ -137,7 +137,9 @@ pub fn load(
     let mut base = std::mem::take(&mut build.main.base);
     let notices;
     {
-        let mut walker = Walker::new(&mut env, Some(&mut build), Context::main_server());
+        let modules = Walker::read_modules(&env, nodes);
+        let mut walker =
+            Walker::new(&mut env, Some(&mut build), Context::main_server()).naming(modules);
         walker.walk(nodes, &mut base)?;
         notices = walker.notices;
     }

@@ -28,6 +28,10 @@ pub const OR_UNSET: u32 = 32;
 pub const ACCESS_CONF: u32 = 64;
 /// Allowed at server and `<VirtualHost>` level.
 pub const RSRC_CONF: u32 = 128;
+/// Run while the configuration is read, before any other directive
+/// (`LoadModule`, `Define`, `Include`, the `<If…>` tests): Apache's
+/// `EXEC_ON_READ`.
+pub const EXEC_ON_READ: u32 = 256;
 /// `AllowOverride Nonfatal=Override`.
 pub const NONFATAL_OVERRIDE: u32 = 512;
 /// `AllowOverride Nonfatal=Unknown`.

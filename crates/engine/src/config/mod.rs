@@ -148,6 +148,12 @@ pub struct Walker<'a> {
     /// An error from inside a section's body, kept with its own origin
     /// while the section's handler returns (see [`Walker::nested`]).
     nested_error: Option<ConfigError>,
+    /// This walk is Apache's reading of the file: only what runs on read
+    /// ([`registry::EXEC_ON_READ`]) runs (see [`Walker::read_modules`]).
+    reading: bool,
+    /// The modules a directive may belong to, when more than those loaded
+    /// so far: every module the reading loaded (see [`Walker::naming`]).
+    named: Option<Vec<&'static crate::registry::Module>>,
 }
 
 impl<'a> Walker<'a> {
@@ -162,7 +168,36 @@ impl<'a> Walker<'a> {
             ctx,
             notices: Vec::new(),
             nested_error: None,
+            reading: false,
+            named: None,
         }
+    }
+
+    /// The modules loaded once Apache has read `nodes`. Apache reads the
+    /// main configuration first, running `LoadModule`, `Define`,
+    /// `Include` and the `<If…>` tests as it meets them
+    /// ([`registry::EXEC_ON_READ`]), and runs the other directives after,
+    /// so a directive may come before the `LoadModule` of its module.
+    /// A configuration that cannot be read stops this early: the walk that
+    /// follows reports why.
+    pub fn read_modules(
+        env: &Environment,
+        nodes: &[Node],
+    ) -> Vec<&'static crate::registry::Module> {
+        let mut env = env.clone();
+        let mut scratch = ServerBuild::new();
+        let mut walker = Walker::new(&mut env, Some(&mut scratch), Context::main_server());
+        walker.reading = true;
+        let _ = walker.walk(nodes, &mut DirConf::default());
+        env.modules
+    }
+
+    /// Name directives by `modules` (what [`Walker::read_modules`] found),
+    /// while `<IfModule>` and `<IfDirective>` still see the modules
+    /// loaded so far, as Apache's reading did.
+    pub fn naming(mut self, modules: Vec<&'static crate::registry::Module>) -> Self {
+        self.named = Some(modules);
+        self
     }
 
     pub fn warn(&mut self, origin: &Origin, message: impl Into<String>) {
@@ -243,7 +278,20 @@ impl<'a> Walker<'a> {
             origin: origin.clone(),
             message,
         };
-        let Some((_module, directive)) = registry::find(&self.env.modules, &lookup_name) else {
+        if self.reading {
+            let on_read = registry::find(&self.env.modules, &lookup_name)
+                .is_some_and(|(_, d)| d.req_override & registry::EXEC_ON_READ != 0);
+            if !on_read {
+                // What runs later is not run; a section's body is still
+                // read, for what runs on read inside it.
+                return match node {
+                    Node::Section(s) => self.walk(&s.children, conf),
+                    Node::Directive(_) => Ok(()),
+                };
+            }
+        }
+        let modules = self.named.as_deref().unwrap_or(&self.env.modules);
+        let Some((_module, directive)) = registry::find(modules, &lookup_name) else {
             if self.ctx.htaccess && self.ctx.override_mask & NONFATAL_UNKNOWN != 0 {
                 self.warn(origin, format!("Unknown directive {lookup_name} perhaps misspelled or defined by a module not included in the server configuration"));
                 return Ok(());

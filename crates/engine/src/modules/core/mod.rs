@@ -12,7 +12,8 @@ pub mod server_directives;
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::registry::{
-    Args, Directive, Module, Run, ACCESS_CONF, OR_ALL, OR_FILEINFO, OR_OPTIONS, OR_UNSET, RSRC_CONF,
+    Args, Directive, Module, Run, ACCESS_CONF, EXEC_ON_READ, OR_ALL, OR_FILEINFO, OR_OPTIONS,
+    OR_UNSET, RSRC_CONF,
 };
 use htaccel_conf::Origin;
 use options::{OptionSet, OPT_ALL_WITH_EXTRAS, OPT_NONE, OPT_SYM_LINKS, OPT_UNSET};
@@ -431,16 +432,16 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "<If", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: Run::Handler(if_section::run_if) },
     Directive { name: "<ElseIf", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: Run::Handler(if_section::run_else_if) },
     Directive { name: "<Else", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives to be conditionally applied", run: Run::Handler(if_section::run_else) },
-    Directive { name: "<IfModule", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of specified modules", run: Run::Handler(sections::run_if_module) },
-    Directive { name: "<IfDefine", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of command line defines", run: Run::Handler(sections::run_if_define) },
-    Directive { name: "<IfVersion", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "a comparison operator, a version (and a delimiter)", run: Run::Handler(sections::run_if_version) },
-    Directive { name: "<IfFile", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of files on disk", run: Run::Handler(sections::run_if_file) },
-    Directive { name: "<IfDirective", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of named directive", run: Run::Handler(sections::run_if_directive) },
-    Directive { name: "<IfSection", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF, about: "Container for directives based on existence of named section", run: Run::Handler(sections::run_if_section) },
+    Directive { name: "<IfModule", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "Container for directives based on existence of specified modules", run: Run::Handler(sections::run_if_module) },
+    Directive { name: "<IfDefine", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "Container for directives based on existence of command line defines", run: Run::Handler(sections::run_if_define) },
+    Directive { name: "<IfVersion", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "a comparison operator, a version (and a delimiter)", run: Run::Handler(sections::run_if_version) },
+    Directive { name: "<IfFile", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "Container for directives based on existence of files on disk", run: Run::Handler(sections::run_if_file) },
+    Directive { name: "<IfDirective", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "Container for directives based on existence of named directive", run: Run::Handler(sections::run_if_directive) },
+    Directive { name: "<IfSection", args: Args::Section, req_override: OR_ALL | ACCESS_CONF | RSRC_CONF | EXEC_ON_READ, about: "Container for directives based on existence of named section", run: Run::Handler(sections::run_if_section) },
     Directive { name: "<Limit", args: Args::Section, req_override: OR_LIMIT_OR_AUTH | ACCESS_CONF, about: "Container for authentication directives when accessed using specified HTTP methods", run: Run::Handler(sections::run_limit) },
     Directive { name: "<LimitExcept", args: Args::Section, req_override: OR_LIMIT_OR_AUTH | ACCESS_CONF, about: "Container for authentication directives to be excluded when accessing using specified HTTP methods", run: Run::Handler(sections::run_limit_except) },
-    Directive { name: "Include", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Name(s) of the config file(s) to be included; fails if the wildcard does not match at least one file", run: Run::Handler(sections::run_include) },
-    Directive { name: "IncludeOptional", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Name or pattern of the config file(s) to be included; ignored if the file does not exist or the pattern does not match any files", run: Run::Handler(sections::run_include_optional) },
+    Directive { name: "Include", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF | EXEC_ON_READ, about: "Name(s) of the config file(s) to be included; fails if the wildcard does not match at least one file", run: Run::Handler(sections::run_include) },
+    Directive { name: "IncludeOptional", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF | EXEC_ON_READ, about: "Name or pattern of the config file(s) to be included; ignored if the file does not exist or the pattern does not match any files", run: Run::Handler(sections::run_include_optional) },
 ];
 
 const OR_LIMIT_OR_AUTH: u32 = crate::registry::OR_LIMIT | crate::registry::OR_AUTHCFG;

@@ -5,7 +5,9 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::registry::{flag, Args, Directive, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::registry::{
+    flag, Args, Directive, Run, ACCESS_CONF, EXEC_ON_READ, OR_FILEINFO, RSRC_CONF,
+};
 use std::path::PathBuf;
 
 pub const ETAG_NONE: u8 = 1;
@@ -333,7 +335,7 @@ pub static DIRECTIVES: &[Directive] = &[
     }) },
     Directive { name: "ServerAdmin", args: Args::Take1, req_override: RSRC_CONF, about: "The email address of the server administrator", run: Run::Handler(|w, inv, _| { w.server()?.server_admin = Some(one(inv)); Ok(()) }) },
     Directive { name: "DocumentRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Root directory of the document tree", run: Run::Handler(run_document_root) },
-    Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory of server-related files (logs, confs, etc.)", run: Run::Handler(run_server_root) },
+    Directive { name: "ServerRoot", args: Args::Take1, req_override: RSRC_CONF | EXEC_ON_READ, about: "Common directory of server-related files (logs, confs, etc.)", run: Run::Handler(run_server_root) },
     Directive { name: "AccessFileWatch", args: Args::Flag, req_override: RSRC_CONF, about: "Whether changes to access files and file metadata are learnt from inotify (On) or by stat every AccessFileCheckInterval (Off)", run: Run::Handler(super::cache_directives::run_watch) },
     Directive { name: "AccessFileCheckInterval", args: Args::Take1, req_override: RSRC_CONF, about: "Seconds facts about an unwatched directory are trusted before stat revalidates them (0: every request)", run: Run::Handler(super::cache_directives::run_check_interval) },
     Directive { name: "StatCacheEntries", args: Args::Take1, req_override: RSRC_CONF, about: "Number of file-metadata answers kept in memory (0: none)", run: Run::Handler(super::cache_directives::run_stat_cache_entries) },
@@ -380,8 +382,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("TraceEnable not allowed here")?.global.trace_enable = Some(one(inv)); Ok(())
     }) },
-    Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: Run::Handler(run_define) },
-    Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF, about: "Undefine the existence of a variable. Undo a Define.", run: Run::Handler(run_undefine) },
+    Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF | EXEC_ON_READ, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: Run::Handler(run_define) },
+    Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF | EXEC_ON_READ, about: "Undefine the existence of a variable. Undo a Define.", run: Run::Handler(run_undefine) },
     Directive { name: "User", args: Args::Take1, req_override: RSRC_CONF, about: "Effective user id for this server", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("User not allowed here")?.global.user = Some(one(inv)); Ok(())
     }) },
@@ -395,9 +397,9 @@ pub static DIRECTIVES: &[Directive] = &[
         let v = number(inv)?;
         w.server.as_deref_mut().ok_or("GracefulShutdownTimeout not allowed here")?.global.graceful_shutdown_timeout = Some(v); Ok(())
     }) },
-    Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF, about: "a module name and the name of a shared object file to load it from", run: Run::Handler(run_load_module) },
+    Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF | EXEC_ON_READ, about: "a module name and the name of a shared object file to load it from", run: Run::Handler(run_load_module) },
     Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: Run::WithoutEffect },
-    Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF, about: "Common directory for run-time files (shared memory, locks, etc.)", run: Run::WithoutEffect },
+    Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF | EXEC_ON_READ, about: "Common directory for run-time files (shared memory, locks, etc.)", run: Run::WithoutEffect },
     Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: Run::WithoutEffect },
     Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: Run::WithoutEffect },
     Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: Run::WithoutEffect },
