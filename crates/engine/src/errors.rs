@@ -94,6 +94,9 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     let mut redirected = ctx.internal_redirect(path, query, Some(status));
     redirected.method = "GET".into();
     let phases = redirected.process_internal();
+    // What the document's request sent went out before the page, whatever
+    // answers in the end.
+    ctx.modules.early_hints = redirected.modules.early_hints.clone();
     // A backend handler, reached directly or through mod_rewrite's internal
     // redirects (a front controller): parked for the request's entry point,
     // which makes the exchange (see `error_backend`).
@@ -145,13 +148,18 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             // run, the original request's do not.
             crate::filters::output(&mut redirected, &mut r, false);
             ctx.output_done = true;
-            let mut headers: Vec<_> = ctx
-                .headers_out
-                .iter()
-                .map(|(n, v)| (n.clone().into(), v.clone()))
-                .collect();
-            headers.append(&mut r.headers);
-            r.headers = headers;
+            // The redirect starts a new `headers_out`: of the failed
+            // request's, only a redirect's `Location` goes on
+            // (`internal_internal_redirect`).
+            if (300..400).contains(&status) {
+                if let Some((n, v)) = ctx
+                    .headers_out
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("Location"))
+                {
+                    r.headers.insert(0, (n.clone().into(), v.clone()));
+                }
+            }
             r
         }
         Err(second) if redirected.status_reset => {
@@ -245,6 +253,11 @@ pub fn finish(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
     // mod_http2 reads mod_ssl's note on a final 403 only (an error
     // document's too: the note is the failed request's).
     resp.renegotiation_forbidden = ctx.renegotiation_forbidden && resp.status == 403;
+    // An answer made by a later request of the chain (an error document)
+    // already has what this one sent, and more.
+    if resp.early_hints.is_empty() {
+        resp.early_hints = ctx.modules.early_hints.take();
+    }
     if !ctx.handler_ran {
         // Answered before any content handler read the body (`ap_die`).
         resp.disposal = crate::http::BodyDisposal::AfterResponse;

@@ -7,6 +7,7 @@ use crate::config::server::{
 };
 use crate::config::Environment;
 use crate::dirconf::DirConf;
+use crate::http::http3::H3Settings;
 use crate::http::Log;
 use crate::tree::{ConfigTree, HtaccessLimits};
 use std::path::PathBuf;
@@ -143,7 +144,11 @@ impl Site {
                 .is_loaded("reqtimeout_module")
                 .then(|| modules.reqtimeout.resolve()),
             upgrade_offer: modules.protocols.upgrade_offer(),
-            http3: modules.http3.settings(),
+            http3: modules.http3.settings().map(|h3| H3Settings {
+                early_hints: env.is_loaded("http2_module")
+                    && modules.http2.early_hints == Some(true),
+                ..h3
+            }),
             http2: env.is_loaded("http2_module").then(|| modules.http2.clone()),
             modules,
         }

@@ -27,6 +27,8 @@ use std::time::Duration;
 /// What a client sees of an answer (`date` left out: it moves).
 #[derive(Debug, PartialEq, Eq)]
 struct Answer {
+    /// The interim answers before it (`103 Early Hints`): status and fields.
+    interim: Vec<(u16, Vec<(String, String)>)>,
     status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
@@ -122,6 +124,7 @@ fn site(dir: &TempDir, port: u16, echo: u16, h3: &str) -> std::path::PathBuf {
     let d = dir.path().display();
     dir.write("www/index.html", "<h1>hello over QUIC</h1>\n");
     dir.write("www/own.html", "its own Alt-Svc\n");
+    dir.write("www/hinted.html", "with an early hint\n");
     let big: Vec<u8> = (0..3_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
@@ -131,6 +134,7 @@ fn site(dir: &TempDir, port: u16, echo: u16, h3: &str) -> std::path::PathBuf {
         .args(["-d", "2020-01-01 00:00:00"])
         .arg(dir.path().join("www/index.html"))
         .arg(dir.path().join("www/own.html"))
+        .arg(dir.path().join("www/hinted.html"))
         .arg(dir.path().join("www/big.bin"))
         .status()
         .unwrap();
@@ -157,6 +161,9 @@ DocumentRoot {d}/www
         Header set Alt-Svc clear
     </Files>
     Header always set X-Always a
+    <Files hinted.html>
+        H2EarlyHint Link \"</style.css>; rel=preload\"
+    </Files>
 </Directory>
 <VirtualHost 127.0.0.1:{port}>
     ServerName localhost
@@ -164,6 +171,7 @@ DocumentRoot {d}/www
     SSLCertificateFile {d}/c.crt
     SSLCertificateKeyFile {d}/c.key
     Protocols h2 http/1.1
+    H2EarlyHints on
     ProxyPass /echo http://127.0.0.1:{echo}/echo
     {h3}
 </VirtualHost>
@@ -257,21 +265,32 @@ fn h2_answer(
     let status = cmd.status().unwrap();
     assert!(status.success(), "curl failed for {method} {path}");
     let text = std::fs::read_to_string(&head).unwrap();
-    let mut lines = text.lines();
-    let code = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .filter(|(n, _)| *n != "date")
-        .map(|(n, v)| (n.to_string(), v.to_string()))
+    // curl writes every head it received, interim ones first, each
+    // ended by an empty line.
+    let mut heads: Vec<(u16, Vec<(String, String)>)> = text
+        .split("\r\n\r\n")
+        .filter(|h| !h.trim().is_empty())
+        .map(|h| {
+            let mut lines = h.lines();
+            let code = lines
+                .next()
+                .unwrap()
+                .split(' ')
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap();
+            let fields = lines
+                .filter_map(|l| l.split_once(": "))
+                .filter(|(n, _)| *n != "date")
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            (code, fields)
+        })
         .collect();
+    let (code, headers) = heads.pop().unwrap();
     Answer {
+        interim: heads,
         status: code,
         headers,
         // curl -I writes the head where the body would go.
@@ -403,19 +422,27 @@ async fn h3_answer(
         }
     }
     stream.finish().await.unwrap();
-    let resp = stream.recv_response().await.unwrap();
+    let fields = |resp: &http::Response<()>| -> Vec<(String, String)> {
+        resp.headers()
+            .iter()
+            .filter(|(n, _)| n.as_str() != "date")
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_string()))
+            .collect()
+    };
+    let mut interim = Vec::new();
+    let mut resp = stream.recv_response().await.unwrap();
+    while resp.status().is_informational() {
+        interim.push((resp.status().as_u16(), fields(&resp)));
+        resp = stream.recv_response().await.unwrap();
+    }
     let mut out = Vec::new();
     while let Some(mut d) = stream.recv_data().await.unwrap() {
         out.extend_from_slice(&d.copy_to_bytes(d.remaining()));
     }
     Answer {
+        interim,
         status: resp.status().as_u16(),
-        headers: resp
-            .headers()
-            .iter()
-            .filter(|(n, _)| n.as_str() != "date")
-            .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_string()))
-            .collect(),
+        headers: fields(&resp),
         body: out,
     }
 }
@@ -468,6 +495,8 @@ fn http3_answers_equal_http2_answers() {
     let cases: Vec<(&str, &str, Option<Upload>, Fields)> = vec![
         ("GET", "/index.html", None, &[]),
         ("HEAD", "/index.html", None, &[]),
+        ("GET", "/hinted.html", None, &[]),
+        ("HEAD", "/hinted.html", None, &[]),
         ("GET", "/missing", None, &[]),
         ("GET", "/big.bin", None, &[]),
         ("GET", "/big.bin", None, &[("range", "bytes=10-19")]),
@@ -494,6 +523,16 @@ fn http3_answers_equal_http2_answers() {
                 h3.headers
             );
         }
+        // `H2EarlyHint`'s 103 comes before the page on both (HTTP/3
+        // follows mod_http2, whose answer difftest compares with Apache's).
+        let hinted = h3_answer(&mut c, "GET", "/hinted.html", None, &[]).await;
+        assert_eq!(
+            hinted.interim,
+            [(
+                103,
+                vec![("link".to_string(), "</style.css>; rel=preload".to_string())]
+            )]
+        );
         // An answer with its own Alt-Svc keeps it, alone, on both.
         let own = h3_answer(&mut c, "GET", "/own.html", None, &[]).await;
         assert_eq!(own, h2_answer(&dir, port, "GET", "/own.html", None, &[]));

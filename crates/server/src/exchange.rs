@@ -249,6 +249,9 @@ impl<T: Transport> Conn<T> {
                 }
             }
         };
+        if !resp.early_hints.is_empty() {
+            self.early_hints(shared, &req, &resp.early_hints);
+        }
         if let Answer::Owned(r) = &mut resp {
             if let Some(up) = r.h2c_upgrade.take() {
                 // `101 Switching Protocols` (none to an HTTP/1.0 client, as
@@ -341,6 +344,23 @@ impl<T: Transport> Conn<T> {
             self.flush_out(shared.timeouts.timeout).await.ok()?;
         }
         Some(keep)
+    }
+
+    /// Queue the `103 Early Hints` a request sent before its answer.
+    pub(crate) fn early_hints(
+        &mut self,
+        shared: &Shared,
+        req: &Request,
+        hints: &[Vec<(String, String)>],
+    ) {
+        for name in crate::write::write_early_hints(&mut self.out.buf, hints) {
+            shared.handler.log().error(
+                "error",
+                "http2",
+                Some(req.remote()),
+                &format!("field {name:?} left out of a 103 Early Hints answer: not a valid field"),
+            );
+        }
     }
 
     /// A 417 is answered through Apache's `ap_die`, whose end

@@ -284,6 +284,10 @@ pub(crate) struct StreamTransport<B: RequestBody + 'static, S> {
     h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
     /// The status mod_http2's limits answer the request with.
     refusal: Option<u16>,
+    /// `H2EarlyHints` of the session's server: `103 Early Hints` answers
+    /// reach the client (otherwise they are dropped, as mod_http2's
+    /// stream drops them).
+    early_hints: bool,
     sink: S,
     /// The final response head was sent.
     responded: bool,
@@ -294,6 +298,27 @@ pub(crate) struct StreamTransport<B: RequestBody + 'static, S> {
     head_request: bool,
     tls: Option<Arc<TlsInfo>>,
     chunk: Vec<u8>,
+}
+
+/// The values of each name that repeats joined into one, with `, `, where
+/// the name first came (`apr_table_merge`).
+fn join_repeated(headers: &mut http::HeaderMap) -> io::Result<()> {
+    let repeated: Vec<http::HeaderName> = headers
+        .keys()
+        .filter(|name| headers.get_all(*name).iter().nth(1).is_some())
+        .cloned()
+        .collect();
+    for name in repeated {
+        let joined = headers
+            .get_all(&name)
+            .iter()
+            .map(http::HeaderValue::as_bytes)
+            .collect::<Vec<_>>()
+            .join(&b", "[..]);
+        let value = http::HeaderValue::from_bytes(&joined).map_err(io::Error::other)?;
+        headers.insert(name, value);
+    }
+    Ok(())
 }
 
 /// Response fields HTTP/2 and HTTP/3 forbid (connection-specific).
@@ -332,6 +357,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             drain_limit: Duration::ZERO,
             h2_stream: None,
             refusal: None,
+            early_hints: false,
             sink,
             responded: false,
             final_status: None,
@@ -347,6 +373,12 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
     /// instead of being cut by a reset of the stream.
     pub(crate) fn draining_for(mut self, limit: Duration) -> Self {
         self.drain_limit = limit;
+        self
+    }
+
+    /// `103 Early Hints` answers are sent (`H2EarlyHints on`).
+    pub(crate) fn sending_early_hints(mut self, on: bool) -> Self {
+        self.early_hints = on;
         self
     }
 
@@ -442,6 +474,13 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             return Err(io::ErrorKind::BrokenPipe.into());
         }
         if status.is_informational() {
+            if code == 103 && !self.early_hints {
+                self.outbound = Outbound::Head(Vec::new());
+                return Ok(());
+            }
+            // mod_http2 reads an interim answer back from its HTTP/1.1
+            // text, joining the values of a name that repeats.
+            join_repeated(response.headers_mut())?;
             self.sink.informational(response).await?;
             self.outbound = Outbound::Head(Vec::new());
             return Ok(());

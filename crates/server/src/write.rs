@@ -468,6 +468,32 @@ fn header(out: &mut Vec<u8>, name: &str, value: &[u8], folded: bool) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// `103 Early Hints` answers as Apache's `ap_send_interim_response`
+/// writes them, ahead of the answer. Only streams carry them (the stream's
+/// framing turns each into an interim HEADERS frame); a field no client
+/// could take (a name that is no token, a value with control bytes) is
+/// left out and returned, for the error log.
+pub(crate) fn write_early_hints<'h>(
+    out: &mut Vec<u8>,
+    hints: &'h [Vec<(String, String)>],
+) -> Vec<&'h str> {
+    let mut refused = Vec::new();
+    for fields in hints {
+        out.extend_from_slice(b"HTTP/1.1 103 Early Hints\r\n");
+        for (name, value) in fields {
+            if !header_table::is_token(name.as_bytes()) || header_table::has_ctl(value.as_bytes()) {
+                refused.push(name.as_str());
+                continue;
+            }
+            for part in [name.as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
+                out.extend_from_slice(part);
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    refused
+}
+
 /// Apache's check of response headers before they are sent
 /// (`check_headers` in the HTTP header filter): names are tokens, values
 /// hold no control bytes except HT and obs-folds (CR LF followed by a

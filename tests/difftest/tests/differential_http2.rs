@@ -20,7 +20,7 @@ use std::process::Command;
 
 /// The cases run over HTTP/2 by default.
 const DEFAULT_ARGS: &str =
-    "corpus/ apps/ protocol/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends alias/redirect-status https/verify-depth-dir headers/range-error php/xsendfile";
+    "corpus/ apps/ protocol/ http2/ headers/invalid-values php/env php/errordocument php/chunked-body htaccess/body-error-config cgi/stream-ends alias/redirect-status https/verify-depth-dir headers/range-error php/xsendfile";
 
 #[test]
 fn apache_and_htaccel_answer_alike_over_http2() {

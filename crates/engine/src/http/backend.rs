@@ -70,6 +70,10 @@ pub struct BackendCall<'a> {
     /// longer than mod_proxy's prefetch is spooled (to a temporary file)
     /// before it is sent, instead of streamed without one.
     pub send_length: bool,
+    /// The `103 Early Hints` answers the request sent before its handler
+    /// (see [`crate::http::Response::early_hints`]): they go out before
+    /// the exchange starts.
+    pub early_hints: Vec<Vec<(String, String)>>,
     pub finish: Finish<'a>,
 }
 

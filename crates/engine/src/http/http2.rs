@@ -10,6 +10,10 @@ pub struct H2Settings {
     pub window_size: u32,
     /// `H2MaxDataFrameLen`: the largest DATA frame sent (0: the peer's limit).
     pub max_data_frame_len: u32,
+    /// `H2EarlyHints`: `103 Early Hints` answers reach the client. Off,
+    /// the session drops every 103 a stream's request makes (mod_http2's
+    /// stream does), while the request still made it.
+    pub early_hints: bool,
 }
 
 impl Default for H2Settings {
@@ -18,6 +22,7 @@ impl Default for H2Settings {
             max_streams: 100,
             window_size: 65_535,
             max_data_frame_len: 0,
+            early_hints: false,
         }
     }
 }

@@ -11,6 +11,9 @@ pub struct H3Settings {
     /// `H3AltSvc` and `H3AltSvcMaxAge`: the `ma` of the `Alt-Svc` field
     /// HTTPS answers carry (`None`: not advertised).
     pub alt_svc_max_age: Option<u32>,
+    /// mod_http2's `H2EarlyHints` of the same server: HTTP/3 sends the
+    /// `103 Early Hints` answers HTTP/2 would.
+    pub early_hints: bool,
 }
 
 /// What a server's HTTPS answers advertise (`Alt-Svc: h3=":PORT"; ma=…`).

@@ -442,6 +442,9 @@ pub struct Response {
     /// `HTTP_1_1_REQUIRED` instead of sending the answer, and the client
     /// asks again over HTTP/1.1 (HTTP/3: `H3_VERSION_FALLBACK`).
     pub renegotiation_forbidden: bool,
+    /// The `103 Early Hints` answers that precede this one, each its
+    /// fields in order (mod_http2's `H2EarlyHint`, on streams only).
+    pub early_hints: Vec<Vec<(String, String)>>,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -480,6 +483,7 @@ impl Response {
             h2c_upgrade: None,
             alt_svc: None,
             renegotiation_forbidden: false,
+            early_hints: Vec::new(),
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

@@ -543,6 +543,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
         body_limit,
         body_read: false,
         send_length: false,
+        early_hints: ctx.modules.early_hints.take(),
         finish: Box::new(move |result| match result {
             Ok(head) => reply(ctx, head),
             Err(e) => failed(ctx, e),

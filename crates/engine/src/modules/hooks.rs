@@ -118,7 +118,7 @@ pub static TYPE_CHECKER: &[RunFirst] = &[negotiation::handle_multi, mime::type_c
 /// `fixups`: mod_rewrite's directory rules, mod_alias's directory
 /// redirects, mod_env, mod_ssl's and mod_http2's variables, the encoding's
 /// spelling, mod_dir (slash, index, fallback resource), the `[T=]`/`[H=]`
-/// that rules remembered, then `RequestHeader`.
+/// that rules remembered, `RequestHeader`, then mod_http2's early hints.
 pub static FIXUPS: &[RunAll] = &[
     rewrite::fixup,
     alias::fixup,
@@ -129,6 +129,7 @@ pub static FIXUPS: &[RunAll] = &[
     dir::fixup,
     rewrite::force_type_handler,
     headers::fixup,
+    http2::early_hints,
 ];
 
 /// `insert_filter`: the filters a request's configuration attaches

@@ -24,9 +24,11 @@
 //! through flow control, not into a per-stream buffer). `H2Push` is
 //! accepted and nothing is pushed (browsers no longer accept pushes);
 //! `H2ModernTLSOnly` holds by construction: htaccel's TLS offers only
-//! TLS 1.2 and 1.3 with AEAD suites. Refused with the reason:
-//! `H2EarlyHints on` and `H2EarlyHint` (no 103 responses), `H2Padding`
-//! other than 0, `H2PushResource` (no push), `H2ProxyRequests on` and
+//! TLS 1.2 and 1.3 with AEAD suites. `H2EarlyHint` and `H2EarlyHints`
+//! are mod_http2's 103 Early Hints ([`early_hints`]: the request makes
+//! them in its fixups, the session's server decides whether they reach the
+//! client). Refused with the reason: `H2Padding` other than 0,
+//! `H2PushResource` (no push), `H2StreamTimeout`, `H2ProxyRequests on` and
 //! `H2WebSockets on`.
 
 use crate::config::{Invocation, Walker};
@@ -136,6 +138,11 @@ pub struct Http2Server {
     pub max_streams: Option<u32>,
     pub window_size: Option<u32>,
     pub max_data_frame_len: Option<u32>,
+    /// `H2EarlyHints`.
+    pub early_hints: Option<bool>,
+    /// `H2EarlyHint` at server level: the fields of a request whose
+    /// directories give none.
+    pub hints: Vec<(String, String)>,
 }
 
 impl Http2Server {
@@ -145,6 +152,8 @@ impl Http2Server {
             max_streams: vhost.max_streams.or(main.max_streams),
             window_size: vhost.window_size.or(main.window_size),
             max_data_frame_len: vhost.max_data_frame_len.or(main.max_data_frame_len),
+            early_hints: vhost.early_hints.or(main.early_hints),
+            hints: overlay(&vhost.hints, &main.hints),
         }
     }
 
@@ -155,23 +164,36 @@ impl Http2Server {
             max_streams: self.max_streams.unwrap_or(100),
             window_size: self.window_size.unwrap_or(65_535),
             max_data_frame_len: self.max_data_frame_len.unwrap_or(0),
+            early_hints: self.early_hints.unwrap_or(false),
         }
     }
 }
 
-/// mod_http2's per-directory settings: `H2Upgrade` (`None`: not set, on
-/// in clear text).
+/// mod_http2's per-directory settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Http2Dir {
+    /// `H2Upgrade` (`None`: not set, on in clear text).
     pub upgrade: Option<bool>,
+    /// `H2EarlyHint` in sections and `.htaccess` files (`None`: none
+    /// here, the server's apply).
+    pub hints: Option<std::sync::Arc<Vec<(String, String)>>>,
 }
 
 impl Http2Dir {
     pub fn merge(base: &Http2Dir, new: &Http2Dir) -> Http2Dir {
         Http2Dir {
             upgrade: new.upgrade.or(base.upgrade),
+            hints: match (&base.hints, &new.hints) {
+                (Some(b), Some(n)) => Some(std::sync::Arc::new(overlay(n, b))),
+                (b, n) => n.clone().or_else(|| b.clone()),
+            },
         }
     }
+}
+
+/// `apr_table_overlay`: the newer table's fields, then the older's.
+fn overlay(newer: &[(String, String)], older: &[(String, String)]) -> Vec<(String, String)> {
+    newer.iter().chain(older).cloned().collect()
 }
 
 /// `apr_atoi64`: leading blanks, a sign, the digits; anything after them
@@ -252,6 +274,57 @@ pub(crate) fn fixup(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::requ
         "H2_STREAM_TAG",
         format!("{}-{}-{}", std::process::id(), stream.session, stream.id),
     );
+    Ok(())
+}
+
+/// The `103 Early Hints` answers a request sent on its way (each its
+/// fields in order): the main request's, then each internal redirect's.
+#[derive(Clone, Debug, Default)]
+pub struct SentHints(pub Vec<Vec<(String, String)>>);
+
+impl SentHints {
+    /// What was sent, for the answer (or exchange) that goes out after it.
+    pub fn take(&mut self) -> Vec<Vec<(String, String)>> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl crate::request::RequestSlot for SentHints {
+    /// An internal redirect goes on after what was sent before it.
+    fn for_redirect(from: &crate::request::Ctx<'_>) -> Self {
+        from.modules.early_hints.clone()
+    }
+}
+
+/// mod_http2's last fixup (`check_early_hints`). On a stream, the
+/// request's `H2EarlyHint` fields (its directories', else its server's)
+/// join `headers_out`; a request that is no sub-request then sends
+/// `headers_out` whole as a `103 Early Hints`, and its final answer no
+/// longer has what was there. A sub-request sends nothing (Apache gives it
+/// no protocol version): the fields stay in its `headers_out`, which
+/// mod_dir's and mod_negotiation's fast redirects hand to the request they
+/// serve, whose own 103 then carries them twice. Nothing for a request
+/// waiting for `100 Continue`. Whether a 103 reaches the client is the
+/// session's `H2EarlyHints`: the server drops it otherwise.
+pub(crate) fn early_hints(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::request::Status> {
+    if !ctx.req.on_stream() {
+        return Ok(());
+    }
+    let conf = ctx.conf.clone();
+    let hints = match (&conf.http2.hints, &ctx.site.http2) {
+        (Some(dir), _) => dir.as_slice(),
+        (None, Some(server)) if !server.hints.is_empty() => server.hints.as_slice(),
+        _ => return Ok(()),
+    };
+    let expect = ctx.headers_in.get_str("Expect");
+    if expect.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
+        return Ok(());
+    }
+    ctx.headers_out.extend(hints.iter().cloned());
+    if !ctx.is_subreq {
+        let sent = std::mem::take(&mut ctx.headers_out);
+        ctx.modules.early_hints.0.push(sent);
+    }
     Ok(())
 }
 
@@ -515,11 +588,7 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
         // Read per request from its directory's configuration (a server's
         // own value is the base of its directories').
         "h2upgrade" => dc.http2.upgrade = Some(on_off(v)?),
-        "h2earlyhints" => {
-            if on_off(v)? {
-                return Err("H2EarlyHints on: htaccel sends no 103 Early Hints responses".into());
-            }
-        }
+        "h2earlyhints" => w.server()?.modules.http2.early_hints = Some(on_off(v)?),
         "h2padding" => {
             let n = atoi(v);
             if n < 0 {
@@ -542,11 +611,45 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
             return Err("H2PushResource: htaccel does not push resources over HTTP/2".into())
         }
         "h2earlyhint" => {
-            return Err("H2EarlyHint: htaccel sends no 103 Early Hints responses".into())
+            let field = early_hint(v, inv.words.get(1).map(String::as_str))?;
+            if w.ctx.path.is_some() {
+                let hints = dc.http2.hints.get_or_insert_with(Default::default);
+                std::sync::Arc::make_mut(hints).push(field);
+            } else {
+                w.server()?.modules.http2.hints.push(field);
+            }
         }
         _ => return Err(format!("{} is not supported by htaccel yet", inv.name)),
     }
     Ok(())
+}
+
+/// `H2EarlyHint NAME VALUE`: mod_http2's checks (a name, a value that is
+/// not only blanks and holds only a field's characters), and a name that
+/// can be sent as a field: Apache writes any name into the 103, which an
+/// HTTP/2 client then refuses.
+fn early_hint(name: &str, value: Option<&str>) -> Result<(String, String), String> {
+    if name.is_empty() {
+        return Err("Early Hint header name must not be empty".into());
+    }
+    let value = value
+        .ok_or("Early Hint header value must not be empty")?
+        .trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if value.is_empty() {
+        return Err("Early Hint header value must not be empty/only space".into());
+    }
+    if !value
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t' || (b >= 0x21 && b != 0x7f))
+    {
+        return Err("Early Hint header value contains invalid characters".into());
+    }
+    if !crate::header_table::is_token(name.as_bytes()) {
+        return Err(format!(
+            "Early Hint header name '{name}' is not a valid field name (htaccel refuses what a client would refuse)"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 macro_rules! h2 {
@@ -608,6 +711,53 @@ mod tests {
             list: list.iter().map(|s| s.to_string()).collect(),
             honor_order: honor,
         }
+    }
+
+    #[test]
+    fn early_hints_are_checked_as_mod_http2_checks_them() {
+        let hint = |n: &str, v: &str| early_hint(n, Some(v));
+        assert_eq!(
+            hint("Link", "  </a.css>; rel=preload"),
+            Ok(("Link".into(), "</a.css>; rel=preload".into()))
+        );
+        assert_eq!(
+            hint("", "v"),
+            Err("Early Hint header name must not be empty".into())
+        );
+        assert_eq!(
+            hint("X", " \t "),
+            Err("Early Hint header value must not be empty/only space".into())
+        );
+        assert_eq!(
+            hint("X", "a\u{1}b"),
+            Err("Early Hint header value contains invalid characters".into())
+        );
+        assert!(hint("X Y", "v")
+            .unwrap_err()
+            .contains("not a valid field name"));
+    }
+
+    #[test]
+    fn early_hints_merge_newest_first() {
+        let dir = |f: &[(&str, &str)]| Http2Dir {
+            hints: Some(std::sync::Arc::new(
+                f.iter()
+                    .map(|(n, v)| (n.to_string(), v.to_string()))
+                    .collect(),
+            )),
+            ..Default::default()
+        };
+        let merged = Http2Dir::merge(&dir(&[("A", "parent")]), &dir(&[("A", "child")]));
+        let values: Vec<_> = merged
+            .hints
+            .unwrap()
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(values, ["child", "parent"]);
+        // A level without hints keeps its parent's.
+        let kept = Http2Dir::merge(&dir(&[("A", "parent")]), &Http2Dir::default());
+        assert_eq!(kept.hints.unwrap().len(), 1);
     }
 
     #[test]

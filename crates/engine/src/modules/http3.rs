@@ -78,6 +78,7 @@ impl Http3Server {
             port: self.port,
             alt_svc_max_age: (self.alt_svc != Some(false))
                 .then(|| self.alt_svc_max_age.unwrap_or(DEFAULT_ALT_SVC_MAX_AGE)),
+            early_hints: false,
         })
     }
 }
@@ -225,6 +226,7 @@ mod tests {
                 max_streams: DEFAULT_MAX_STREAMS,
                 port: None,
                 alt_svc_max_age: Some(DEFAULT_ALT_SVC_MAX_AGE),
+                early_hints: false,
             })
         );
         let vhost = Http3Server {

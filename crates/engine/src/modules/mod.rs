@@ -141,6 +141,7 @@ macro_rules! request_slots {
         $then! {
             rewrite: $crate::modules::rewrite::RequestState,
             auth_prev: Option<$crate::modules::authn_core::AuthPrev>,
+            early_hints: $crate::modules::http2::SentHints,
         }
     };
 }

@@ -78,8 +78,16 @@ impl<T: crate::transport::Transport> Conn<T> {
             body_limit,
             body_read,
             send_length,
+            early_hints,
             finish,
         } = call;
+        if !early_hints.is_empty() {
+            // Sent while the backend works, which is what they are for.
+            self.early_hints(shared, req, &early_hints);
+            if self.flush_out(shared.timeouts.timeout).await.is_err() {
+                ex.close = true;
+            }
+        }
         // A body a content handler already read (an error document's
         // backend): dropped first, and the exchange sends none, with a
         // length of 0 (mod_proxy measures what is left).

@@ -60,6 +60,8 @@ struct Session {
     number: u64,
     /// `H2MaxDataFrameLen` (0: the client's limit).
     max_data_frame: usize,
+    /// `H2EarlyHints`.
+    early_hints: bool,
     /// Streams being answered.
     open: Cell<usize>,
     /// Woken when a stream ends, so that an idle session starts its timer.
@@ -107,6 +109,7 @@ pub(crate) async fn serve<IO>(
         local: local.clone(),
         number: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         max_data_frame: settings.max_data_frame_len as usize,
+        early_hints: settings.early_hints,
         open: Cell::new(0),
         ended: tokio::sync::Notify::new(),
     });

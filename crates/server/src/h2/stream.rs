@@ -50,6 +50,7 @@ pub(super) async fn serve(
     )
     .draining_for(session.shared.timeouts.timeout)
     .refused_by(verdict)
+    .sending_early_hints(session.early_hints)
     .on_h2_stream(htaccel_engine::http::http2::H2Stream {
         session: session.number,
         id: stream_id,

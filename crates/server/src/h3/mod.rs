@@ -56,6 +56,9 @@ struct Session {
     tls: Arc<TlsInfo>,
     shared: Arc<Shared>,
     local: Rc<Local>,
+    /// `H2EarlyHints` of the server the handshake chose (HTTP/3 sends
+    /// the 103s HTTP/2 would).
+    early_hints: bool,
     /// Streams being answered.
     open: std::cell::Cell<usize>,
     /// Woken when a stream ends, so that an idle connection starts its timer.
@@ -122,8 +125,11 @@ pub(crate) async fn accept_loop(
                 .handshake_data()
                 .and_then(|d| d.downcast::<quinn::crypto::rustls::HandshakeData>().ok())
                 .and_then(|d| d.server_name);
+            let early_hints = setup
+                .quic_settings(port, sni.as_deref())
+                .is_some_and(|h| h.early_hints);
             let tls = Arc::new(setup.quic_info(port, sni));
-            serve(conn, tls, remote, local_addr, shared, local).await;
+            serve(conn, tls, early_hints, remote, local_addr, shared, local).await;
         });
     }
     // No new connection from now on; those open drain.
@@ -135,6 +141,7 @@ pub(crate) async fn accept_loop(
 async fn serve(
     conn: quinn::Connection,
     tls: Arc<TlsInfo>,
+    early_hints: bool,
     remote: SocketAddr,
     local_addr: SocketAddr,
     shared: Arc<Shared>,
@@ -163,6 +170,7 @@ async fn serve(
         tls,
         shared: shared.clone(),
         local: local.clone(),
+        early_hints,
         open: std::cell::Cell::new(0),
         ended: tokio::sync::Notify::new(),
     });

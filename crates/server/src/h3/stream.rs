@@ -80,7 +80,8 @@ async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
         Some(session.tls.clone()),
     )
     .draining_for(session.shared.timeouts.timeout)
-    .refused_by(verdict);
+    .refused_by(verdict)
+    .sending_early_hints(session.early_hints);
     match first {
         Some(BodyEvent::Data(d)) => transport.push_body(&d),
         Some(BodyEvent::End(t @ Some(_))) => transport.end_body(t),

@@ -122,6 +122,17 @@ impl TlsSetup {
     /// What a request on an HTTP/3 connection sees of its TLS session.
     /// quinn does not report the negotiated suite nor a resumption:
     /// `SSL_CIPHER` is empty and `SSL_SESSION_RESUMED` says `Initial`.
+    /// The HTTP/3 settings of the server a handshake on `port` with
+    /// `sni` chose.
+    pub(crate) fn quic_settings(
+        &self,
+        port: usize,
+        sni: Option<&str>,
+    ) -> Option<htaccel_engine::http::http3::H3Settings> {
+        let sni = sni.map(str::to_ascii_lowercase);
+        self.ports[port].choose(sni.as_deref()).h3
+    }
+
     pub(crate) fn quic_info(&self, port: usize, sni: Option<String>) -> TlsInfo {
         let sni = sni.map(|s| s.to_ascii_lowercase());
         let site = self.ports[port].choose(sni.as_deref());

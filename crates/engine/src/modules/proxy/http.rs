@@ -397,6 +397,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         send_length: ctx.env.contains("proxy-sendcl")
             && !ctx.env.contains("proxy-sendchunks")
             && !ctx.env.contains("proxy-sendchunked"),
+        early_hints: ctx.modules.early_hints.take(),
         finish: Box::new(move |result| match result {
             Ok(head) => {
                 let offer = crate::modules::http2::upgrade_offer(&ctx);

@@ -337,6 +337,7 @@ pub(crate) fn call<'a>(
         body_limit: 0,
         body_read: false,
         send_length: ctx.env.contains("proxy-sendcl"),
+        early_hints: ctx.modules.early_hints.take(),
         finish: Box::new(move |result| match result {
             Ok(head) => {
                 let offer = crate::modules::http2::upgrade_offer(&ctx);

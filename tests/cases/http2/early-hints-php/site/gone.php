@@ -1,0 +1,3 @@
+<?php
+http_response_code(410);
+echo "gone\n";
