@@ -272,14 +272,7 @@ fn h2_answer(
         .filter(|h| !h.trim().is_empty())
         .map(|h| {
             let mut lines = h.lines();
-            let code = lines
-                .next()
-                .unwrap()
-                .split(' ')
-                .nth(1)
-                .unwrap()
-                .parse()
-                .unwrap();
+            let code = common::status_code(lines.next().unwrap());
             let fields = lines
                 .filter_map(|l| l.split_once(": "))
                 .filter(|(n, _)| *n != "date")

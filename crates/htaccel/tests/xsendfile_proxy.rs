@@ -62,14 +62,7 @@ fn request(port: u16, path: &str, extra: &str) -> (u16, Vec<(String, String)>, V
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let body = raw[split + 4..].to_vec();
     let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let status = common::status_code(lines.next().unwrap());
     let headers = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.to_ascii_lowercase(), v.trim().to_string()))

@@ -27,9 +27,9 @@
 //! TLS 1.2 and 1.3 with AEAD suites. `H2EarlyHint` and `H2EarlyHints`
 //! are mod_http2's 103 Early Hints ([`early_hints`]: the request makes
 //! them in its fixups, the session's server decides whether they reach the
-//! client). Refused with the reason: `H2Padding` other than 0,
-//! `H2PushResource` (no push), `H2StreamTimeout`, `H2ProxyRequests on` and
-//! `H2WebSockets on`.
+//! client); `H2PushResource` announces its resource there, and nothing is
+//! pushed. Refused with the reason: `H2Padding` other than 0,
+//! `H2StreamTimeout`, `H2ProxyRequests on` and `H2WebSockets on`.
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
@@ -143,6 +143,17 @@ pub struct Http2Server {
     /// `H2EarlyHint` at server level: the fields of a request whose
     /// directories give none.
     pub hints: Vec<(String, String)>,
+    /// `H2PushResource` at server level, likewise.
+    pub pushes: Vec<PushResource>,
+}
+
+/// `H2PushResource [add] URI [critical]`: a resource mod_http2 announces
+/// in the 103 as `Link: <URI>; rel=preload` (and would push, which htaccel
+/// never does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushResource {
+    pub uri: String,
+    pub critical: bool,
 }
 
 impl Http2Server {
@@ -154,6 +165,7 @@ impl Http2Server {
             max_data_frame_len: vhost.max_data_frame_len.or(main.max_data_frame_len),
             early_hints: vhost.early_hints.or(main.early_hints),
             hints: overlay(&vhost.hints, &main.hints),
+            pushes: main.pushes.iter().chain(&vhost.pushes).cloned().collect(),
         }
     }
 
@@ -177,6 +189,8 @@ pub struct Http2Dir {
     /// `H2EarlyHint` in sections and `.htaccess` files (`None`: none
     /// here, the server's apply).
     pub hints: Option<std::sync::Arc<Vec<(String, String)>>>,
+    /// `H2PushResource` in sections and `.htaccess` files.
+    pub pushes: Option<std::sync::Arc<Vec<PushResource>>>,
 }
 
 impl Http2Dir {
@@ -185,6 +199,13 @@ impl Http2Dir {
             upgrade: new.upgrade.or(base.upgrade),
             hints: match (&base.hints, &new.hints) {
                 (Some(b), Some(n)) => Some(std::sync::Arc::new(overlay(n, b))),
+                (b, n) => n.clone().or_else(|| b.clone()),
+            },
+            // `apr_array_append`: the older level's first.
+            pushes: match (&base.pushes, &new.pushes) {
+                (Some(b), Some(n)) => Some(std::sync::Arc::new(
+                    b.iter().chain(n.iter()).cloned().collect(),
+                )),
                 (b, n) => n.clone().or_else(|| b.clone()),
             },
         }
@@ -296,9 +317,10 @@ impl crate::request::RequestSlot for SentHints {
     }
 }
 
-/// mod_http2's last fixup (`check_early_hints`). On a stream, the
-/// request's `H2EarlyHint` fields (its directories', else its server's)
-/// join `headers_out`; a request that is no sub-request then sends
+/// mod_http2's last fixup (`check_early_hints`). On a stream, a
+/// `Link: <URI>; rel=preload` for each `H2PushResource` and the
+/// request's `H2EarlyHint` fields (each list its directories', else its
+/// server's) join `headers_out`; a request that is no sub-request then sends
 /// `headers_out` whole as a `103 Early Hints`, and its final answer no
 /// longer has what was there. A sub-request sends nothing (Apache gives it
 /// no protocol version): the fields stay in its `headers_out`, which
@@ -311,14 +333,28 @@ pub(crate) fn early_hints(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate
         return Ok(());
     }
     let conf = ctx.conf.clone();
-    let hints = match (&conf.http2.hints, &ctx.site.http2) {
+    let server = ctx.site.http2.as_ref();
+    let hints = match (&conf.http2.hints, server) {
         (Some(dir), _) => dir.as_slice(),
-        (None, Some(server)) if !server.hints.is_empty() => server.hints.as_slice(),
-        _ => return Ok(()),
+        (None, Some(server)) => server.hints.as_slice(),
+        (None, None) => &[],
     };
+    let pushes = match (&conf.http2.pushes, server) {
+        (Some(dir), _) => dir.as_slice(),
+        (None, Some(server)) => server.pushes.as_slice(),
+        (None, None) => &[],
+    };
+    if hints.is_empty() && pushes.is_empty() {
+        return Ok(());
+    }
     let expect = ctx.headers_in.get_str("Expect");
     if expect.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
         return Ok(());
+    }
+    for push in pushes {
+        let critical = if push.critical { "; critical" } else { "" };
+        let link = format!("<{}>; rel=preload{critical}", push.uri);
+        ctx.headers_out.push(("Link".into(), link));
     }
     ctx.headers_out.extend(hints.iter().cloned());
     if !ctx.is_subreq {
@@ -608,7 +644,13 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
         }
         "h2pushpriority" => {}
         "h2pushresource" => {
-            return Err("H2PushResource: htaccel does not push resources over HTTP/2".into())
+            let push = push_resource(&inv.words)?;
+            if w.ctx.path.is_some() {
+                let pushes = dc.http2.pushes.get_or_insert_with(Default::default);
+                std::sync::Arc::make_mut(pushes).push(push);
+            } else {
+                w.server()?.modules.http2.pushes.push(push);
+            }
         }
         "h2earlyhint" => {
             let field = early_hint(v, inv.words.get(1).map(String::as_str))?;
@@ -622,6 +664,29 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
         _ => return Err(format!("{} is not supported by htaccel yet", inv.name)),
     }
     Ok(())
+}
+
+/// `H2PushResource [add] URI [critical]`, with mod_http2's messages.
+fn push_resource(words: &[String]) -> Result<PushResource, String> {
+    let (uri, last) = match words {
+        [add, uri, rest @ ..] if add.eq_ignore_ascii_case("add") => (uri, rest.first()),
+        [uri, rest @ ..] => {
+            if rest.len() > 1 {
+                return Err("too many parameter".into());
+            }
+            (uri, rest.first())
+        }
+        [] => return Err("H2PushResource takes 1-3 arguments".into()),
+    };
+    let critical = match last {
+        None => false,
+        Some(l) if l.eq_ignore_ascii_case("critical") => true,
+        Some(_) => return Err("unknown last parameter".into()),
+    };
+    Ok(PushResource {
+        uri: uri.clone(),
+        critical,
+    })
 }
 
 /// `H2EarlyHint NAME VALUE`: mod_http2's checks (a name, a value that is
@@ -735,6 +800,35 @@ mod tests {
         assert!(hint("X Y", "v")
             .unwrap_err()
             .contains("not a valid field name"));
+    }
+
+    #[test]
+    fn push_resources_are_read_as_mod_http2_reads_them() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let push = |uri: &str, critical| PushResource {
+            uri: uri.into(),
+            critical,
+        };
+        assert_eq!(
+            push_resource(&words(&["/a.css"])),
+            Ok(push("/a.css", false))
+        );
+        assert_eq!(
+            push_resource(&words(&["ADD", "/a.css", "Critical"])),
+            Ok(push("/a.css", true))
+        );
+        assert_eq!(
+            push_resource(&words(&["/a.css", "critical"])),
+            Ok(push("/a.css", true))
+        );
+        assert_eq!(
+            push_resource(&words(&["/a.css", "x", "y"])),
+            Err("too many parameter".into())
+        );
+        assert_eq!(
+            push_resource(&words(&["/a.css", "soon"])),
+            Err("unknown last parameter".into())
+        );
     }
 
     #[test]

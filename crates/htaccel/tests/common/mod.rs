@@ -50,6 +50,14 @@ pub struct Server {
     pub log: PathBuf,
 }
 
+/// The status code of a status line (`HTTP/1.1 200 OK`, `HTTP/2 103`).
+pub fn status_code(line: &str) -> u16 {
+    line.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status code in {line:?}"))
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
