@@ -128,7 +128,7 @@ fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
             backend,
             prev,
         } => {
-            let doc = last.unwrap_or(redirected);
+            let doc = last.map_or(redirected, |b| *b);
             // What goes out when no exchange can follow (see
             // `error_backend`): a failed error document's page, through
             // the failing request's filters, with its error headers.

@@ -108,15 +108,15 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
             last,
             backend,
             prev,
-        } => (backend.decide)(last.unwrap_or(ctx), prev),
+        } => (backend.decide)(last.map_or(ctx, |b| *b), prev),
         Settled::Switched { response, .. } => Decision::Respond(response),
-        Settled::Failed { last, mut response } => {
-            let last = &mut last.unwrap_or(ctx);
+        Settled::Failed { mut last, mut response } => {
+            let last = last.as_deref_mut().unwrap_or(&mut ctx);
             response.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
             error_backend::respond_or_backend(last, response)
         }
-        Settled::Handler { last, phases } => {
-            let last = &mut last.unwrap_or(ctx);
+        Settled::Handler { mut last, phases } => {
+            let last = last.as_deref_mut().unwrap_or(&mut ctx);
             let mut resp = request::respond(last, phases);
             // LimitRequestBody: Apache 2.4.54 and later default to 1 GiB.
             resp.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
@@ -133,32 +133,32 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
 pub(crate) enum Settled<'a> {
     /// The handler phase answers `last`, whose phases gave `phases`.
     Handler {
-        last: Option<Ctx<'a>>,
+        last: Option<Box<Ctx<'a>>>,
         phases: Result<(), Status>,
     },
     /// A backend handler answers `last`, redirected from `prev`.
     Backend {
-        last: Option<Ctx<'a>>,
+        last: Option<Box<Ctx<'a>>>,
         backend: &'static hooks::Backend,
         prev: Option<Prev>,
     },
     /// `last` scheduled a redirect that could not be made (the recursion
     /// limit): this answer.
     Failed {
-        last: Option<Ctx<'a>>,
+        last: Option<Box<Ctx<'a>>>,
         response: Response,
     },
     /// The core's upgrade handler switched `last`'s connection to another
     /// protocol: this answer (`101 Switching Protocols`).
     Switched {
-        last: Option<Ctx<'a>>,
+        last: Option<Box<Ctx<'a>>>,
         response: Response,
     },
 }
 
 impl<'a> Settled<'a> {
     /// The chain's last request (`None`: the first).
-    pub(crate) fn last(self) -> Option<Ctx<'a>> {
+    pub(crate) fn last(self) -> Option<Box<Ctx<'a>>> {
         match self {
             Settled::Handler { last, .. }
             | Settled::Backend { last, .. }
@@ -177,7 +177,9 @@ pub(crate) fn settle<'a>(
     mut phases: Result<(), Status>,
     mut prev: Option<Prev>,
 ) -> Settled<'a> {
-    let mut last: Option<Ctx<'a>> = None;
+    // Boxed: a request that is not redirected (most) moves no second
+    // request context around.
+    let mut last: Option<Box<Ctx<'a>>> = None;
     loop {
         let cur = match &mut last {
             Some(c) => c,
@@ -201,7 +203,7 @@ pub(crate) fn settle<'a>(
             None => return Settled::Handler { last, phases },
             Some(Err(response)) => return Settled::Failed { last, response },
             Some(Ok((next, next_phases))) => {
-                prev = Some(match last.replace(next) {
+                prev = Some(match last.replace(Box::new(next)) {
                     Some(from) => Prev {
                         uri: from.uri,
                         args: from.args,
@@ -281,7 +283,7 @@ pub fn body_error(engine: &Engine, site: &Site, req: &Request, status: u16) -> R
     let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
     let phases = ctx.process_internal();
     let mut last = settle(&mut ctx, phases, None).last();
-    let ctx = last.as_mut().unwrap_or(&mut ctx);
+    let ctx = last.as_deref_mut().unwrap_or(&mut ctx);
     crate::errors::die(ctx, status)
 }
 

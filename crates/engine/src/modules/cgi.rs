@@ -702,12 +702,12 @@ fn local_redirect<'a>(ctx: &mut Ctx<'a>, location: &str) -> Decision<'a> {
             last,
             backend,
             prev,
-        } => (backend.decide)(last.unwrap_or(next), prev),
+        } => (backend.decide)(last.map_or(next, |b| *b), prev),
         Settled::Failed { response, .. } | Settled::Switched { response, .. } => {
             Decision::Respond(response)
         }
-        Settled::Handler { last, phases } => {
-            let last = &mut last.unwrap_or(next);
+        Settled::Handler { mut last, phases } => {
+            let last = last.as_deref_mut().unwrap_or(&mut next);
             let resp = crate::request::respond(last, phases);
             crate::error_backend::respond_or_backend(last, resp)
         }
