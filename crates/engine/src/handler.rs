@@ -110,7 +110,10 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
             prev,
         } => (backend.decide)(last.map_or(ctx, |b| *b), prev),
         Settled::Switched { response, .. } => Decision::Respond(response),
-        Settled::Failed { mut last, mut response } => {
+        Settled::Failed {
+            mut last,
+            mut response,
+        } => {
             let last = last.as_deref_mut().unwrap_or(&mut ctx);
             response.body_limit = last.conf.core.limit_req_body.unwrap_or(1 << 30);
             error_backend::respond_or_backend(last, response)

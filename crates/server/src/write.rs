@@ -485,9 +485,7 @@ pub(crate) fn write_early_hints<'h>(
                 refused.push(name.as_str());
                 continue;
             }
-            for part in [name.as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
-                out.extend_from_slice(part);
-            }
+            header(out, name, value.as_bytes(), false);
         }
         out.extend_from_slice(b"\r\n");
     }

@@ -35,6 +35,7 @@ use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::http2::H2Settings;
 use crate::registry::{Args, Directive, Module, Run, OR_AUTHCFG, OR_FILEINFO, RSRC_CONF};
+use std::sync::Arc;
 
 /// The core's protocol choice for one server.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl ProtocolsConf {
     /// `ap_get_protocol_upgrades` for an HTTP/1.1 connection: the
     /// configured protocols listed before `http/1.1`, comma-joined
     /// (`None`: nothing to announce).
-    pub fn upgrade_offer(&self) -> Option<std::sync::Arc<str>> {
+    pub fn upgrade_offer(&self) -> Option<Arc<str>> {
         if self.list.is_empty() || (self.list.len() == 1 && self.lists("http/1.1")) {
             return None;
         }
@@ -143,18 +144,13 @@ pub struct Http2Server {
     /// `H2EarlyHint` at server level: the fields of a request whose
     /// directories give none.
     pub hints: Vec<(String, String)>,
-    /// `H2PushResource` at server level, likewise.
-    pub pushes: Vec<PushResource>,
+    /// `H2PushResource` at server level, likewise, as the `Link` fields
+    /// mod_http2 announces them with.
+    pub pushes: Vec<Field>,
 }
 
-/// `H2PushResource [add] URI [critical]`: a resource mod_http2 announces
-/// in the 103 as `Link: <URI>; rel=preload` (and would push, which htaccel
-/// never does).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PushResource {
-    pub uri: String,
-    pub critical: bool,
-}
+/// A response field: name and value.
+pub type Field = (String, String);
 
 impl Http2Server {
     pub fn merge(main: &Http2Server, vhost: &Http2Server) -> Http2Server {
@@ -165,7 +161,7 @@ impl Http2Server {
             max_data_frame_len: vhost.max_data_frame_len.or(main.max_data_frame_len),
             early_hints: vhost.early_hints.or(main.early_hints),
             hints: overlay(&vhost.hints, &main.hints),
-            pushes: main.pushes.iter().chain(&vhost.pushes).cloned().collect(),
+            pushes: overlay(&main.pushes, &vhost.pushes),
         }
     }
 
@@ -188,33 +184,38 @@ pub struct Http2Dir {
     pub upgrade: Option<bool>,
     /// `H2EarlyHint` in sections and `.htaccess` files (`None`: none
     /// here, the server's apply).
-    pub hints: Option<std::sync::Arc<Vec<(String, String)>>>,
-    /// `H2PushResource` in sections and `.htaccess` files.
-    pub pushes: Option<std::sync::Arc<Vec<PushResource>>>,
+    pub hints: Option<Arc<Vec<Field>>>,
+    /// `H2PushResource` in sections and `.htaccess` files (`Link` fields).
+    pub pushes: Option<Arc<Vec<Field>>>,
 }
 
 impl Http2Dir {
     pub fn merge(base: &Http2Dir, new: &Http2Dir) -> Http2Dir {
         Http2Dir {
             upgrade: new.upgrade.or(base.upgrade),
-            hints: match (&base.hints, &new.hints) {
-                (Some(b), Some(n)) => Some(std::sync::Arc::new(overlay(n, b))),
-                (b, n) => n.clone().or_else(|| b.clone()),
-            },
-            // `apr_array_append`: the older level's first.
-            pushes: match (&base.pushes, &new.pushes) {
-                (Some(b), Some(n)) => Some(std::sync::Arc::new(
-                    b.iter().chain(n.iter()).cloned().collect(),
-                )),
-                (b, n) => n.clone().or_else(|| b.clone()),
-            },
+            // `apr_table_overlay`: the newer level's hints first.
+            hints: merge_lists(&new.hints, &base.hints),
+            // `apr_array_append`: the older level's pushes first.
+            pushes: merge_lists(&base.pushes, &new.pushes),
         }
     }
 }
 
-/// `apr_table_overlay`: the newer table's fields, then the older's.
-fn overlay(newer: &[(String, String)], older: &[(String, String)]) -> Vec<(String, String)> {
-    newer.iter().chain(older).cloned().collect()
+/// Two levels' lists, `first`'s fields before `then`'s; a level without
+/// a list leaves the other's.
+fn merge_lists(
+    first: &Option<Arc<Vec<Field>>>,
+    then: &Option<Arc<Vec<Field>>>,
+) -> Option<Arc<Vec<Field>>> {
+    match (first, then) {
+        (Some(a), Some(b)) => Some(Arc::new(overlay(a, b))),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    }
+}
+
+/// `first`'s fields, then `then`'s.
+fn overlay(first: &[Field], then: &[Field]) -> Vec<Field> {
+    first.iter().chain(then).cloned().collect()
 }
 
 /// `apr_atoi64`: leading blanks, a sign, the digits; anything after them
@@ -332,18 +333,9 @@ pub(crate) fn early_hints(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate
     if !ctx.req.on_stream() {
         return Ok(());
     }
-    let conf = ctx.conf.clone();
     let server = ctx.site.http2.as_ref();
-    let hints = match (&conf.http2.hints, server) {
-        (Some(dir), _) => dir.as_slice(),
-        (None, Some(server)) => server.hints.as_slice(),
-        (None, None) => &[],
-    };
-    let pushes = match (&conf.http2.pushes, server) {
-        (Some(dir), _) => dir.as_slice(),
-        (None, Some(server)) => server.pushes.as_slice(),
-        (None, None) => &[],
-    };
+    let pushes = dir_or_server(&ctx.conf.http2.pushes, server.map(|s| &s.pushes));
+    let hints = dir_or_server(&ctx.conf.http2.hints, server.map(|s| &s.hints));
     if hints.is_empty() && pushes.is_empty() {
         return Ok(());
     }
@@ -351,17 +343,24 @@ pub(crate) fn early_hints(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate
     if expect.is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
         return Ok(());
     }
-    for push in pushes {
-        let critical = if push.critical { "; critical" } else { "" };
-        let link = format!("<{}>; rel=preload{critical}", push.uri);
-        ctx.headers_out.push(("Link".into(), link));
-    }
-    ctx.headers_out.extend(hints.iter().cloned());
+    ctx.headers_out.extend(pushes.iter().chain(hints).cloned());
     if !ctx.is_subreq {
         let sent = std::mem::take(&mut ctx.headers_out);
         ctx.modules.early_hints.0.push(sent);
     }
     Ok(())
+}
+
+/// A directory's list, else its server's.
+fn dir_or_server<'c>(
+    dir: &'c Option<Arc<Vec<Field>>>,
+    server: Option<&'c Vec<Field>>,
+) -> &'c [Field] {
+    match (dir, server) {
+        (Some(dir), _) => dir,
+        (None, Some(server)) => server,
+        (None, None) => &[],
+    }
 }
 
 /// The core's upgrade handler (`core_upgrade_handler`, the first handler
@@ -483,7 +482,7 @@ pub(crate) fn upgrade(ctx: &crate::request::Ctx<'_>) -> Option<crate::http::Resp
 /// The protocols the core announces in `Upgrade` on a handler's answer
 /// (sent on a connection's first answer only): those of the request's
 /// server, to a request that asked for none (no `Upgrade`, or an empty one).
-pub(crate) fn upgrade_offer(ctx: &crate::request::Ctx<'_>) -> Option<std::sync::Arc<str>> {
+pub(crate) fn upgrade_offer(ctx: &crate::request::Ctx<'_>) -> Option<Arc<str>> {
     ctx.site.upgrade_offer.as_ref()?;
     if ctx.headers_in.get("Upgrade").is_some_and(|u| !u.is_empty()) {
         return None;
@@ -647,7 +646,7 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
             let push = push_resource(&inv.words)?;
             if w.ctx.path.is_some() {
                 let pushes = dc.http2.pushes.get_or_insert_with(Default::default);
-                std::sync::Arc::make_mut(pushes).push(push);
+                Arc::make_mut(pushes).push(push);
             } else {
                 w.server()?.modules.http2.pushes.push(push);
             }
@@ -656,7 +655,7 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
             let field = early_hint(v, inv.words.get(1).map(String::as_str))?;
             if w.ctx.path.is_some() {
                 let hints = dc.http2.hints.get_or_insert_with(Default::default);
-                std::sync::Arc::make_mut(hints).push(field);
+                Arc::make_mut(hints).push(field);
             } else {
                 w.server()?.modules.http2.hints.push(field);
             }
@@ -666,8 +665,10 @@ fn run_h2(w: &mut Walker<'_>, inv: &Invocation<'_>, dc: &mut DirConf) -> Result<
     Ok(())
 }
 
-/// `H2PushResource [add] URI [critical]`, with mod_http2's messages.
-fn push_resource(words: &[String]) -> Result<PushResource, String> {
+/// `H2PushResource [add] URI [critical]`, with mod_http2's messages: the
+/// `Link` field mod_http2 announces the resource with in the 103 (and
+/// would push it by, which htaccel never does).
+fn push_resource(words: &[String]) -> Result<Field, String> {
     let (uri, last) = match words {
         [add, uri, rest @ ..] if add.eq_ignore_ascii_case("add") => (uri, rest.first()),
         [uri, rest @ ..] => {
@@ -683,10 +684,8 @@ fn push_resource(words: &[String]) -> Result<PushResource, String> {
         Some(l) if l.eq_ignore_ascii_case("critical") => true,
         Some(_) => return Err("unknown last parameter".into()),
     };
-    Ok(PushResource {
-        uri: uri.clone(),
-        critical,
-    })
+    let critical = if critical { "; critical" } else { "" };
+    Ok(("Link".into(), format!("<{uri}>; rel=preload{critical}")))
 }
 
 /// `H2EarlyHint NAME VALUE`: mod_http2's checks (a name, a value that is
@@ -805,21 +804,18 @@ mod tests {
     #[test]
     fn push_resources_are_read_as_mod_http2_reads_them() {
         let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let push = |uri: &str, critical| PushResource {
-            uri: uri.into(),
-            critical,
-        };
+        let link = |v: &str| Ok(("Link".to_string(), v.to_string()));
         assert_eq!(
             push_resource(&words(&["/a.css"])),
-            Ok(push("/a.css", false))
+            link("</a.css>; rel=preload")
         );
         assert_eq!(
             push_resource(&words(&["ADD", "/a.css", "Critical"])),
-            Ok(push("/a.css", true))
+            link("</a.css>; rel=preload; critical")
         );
         assert_eq!(
             push_resource(&words(&["/a.css", "critical"])),
-            Ok(push("/a.css", true))
+            link("</a.css>; rel=preload; critical")
         );
         assert_eq!(
             push_resource(&words(&["/a.css", "x", "y"])),
@@ -834,7 +830,7 @@ mod tests {
     #[test]
     fn early_hints_merge_newest_first() {
         let dir = |f: &[(&str, &str)]| Http2Dir {
-            hints: Some(std::sync::Arc::new(
+            hints: Some(Arc::new(
                 f.iter()
                     .map(|(n, v)| (n.to_string(), v.to_string()))
                     .collect(),

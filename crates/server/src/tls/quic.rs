@@ -119,9 +119,6 @@ impl TlsSetup {
         self.quic.iter().flatten().next().cloned()
     }
 
-    /// What a request on an HTTP/3 connection sees of its TLS session.
-    /// quinn does not report the negotiated suite nor a resumption:
-    /// `SSL_CIPHER` is empty and `SSL_SESSION_RESUMED` says `Initial`.
     /// The HTTP/3 settings of the server a handshake on `port` with
     /// `sni` chose.
     pub(crate) fn quic_settings(
@@ -133,6 +130,9 @@ impl TlsSetup {
         self.ports[port].choose(sni.as_deref()).h3
     }
 
+    /// What a request on an HTTP/3 connection sees of its TLS session.
+    /// quinn does not report the negotiated suite nor a resumption:
+    /// `SSL_CIPHER` is empty and `SSL_SESSION_RESUMED` says `Initial`.
     pub(crate) fn quic_info(&self, port: usize, sni: Option<String>) -> TlsInfo {
         let sni = sni.map(|s| s.to_ascii_lowercase());
         let site = self.ports[port].choose(sni.as_deref());
