@@ -161,13 +161,23 @@ pub fn fnmatch(pattern: &[u8], text: &[u8], f: Flags) -> bool {
     let slash = f.pathname;
     let escape = !f.no_escape;
     let (mut p, mut t) = (0usize, 0usize);
-    while at(pat, p) != 0 {
-        if slash && escape && at(pat, p) == b'\\' && at(pat, p + 1) == b'/' {
-            p += 1;
-        }
-        if slash && at(pat, p) == b'/' && at(text, t) == b'/' {
-            p += 1;
-            t += 1;
+    // A pattern starting with `*` enters its first segment even when the
+    // text is empty; after that, segments are matched while both pattern
+    // and text remain (APR's fix for PR 51219: a text with fewer segments
+    // than the pattern no longer loops for ever).
+    let mut first = at(pat, 0) == b'*';
+    loop {
+        if !std::mem::take(&mut first) {
+            if at(pat, p) == 0 || at(text, t) == 0 {
+                break;
+            }
+            if slash && escape && at(pat, p) == b'\\' && at(pat, p + 1) == b'/' {
+                p += 1;
+            }
+            if slash && at(pat, p) == b'/' && at(text, t) == b'/' {
+                p += 1;
+                t += 1;
+            }
         }
         // A segment's leading period must be matched by a literal one.
         if f.period && at(text, t) == b'.' {
@@ -269,7 +279,61 @@ pub fn fnmatch(pattern: &[u8], text: &[u8], f: Flags) -> bool {
             return false;
         }
     }
-    at(text, t) == 0
+    // Both pattern and text must be at their ends.
+    at(text, t) == 0 && at(pat, p) == 0
+}
+
+/// A pattern prepared once and matched against many texts with the same
+/// flags (a `<Files>` wildcard against every request's file name). The
+/// commonest shape, `*` and a literal tail (`*.php`), is answered as
+/// [`fnmatch`] answers it by comparing the tail, without walking the
+/// pattern; every other pattern goes through [`fnmatch`].
+#[derive(Clone, Debug)]
+pub struct Glob {
+    pattern: String,
+    flags: Flags,
+    /// The pattern is `*` and this literal tail.
+    tail: Option<Box<[u8]>>,
+}
+
+impl Glob {
+    pub fn new(pattern: String, flags: Flags) -> Glob {
+        let special =
+            |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\' | 0) || (flags.pathname && *b == b'/');
+        let tail = match pattern.as_bytes().split_first() {
+            Some((b'*', rest)) if !flags.period && !rest.iter().any(special) => Some(rest.into()),
+            _ => None,
+        };
+        Glob {
+            pattern,
+            flags,
+            tail,
+        }
+    }
+
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether `text` matches, as [`fnmatch`] with the flags given.
+    pub fn matches(&self, text: &[u8]) -> bool {
+        let Some(tail) = &self.tail else {
+            return fnmatch(self.pattern.as_bytes(), text, self.flags);
+        };
+        // C strings end at the first NUL.
+        let text = &text[..memchr::memchr(0, text).unwrap_or(text.len())];
+        let Some(head_len) = text.len().checked_sub(tail.len()) else {
+            return false;
+        };
+        let (head, end) = text.split_at(head_len);
+        let tail_matches = if self.flags.case_blind {
+            end.eq_ignore_ascii_case(tail)
+        } else {
+            end == &tail[..]
+        };
+        // The `*` matches the head, which may not cross a `/` with `pathname`.
+        tail_matches && !(self.flags.pathname && memchr::memchr(b'/', head).is_some())
+    }
 }
 
 /// APR's `apr_fnmatch_test`: does `pattern` contain anything that makes it
@@ -343,6 +407,80 @@ mod tests {
     use super::*;
 
     const PATH: Flags = Flags::PATHNAME;
+
+    /// A text with fewer segments than the pattern: APR 1.7 answers "no"
+    /// (its fix for PR 51219); the loop before that fix never ended, so a
+    /// request could hold a worker for ever. Answers of libapr 1.7.2.
+    #[test]
+    fn fewer_segments_than_the_pattern_end() {
+        for (pattern, text, apr) in [
+            ("*/a", "", false),
+            ("a/b", "a", false),
+            ("/wp-content/*/x.php", "/wp-content/foo", false),
+            ("*/a", "x", false),
+            ("a/*", "a", false),
+            ("a/*", "a/", true),
+            ("/a/*/c", "/a/b/c", true),
+            ("*", "", true),
+            ("a", "a/b", false),
+        ] {
+            assert_eq!(
+                fnmatch(pattern.as_bytes(), text.as_bytes(), PATH),
+                apr,
+                "{pattern} {text}"
+            );
+        }
+    }
+
+    /// Every text of up to four bytes over a small alphabet, against
+    /// patterns of each shape: the prepared pattern answers as `fnmatch`.
+    #[test]
+    fn prepared_glob_answers_as_fnmatch() {
+        let alphabet = [b'a', b'A', b'.', b'/', b'p', 0u8];
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in 1..=4u32 {
+            for n in 0..alphabet.len().pow(len) {
+                let mut k = n;
+                let text = (0..len)
+                    .map(|_| {
+                        let c = alphabet[k % alphabet.len()];
+                        k /= alphabet.len();
+                        c
+                    })
+                    .collect();
+                texts.push(text);
+            }
+        }
+        let patterns = [
+            "*", "*.p", "*a", "*A.", "*/a", "*.", "*p*", "a*", "*?", "*[a]", "*\\.", "*.p/",
+        ];
+        let flag_sets = [
+            PLAIN,
+            PATH,
+            PERIOD,
+            BLIND,
+            Flags {
+                pathname: true,
+                case_blind: true,
+                ..PLAIN
+            },
+        ];
+        for pattern in patterns {
+            for flags in flag_sets {
+                let glob = Glob::new(pattern.to_string(), flags);
+                for text in &texts {
+                    assert_eq!(
+                        glob.matches(text),
+                        fnmatch(pattern.as_bytes(), text, flags),
+                        "{pattern:?} {flags:?} {text:?}"
+                    );
+                }
+            }
+        }
+        assert!(Glob::new("*.php".into(), PATH).tail.is_some());
+        assert!(Glob::new("*.p?p".into(), PATH).tail.is_none());
+    }
+
     const PERIOD: Flags = Flags::PERIOD;
     const PLAIN: Flags = Flags {
         pathname: false,

@@ -60,7 +60,7 @@ pub enum Signature {
 pub enum FilesMatcher {
     Exact(String),
     /// Shell wildcard; `/` never matched by a wildcard.
-    Glob(String),
+    Glob(htaccel_conf::fnmatch::Glob),
     Regex(crate::regex_engine::Regex),
 }
 
@@ -68,11 +68,7 @@ impl FilesMatcher {
     pub fn matches(&self, basename: &[u8]) -> bool {
         match self {
             FilesMatcher::Exact(s) => s.as_bytes() == basename,
-            FilesMatcher::Glob(p) => htaccel_conf::fnmatch::fnmatch(
-                p.as_bytes(),
-                basename,
-                htaccel_conf::fnmatch::Flags::PATHNAME,
-            ),
+            FilesMatcher::Glob(g) => g.matches(basename),
             FilesMatcher::Regex(r) => r.is_match(basename),
         }
     }

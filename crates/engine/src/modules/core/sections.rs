@@ -266,7 +266,10 @@ fn files(
             inv.words.get(1).map(String::as_str).unwrap_or(""),
         )?)
     } else if htaccel_conf::fnmatch::has_wildcard(arg.as_bytes()) {
-        FilesMatcher::Glob(arg)
+        FilesMatcher::Glob(htaccel_conf::fnmatch::Glob::new(
+            arg,
+            htaccel_conf::fnmatch::Flags::PATHNAME,
+        ))
     } else {
         FilesMatcher::Exact(arg)
     };
