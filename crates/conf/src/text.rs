@@ -35,7 +35,7 @@ pub fn bytes_to_string(bytes: &[u8]) -> String {
 /// [`bytes_to_string`], borrowing bytes that are UTF-8 already.
 pub fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
     // Every character of the raw-byte range is encoded with a leading 0xF4.
-    if !bytes.contains(&0xF4) {
+    if memchr::memchr(0xF4, bytes).is_none() {
         if let Ok(s) = std::str::from_utf8(bytes) {
             return Cow::Borrowed(s);
         }
@@ -46,7 +46,7 @@ pub fn bytes_to_str(bytes: &[u8]) -> Cow<'_, str> {
 /// [`bytes_to_string`] of an owned buffer, kept without a copy when it is
 /// UTF-8 already (a decoded request path, the usual case).
 pub fn vec_to_string(bytes: Vec<u8>) -> String {
-    if bytes.contains(&0xF4) {
+    if memchr::memchr(0xF4, &bytes).is_some() {
         return decode(&bytes);
     }
     match String::from_utf8(bytes) {
@@ -80,7 +80,7 @@ fn decode(bytes: &[u8]) -> String {
 /// The bytes Apache would have seen for a string produced by this crate.
 pub fn string_to_bytes(s: &str) -> Cow<'_, [u8]> {
     // A byte scan first: every character of the range starts with 0xF4.
-    if !s.as_bytes().contains(&0xF4) || !s.chars().any(|c| raw_byte(c).is_some()) {
+    if memchr::memchr(0xF4, s.as_bytes()).is_none() || !s.chars().any(|c| raw_byte(c).is_some()) {
         return Cow::Borrowed(s.as_bytes());
     }
     let mut out = Vec::with_capacity(s.len());

@@ -437,8 +437,19 @@ impl HeadParser {
         h2_stream: Option<htaccel_engine::http::http2::H2Stream>,
     ) -> Result<Checked, Box<(HeadError, Request)>> {
         let buf: &[u8] = head;
-        let method = text(&buf[self.method.clone()]);
-        let target = text(&buf[self.uri.clone()]);
+        // The request line is checked for UTF-8 once; its tokens are
+        // slices of it (each is delimited by ASCII spaces).
+        let line_text = std::str::from_utf8(&buf[self.line.clone()]).ok();
+        let token = |r: &Range<usize>| {
+            line_text
+                .and_then(|l| {
+                    let start = r.start.checked_sub(self.line.start)?;
+                    l.get(start..start + r.len())
+                })
+                .map_or_else(|| text(&buf[r.clone()]), str::to_owned)
+        };
+        let method = token(&self.method);
+        let target = token(&self.uri);
         let protocol = &buf[self.protocol.clone()];
         // The tokens joined by single spaces; usually the line itself.
         let exact = self.line.start == self.method.start
@@ -448,7 +459,7 @@ impl HeadParser {
             && !target.is_empty()
             && !protocol.is_empty();
         let request_line = if exact {
-            text(&buf[self.line.clone()])
+            line_text.map_or_else(|| text(&buf[self.line.clone()]), str::to_owned)
         } else {
             let mut l = String::with_capacity(self.line.len());
             l.push_str(&method);

@@ -111,10 +111,7 @@ fn authority(u: &[u8], hostinfo: usize, out: &mut Uri) -> Option<usize> {
 
 fn path_part(u: &[u8], start: usize, out: &mut Uri) {
     let rest = &u[start..];
-    let p = rest
-        .iter()
-        .position(|&c| c == b'?' || c == b'#')
-        .unwrap_or(rest.len());
+    let p = memchr::memchr2(b'?', b'#', rest).unwrap_or(rest.len());
     if p > 0 {
         out.path = Some(start..start + p);
     }
