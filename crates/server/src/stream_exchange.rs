@@ -34,10 +34,14 @@ const FILE_CHUNK: usize = 64 * 1024;
 /// A header name as mod_http2 gives it to Apache: each letter that
 /// starts the name or follows a `-` in capitals (`x-foo-bar` is `X-Foo-Bar`).
 fn push_camel_case(out: &mut BytesMut, name: &[u8]) {
+    let from = out.len();
+    out.extend_from_slice(name);
     let mut start = true;
-    for &b in name {
-        out.extend_from_slice(&[if start { b.to_ascii_uppercase() } else { b }]);
-        start = b == b'-';
+    for b in &mut out[from..] {
+        if start {
+            b.make_ascii_uppercase();
+        }
+        start = *b == b'-';
     }
 }
 
@@ -322,16 +326,43 @@ fn join_repeated(headers: &mut http::HeaderMap) -> io::Result<()> {
 }
 
 /// Response fields HTTP/2 and HTTP/3 forbid (connection-specific).
-fn hop_by_hop(name: &[u8]) -> bool {
-    [
-        &b"connection"[..],
-        b"keep-alive",
-        b"proxy-connection",
-        b"transfer-encoding",
-        b"upgrade",
-    ]
-    .iter()
-    .any(|h| name.eq_ignore_ascii_case(h))
+fn hop_by_hop(name: &http::HeaderName) -> bool {
+    use http::header;
+    name == header::CONNECTION
+        || name == header::TRANSFER_ENCODING
+        || name == header::UPGRADE
+        || name == "keep-alive"
+        || name == "proxy-connection"
+}
+
+/// The field name of the answer's head as `http` holds it: the names the
+/// server and the engine write most, as they spell them, are taken as they
+/// are; any other goes through `HeaderName`'s parser (which lower-cases).
+fn field_name(name: &[u8]) -> Result<http::HeaderName, http::header::InvalidHeaderName> {
+    use http::header;
+    let known = match name {
+        b"Date" => header::DATE,
+        b"Server" => header::SERVER,
+        b"Last-Modified" => header::LAST_MODIFIED,
+        b"ETag" => header::ETAG,
+        b"Accept-Ranges" => header::ACCEPT_RANGES,
+        b"Content-Length" => header::CONTENT_LENGTH,
+        b"Content-Type" => header::CONTENT_TYPE,
+        b"Content-Encoding" => header::CONTENT_ENCODING,
+        b"Content-Language" => header::CONTENT_LANGUAGE,
+        b"Cache-Control" => header::CACHE_CONTROL,
+        b"Expires" => header::EXPIRES,
+        b"Vary" => header::VARY,
+        b"Location" => header::LOCATION,
+        b"Set-Cookie" => header::SET_COOKIE,
+        b"Link" => header::LINK,
+        // Written by the server for HTTP/1.1, and left out of the stream.
+        b"Connection" => header::CONNECTION,
+        b"Keep-Alive" => http::HeaderName::from_static("keep-alive"),
+        b"Transfer-Encoding" => header::TRANSFER_ENCODING,
+        _ => return http::HeaderName::from_bytes(name),
+    };
+    Ok(known)
 }
 
 impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
@@ -446,18 +477,17 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             let Some(colon) = memchr::memchr(b':', line) else {
                 continue;
             };
-            let name = &line[..colon];
+            let name = field_name(&line[..colon]).map_err(io::Error::other)?;
             let value = line[colon + 1..].trim_ascii();
-            if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            if name == http::header::TRANSFER_ENCODING {
                 chunked = true;
             }
-            if name.eq_ignore_ascii_case(b"content-length") {
+            if name == http::header::CONTENT_LENGTH {
                 length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
             }
-            if hop_by_hop(name) {
+            if hop_by_hop(&name) {
                 continue;
             }
-            let name = http::HeaderName::from_bytes(name).map_err(io::Error::other)?;
             let value = http::HeaderValue::from_bytes(value).map_err(io::Error::other)?;
             if name == http::header::DATE || name == http::header::SERVER {
                 last.push((name, value));
@@ -762,6 +792,59 @@ mod tests {
             b = b.header(*n, *v);
         }
         b.body(()).unwrap().into_parts().0
+    }
+
+    /// The names taken as they are and the connection-specific ones are
+    /// those the parser would make and refuse.
+    #[test]
+    fn response_field_names() {
+        for name in [
+            "Date",
+            "Server",
+            "Last-Modified",
+            "ETag",
+            "Accept-Ranges",
+            "Content-Length",
+            "Content-Type",
+            "Content-Encoding",
+            "Content-Language",
+            "Cache-Control",
+            "Expires",
+            "Vary",
+            "Location",
+            "Set-Cookie",
+            "Link",
+            "Connection",
+            "Keep-Alive",
+            "Transfer-Encoding",
+            "X-Other",
+            "etag",
+        ] {
+            assert_eq!(
+                field_name(name.as_bytes()).unwrap(),
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap()
+            );
+        }
+        assert!(field_name(b"Bad Name").is_err());
+        for name in [
+            "Connection",
+            "Keep-Alive",
+            "keep-alive",
+            "Proxy-Connection",
+            "Transfer-Encoding",
+            "UPGRADE",
+        ] {
+            assert!(hop_by_hop(&field_name(name.as_bytes()).unwrap()), "{name}");
+        }
+        for name in [
+            "Upgrades",
+            "Connectio",
+            "Content-Length",
+            "Keep-Alivee",
+            "Date",
+        ] {
+            assert!(!hop_by_hop(&field_name(name.as_bytes()).unwrap()), "{name}");
+        }
     }
 
     #[test]
