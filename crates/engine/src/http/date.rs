@@ -200,8 +200,8 @@ pub fn fmt_http_date(secs: i64) -> String {
     out[17..19].copy_from_slice(&two(rem / 3600));
     out[20..22].copy_from_slice(&two(rem / 60 % 60));
     out[23..25].copy_from_slice(&two(rem % 60));
-    // Every byte written is ASCII: taken as it is, without a UTF-8 check.
-    out.iter().map(|&b| char::from(b)).collect()
+    // Every byte written is ASCII.
+    String::from_utf8(out.to_vec()).expect("ASCII date")
 }
 
 #[cfg(test)]

@@ -136,8 +136,7 @@ fn push_hex(out: &mut String, value: u64) {
             break;
         }
     }
-    // ASCII digits: pushed as they are, without a UTF-8 check of the buffer.
-    out.extend(buf[i..].iter().map(|&d| char::from(d)));
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("hex digits are ASCII"));
 }
 
 /// The `FileETag Digest` tag: `"<base64 SHA-1 of the first len bytes>"`.
