@@ -311,10 +311,6 @@ impl Glob {
         }
     }
 
-    pub fn pattern(&self) -> &str {
-        &self.pattern
-    }
-
     /// Whether `text` matches, as [`fnmatch`] with the flags given.
     pub fn matches(&self, text: &[u8]) -> bool {
         let Some(tail) = &self.tail else {
@@ -407,6 +403,17 @@ mod tests {
     use super::*;
 
     const PATH: Flags = Flags::PATHNAME;
+    const PERIOD: Flags = Flags::PERIOD;
+    const PLAIN: Flags = Flags {
+        pathname: false,
+        case_blind: false,
+        no_escape: false,
+        period: false,
+    };
+    const BLIND: Flags = Flags {
+        case_blind: true,
+        ..PLAIN
+    };
 
     /// A text with fewer segments than the pattern: APR 1.7 answers "no"
     /// (its fix for PR 51219); the loop before that fix never ended, so a
@@ -480,18 +487,6 @@ mod tests {
         assert!(Glob::new("*.php".into(), PATH).tail.is_some());
         assert!(Glob::new("*.p?p".into(), PATH).tail.is_none());
     }
-
-    const PERIOD: Flags = Flags::PERIOD;
-    const PLAIN: Flags = Flags {
-        pathname: false,
-        case_blind: false,
-        no_escape: false,
-        period: false,
-    };
-    const BLIND: Flags = Flags {
-        case_blind: true,
-        ..PLAIN
-    };
 
     #[test]
     fn wildcards() {
