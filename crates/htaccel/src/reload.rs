@@ -75,10 +75,11 @@ impl Generation {
         let tls = if tls_ports.is_empty() {
             None
         } else {
-            Some(Arc::new(
+            let setup =
                 htaccel_server::tls::TlsSetup::build_reading(&tls_ports, &|p| files.read_tls(p))
-                    .map_err(|e| format!("htaccel: {e}"))?,
-            ))
+                    .map_err(|e| format!("htaccel: {e}"))?;
+            setup.log_to(&log);
+            Some(Arc::new(setup))
         };
         // mod_md's certificate manager, for the domains no earlier
         // generation already manages; the first generation's starts once

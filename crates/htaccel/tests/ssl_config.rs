@@ -135,8 +135,28 @@ fn what_rustls_cannot_speak_is_said() {
         !ok && out.contains("FakeBasicAuth is not supported"),
         "{out}"
     );
+    // mod_ssl checks the stapling cache only at start; `htaccel -t`
+    // reads the certificates, and says it then.
     let (ok, out) = configtest(&dir, &format!("{certs}SSLUseStapling on"));
-    assert!(!ok && out.contains("not supported by htaccel yet"), "{out}");
+    assert!(!ok && out.contains("AH01958"), "{out}");
+    let (ok, out) = configtest(
+        &dir,
+        &format!("{certs}SSLOpenSSLConfCmd Curves X25519:prime256v1:secp384r1"),
+    );
+    assert!(ok, "{out}");
+    let (ok, out) = configtest(
+        &dir,
+        &format!("{certs}SSLOpenSSLConfCmd Groups X25519:x448"),
+    );
+    assert!(
+        !ok && out.contains("x448 is not one htaccel offers"),
+        "{out}"
+    );
+    let (ok, out) = configtest(
+        &dir,
+        &format!("{certs}SSLOpenSSLConfCmd MinProtocol TLSv1.2"),
+    );
+    assert!(!ok && out.contains("use SSLProtocol"), "{out}");
 }
 
 /// `Listen [::]:PORT` with TLS: IPv6 and (dual-stack) IPv4 clients both get

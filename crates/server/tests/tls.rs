@@ -118,6 +118,9 @@ fn site(index: Option<usize>, names: &[&str], keys: Vec<KeyPairSpec>) -> TlsSite
         h2: None,
         h3: None,
         managed: None,
+        stapling: None,
+        server_id: "localhost:443".into(),
+        groups: None,
     }
 }
 

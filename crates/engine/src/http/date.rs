@@ -169,6 +169,23 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// `ASN1_TIME_print`: "Nov  6 08:49:37 1994 GMT", as OpenSSL prints a
+/// certificate's validity dates.
+pub fn fmt_asn1_time(secs: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let t = secs.rem_euclid(86_400);
+    format!(
+        "{} {d:2} {:02}:{:02}:{:02} {y} GMT",
+        MONTHS[m as usize - 1],
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
+}
+
 /// `apr_rfc822_date`: "Sun, 06 Nov 1994 08:49:37 GMT" for any time,
 /// including before 1970.
 pub fn fmt_http_date(secs: i64) -> String {

@@ -117,6 +117,9 @@ pub struct TlsSiteSpec {
     pub site: Option<usize>,
     /// `ServerName` and `ServerAlias` patterns, matched against SNI.
     pub names: Vec<String>,
+    /// How mod_ssl's log names the server (`ssl_util_vhostid`): its name
+    /// and the port of its `ServerName`, else 443.
+    pub server_id: String,
     /// One or more certificates (RSA and ECDSA may both be given).
     pub keys: Vec<KeyPairSpec>,
     /// `SSLCertificateChainFile`: more certificates sent after each leaf.
@@ -148,6 +151,49 @@ pub struct TlsSiteSpec {
     /// The managed domain (mod_md) whose certificates this server uses:
     /// they take the place of `keys`, which may then be empty.
     pub managed: Option<Arc<crate::http::md::ManagedDomain>>,
+    /// `SSLUseStapling on`: OCSP responses fetched and stapled.
+    pub stapling: Option<StaplingSpec>,
+    /// `SSLOpenSSLConfCmd Curves|Groups|ECDHParameters`: the key exchange
+    /// groups offered, in order (`None`: the TLS library's defaults).
+    pub groups: Option<Vec<KxGroup>>,
+}
+
+/// A key exchange group htaccel's TLS offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KxGroup {
+    X25519,
+    Secp256r1,
+    Secp384r1,
+}
+
+/// OCSP stapling as mod_ssl's `SSLStapling*` directives set it, with
+/// mod_ssl's defaults (`modssl_init_stapling`) applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaplingSpec {
+    /// `SSLStaplingCache` is configured: mod_ssl refuses to start
+    /// stapling without one.
+    pub cache: bool,
+    /// `SSLStaplingResponseTimeSkew`: seconds of clock difference
+    /// allowed around a response's validity (300).
+    pub time_skew: u32,
+    /// `SSLStaplingResponseMaxAge`: the oldest `thisUpdate` accepted, in
+    /// seconds (unset: any).
+    pub max_age: Option<u32>,
+    /// `SSLStaplingStandardCacheTimeout`: seconds a valid response is
+    /// kept (3600).
+    pub cache_timeout: u32,
+    /// `SSLStaplingErrorCacheTimeout`: seconds an invalid response is
+    /// kept (600).
+    pub error_cache_timeout: u32,
+    /// `SSLStaplingResponderTimeout`: seconds to wait for the responder (10).
+    pub responder_timeout: u32,
+    /// `SSLStaplingReturnResponderErrors`: invalid responses are stapled too (on).
+    pub return_errors: bool,
+    /// `SSLStaplingFakeTryLater`: a responder that cannot be reached
+    /// yields a `tryLater` response to staple (on).
+    pub fake_try_later: bool,
+    /// `SSLStaplingForceURL`: the responder, whatever the certificate names.
+    pub force_url: Option<String>,
 }
 
 /// Client certificates asked for in the handshake.

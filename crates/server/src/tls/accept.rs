@@ -82,7 +82,15 @@ pub(crate) async fn serve(
         conn::refuse_plain_http(Plain(tcp), remote, local_addr, shared, local).await;
         return;
     }
-    let Some((stream, h2)) = handshake(tcp, &setup, port, deadline, shared.timeouts.timeout).await
+    let Some((stream, h2)) = handshake(
+        tcp,
+        remote.addr,
+        &setup,
+        port,
+        deadline,
+        shared.timeouts.timeout,
+    )
+    .await
     else {
         return;
     };
@@ -136,6 +144,7 @@ async fn readable(tcp: &TcpStream, deadline: Instant) -> bool {
 /// fails (the alert sent if it can be) or runs out of time.
 async fn handshake(
     tcp: TcpStream,
+    client: SocketAddr,
     setup: &TlsSetup,
     port: usize,
     deadline: Instant,
@@ -199,6 +208,10 @@ async fn handshake(
     }
     let site = setup.ports[port].choose(sni.as_deref());
     let key = site.pick_key(hello.signature_schemes());
+    if let Some(stapler) = &key.stapler {
+        // mod_ssl's status callback, before the handshake's answer.
+        let _ = tokio::time::timeout_at(deadline, stapler.prepare(client)).await;
+    }
     let config = match alpn_choice(site, hello.alpn()) {
         Alpn::H2 => key.config_h2.clone().unwrap_or_else(|| key.config.clone()),
         Alpn::Http11 => key.config.clone(),

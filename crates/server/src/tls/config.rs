@@ -10,7 +10,8 @@
 
 use super::der;
 use super::sessions::{TimedSessions, TimedTickets};
-use htaccel_engine::http::tls::{KeyPairSpec, TlsSiteSpec};
+use super::stapling::Stapler;
+use htaccel_engine::http::tls::{ClientAuthSpec, KeyPairSpec, KxGroup, TlsSiteSpec};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -38,6 +39,8 @@ pub(crate) struct KeyConfig {
     pub source: CertSource,
     /// A file's chain and key (a managed domain's are in its cell).
     fixed_key: Option<Arc<CertifiedKey>>,
+    /// Its OCSP stapling, when on and possible for it.
+    pub stapler: Option<Arc<super::stapling::Stapler>>,
 }
 
 /// Where a configuration's certificate comes from.
@@ -64,6 +67,9 @@ impl KeyConfig {
     pub(crate) fn certified(&self) -> Arc<CertifiedKey> {
         match (&self.source, &self.fixed_key) {
             (CertSource::Managed(cell), _) => cell.get().key.clone(),
+            (CertSource::Fixed(_), _) if self.stapler.is_some() => {
+                self.stapler.as_ref().map(|s| s.current()).expect("checked")
+            }
             (CertSource::Fixed(_), Some(key)) => key.clone(),
             (CertSource::Fixed(_), None) => unreachable!("a file's configuration keeps its key"),
         }
@@ -117,6 +123,24 @@ pub(super) fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
         .collect()
 }
 
+/// The key exchange groups `SSLOpenSSLConfCmd Curves` lists, in its
+/// order (`None`: ring's defaults).
+pub(super) fn kx_groups(
+    groups: Option<&[KxGroup]>,
+) -> Vec<&'static dyn rustls::crypto::SupportedKxGroup> {
+    match groups {
+        Some(groups) => groups
+            .iter()
+            .map(|g| match g {
+                KxGroup::X25519 => ring::kx_group::X25519,
+                KxGroup::Secp256r1 => ring::kx_group::SECP256R1,
+                KxGroup::Secp384r1 => ring::kx_group::SECP384R1,
+            })
+            .collect(),
+        None => ring::default_provider().kx_groups,
+    }
+}
+
 /// One certificate of a server before its configuration is built: its
 /// resolver, whether its key is ECDSA, the schemes it signs with, and
 /// where it comes from.
@@ -126,15 +150,22 @@ type Entry = (
     Vec<SignatureScheme>,
     CertSource,
     Option<Arc<CertifiedKey>>,
+    Option<Arc<Stapler>>,
 );
 
-/// Build the configurations of one server: one per certificate.
+/// Build the configurations of one server: one per certificate. What
+/// mod_ssl logs at start and goes on (a certificate that cannot be
+/// stapled) is added to `notices`.
 pub(crate) fn build(
     spec: &TlsSiteSpec,
     read: &super::ReadFile<'_>,
+    notices: &mut Vec<String>,
 ) -> Result<Vec<KeyConfig>, String> {
     if spec.keys.is_empty() && spec.managed.is_none() {
         return Err("SSLEngine on but no SSLCertificateFile".into());
+    }
+    if spec.stapling.as_ref().is_some_and(|s| !s.cache) {
+        return Err("AH01958: SSLStapling: no stapling cache available (SSLStaplingCache)".into());
     }
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
     if spec.tls13 {
@@ -153,6 +184,7 @@ pub(crate) fn build(
     }
     let provider = Arc::new(CryptoProvider {
         cipher_suites: chosen,
+        kx_groups: kx_groups(spec.groups.as_deref()),
         ..ring::default_provider()
     });
     let chain = match &spec.chain {
@@ -192,9 +224,25 @@ pub(crate) fn build(
                 crate::md::schemes(key),
                 CertSource::Managed(cell),
                 None,
+                None,
+            ));
+        }
+        if spec.stapling.is_some() {
+            notices.push(format!(
+                "SSLUseStapling on: the certificates of the managed domain {} are not stapled (htaccel staples certificate files only)",
+                md.name
             ));
         }
     }
+    let more_issuers = match (&spec.stapling, &spec.client_auth) {
+        (
+            Some(_),
+            Some(ClientAuthSpec {
+                ca_file: Some(f), ..
+            }),
+        ) => read_certs(f, read)?,
+        _ => Vec::new(),
+    };
     for pair in &spec.keys {
         let (key, mut certs) = load_pair(pair, &provider, read)?;
         certs.extend(chain.iter().cloned());
@@ -203,16 +251,35 @@ pub(crate) fn build(
         let ecdsa = key.algorithm() == rustls::SignatureAlgorithm::ECDSA;
         let schemes = signable(&key);
         let certified = Arc::new(CertifiedKey::new(certs, key));
+        let index = entries.len();
+        let stapler = spec.stapling.as_ref().and_then(|stapling| {
+            match super::stapling::stapler(stapling, certified.clone(), &more_issuers) {
+                Ok(s) => Some(Arc::new(s)),
+                Err(why) => {
+                    notices.push(why);
+                    notices.push(format!(
+                        "AH02604: Unable to configure certificate {}:{index} for stapling",
+                        spec.server_id
+                    ));
+                    None
+                }
+            }
+        });
+        let resolver: Arc<dyn ResolvesServerCert> = match &stapler {
+            Some(s) => Arc::new(Stapled(s.clone())),
+            None => Arc::new(Fixed(certified.clone())),
+        };
         entries.push((
-            Arc::new(Fixed(certified.clone())),
+            resolver,
             ecdsa,
             schemes,
             CertSource::Fixed(Arc::new((cert, pem))),
             Some(certified),
+            stapler,
         ));
     }
     let mut out = Vec::new();
-    for (resolver, ecdsa, schemes, source, fixed_key) in entries {
+    for (resolver, ecdsa, schemes, source, fixed_key, stapler) in entries {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&versions)
             .map_err(|e| format!("SSLProtocol/SSLCipherSuite: {e}"))?;
@@ -246,9 +313,20 @@ pub(crate) fn build(
             schemes,
             source,
             fixed_key,
+            stapler,
         });
     }
     Ok(out)
+}
+
+/// A stapled certificate: with the response its stapler holds now.
+#[derive(Debug)]
+struct Stapled(Arc<Stapler>);
+
+impl ResolvesServerCert for Stapled {
+    fn resolve(&self, _hello: rustls::server::ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.current())
+    }
 }
 
 /// The one certificate of a configuration (the choice among a server's

@@ -25,6 +25,8 @@ pub(crate) struct CertFacts {
     pub authority_key_id: Option<Vec<u8>>,
     /// The Authority Information Access extension's CA issuers URI.
     pub issuer_uri: Option<String>,
+    /// The Authority Information Access extension's first OCSP responder.
+    pub ocsp_uri: Option<String>,
 }
 
 impl CertFacts {
@@ -32,10 +34,24 @@ impl CertFacts {
     pub(crate) fn of(cert: &CertificateDer<'_>) -> CertFacts {
         read(cert).unwrap_or_default()
     }
+
+    /// The certificate as mod_ssl's error log names it after a message
+    /// about it (`ssl_log_xerror`).
+    pub(crate) fn logged(&self) -> String {
+        use htaccel_engine::http::date::fmt_asn1_time;
+        format!(
+            "[subject: {} / issuer: {} / serial: {} / notbefore: {} / notafter: {}]",
+            self.subject,
+            self.issuer,
+            self.serial,
+            fmt_asn1_time(self.not_before),
+            fmt_asn1_time(self.not_after)
+        )
+    }
 }
 
 /// One DER element: tag, contents, and what follows it.
-fn element(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(crate) fn element(b: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let tag = *b.first()?;
     let first = *b.get(1)? as usize;
     let (len, head) = if first < 0x80 {
@@ -98,6 +114,7 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
         serial_octets: serial.to_vec(),
         authority_key_id: None,
         issuer_uri: None,
+        ocsp_uri: None,
     };
     // The unique identifiers ([1], [2]) may come first; extensions are [3].
     while let Some((tag, value, more)) = element(after_key) {
@@ -109,13 +126,15 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
     Some(facts)
 }
 
-/// OID 2.5.29.35, 1.3.6.1.5.5.7.1.1 and 1.3.6.1.5.5.7.48.2.
+/// OID 2.5.29.35, 1.3.6.1.5.5.7.1.1, 1.3.6.1.5.5.7.48.2 and 1.3.6.1.5.5.7.48.1.
 const AUTHORITY_KEY_ID: &[u8] = &[0x55, 0x1d, 0x23];
 const AUTHORITY_INFO_ACCESS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x01, 0x01];
 const CA_ISSUERS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x02];
+const OCSP: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01];
 
-/// The two extensions mod_md's status reads: whose key signed the
-/// certificate, and where its issuer's certificate is published.
+/// The two extensions mod_md's status and OCSP stapling read: whose key
+/// signed the certificate, and where its issuer's certificate and its
+/// OCSP responder are published.
 fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
     let (_, mut list, _) = element(wrapped)?;
     while !list.is_empty() {
@@ -138,8 +157,13 @@ fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
                 descriptions = more;
                 let (_, method, location) = element(description)?;
                 let (tag, uri, _) = element(location)?;
-                if method == CA_ISSUERS && tag == 0x86 && facts.issuer_uri.is_none() {
-                    facts.issuer_uri = Some(String::from_utf8_lossy(uri).into_owned());
+                let slot = match method {
+                    CA_ISSUERS => &mut facts.issuer_uri,
+                    OCSP => &mut facts.ocsp_uri,
+                    _ => continue,
+                };
+                if tag == 0x86 && slot.is_none() {
+                    *slot = Some(String::from_utf8_lossy(uri).into_owned());
                 }
             }
         }
@@ -177,7 +201,7 @@ fn oneline(mut b: &[u8]) -> Option<String> {
 
 /// A `UTCTime` (`YYMMDDHHMMSSZ`) or `GeneralizedTime` (`YYYYMMDDHHMMSSZ`)
 /// as seconds since the epoch.
-fn time(tag: u8, v: &[u8]) -> Option<i64> {
+pub(crate) fn time(tag: u8, v: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(v).ok()?.strip_suffix('Z')?;
     let (year, rest) = match tag {
         0x17 => {
@@ -214,6 +238,25 @@ pub(crate) fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
     let (_, _validity, rest) = element(rest)?;
     let (_, subject, _) = element(rest)?;
     Some((issuer, subject))
+}
+
+/// A certificate's subject name (its contents) and the bits of its public
+/// key (the `subjectPublicKey` BIT STRING without its unused-bits count),
+/// as an OCSP `CertID` names an issuer by their hashes.
+pub(crate) fn subject_and_key_bits(cert: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (_, certificate, _) = element(cert)?;
+    let (_, tbs, _) = element(certificate)?;
+    let (tag, _, rest) = element(tbs)?;
+    let rest = if tag == 0xa0 { rest } else { tbs };
+    let (_, _serial, rest) = element(rest)?;
+    let (_, _sig_alg, rest) = element(rest)?;
+    let (_, _issuer, rest) = element(rest)?;
+    let (_, _validity, rest) = element(rest)?;
+    let (_, subject, rest) = element(rest)?;
+    let (_, spki, _) = element(rest)?;
+    let (_, _alg, rest) = element(spki)?;
+    let (_, bits, _) = element(rest)?;
+    Some((subject, bits.get(1..)?))
 }
 
 /// A `Name` as OpenSSL's `XN_FLAG_RFC2253` prints it: the last RDN first,

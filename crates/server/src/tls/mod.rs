@@ -24,6 +24,7 @@ pub(crate) mod config;
 pub(crate) mod der;
 pub(crate) mod quic;
 mod sessions;
+pub(crate) mod stapling;
 mod stream;
 
 pub(crate) use accept::{handshake_limit, serve};
@@ -42,6 +43,9 @@ pub struct TlsSetup {
     /// Each address's QUIC handshake configuration, when one of its
     /// servers has HTTP/3 on (`htaccel_http3`).
     quic: Vec<Option<Arc<quinn::ServerConfig>>>,
+    /// What mod_ssl logs at start without stopping (certificates that
+    /// cannot be stapled), for [`TlsSetup::log_to`].
+    notices: Vec<String>,
 }
 
 impl std::fmt::Debug for TlsSetup {
@@ -73,6 +77,8 @@ pub(crate) struct Site {
     honor_cipher_order: bool,
     /// The TLS 1.3 suites by OpenSSL name (`SSLCipherSuite TLSv1.3`).
     suites13: Vec<&'static str>,
+    /// The key exchange groups (`SSLOpenSSLConfCmd Curves`).
+    groups: Option<Vec<htaccel_engine::http::tls::KxGroup>>,
 }
 
 impl TlsSetup {
@@ -87,6 +93,7 @@ impl TlsSetup {
     /// root may read).
     pub fn build_reading(specs: &[TlsPortSpec], read: &ReadFile<'_>) -> Result<TlsSetup, String> {
         let mut ports = Vec::new();
+        let mut notices = Vec::new();
         for p in specs {
             let mut sites = Vec::new();
             let default = p.sites.first();
@@ -105,7 +112,7 @@ impl TlsSetup {
                     s.session_timeout = d.session_timeout;
                 }
                 let s = &s;
-                let keys = config::build(s, read).map_err(|e| {
+                let keys = config::build(s, read, &mut notices).map_err(|e| {
                     let server = s.names.first().map_or("the main server", String::as_str);
                     format!("SSL setup of {server} ({}): {e}", p.addr)
                 })?;
@@ -118,6 +125,7 @@ impl TlsSetup {
                     h3: s.h3,
                     honor_cipher_order: s.honor_cipher_order,
                     suites13: s.suites13.clone(),
+                    groups: s.groups.clone(),
                 });
             }
             if !sites.is_empty() {
@@ -131,7 +139,27 @@ impl TlsSetup {
             .iter()
             .map(quic::server_config)
             .collect::<Result<_, _>>()?;
-        Ok(TlsSetup { ports, quic })
+        Ok(TlsSetup {
+            ports,
+            quic,
+            notices,
+        })
+    }
+
+    /// Log what the setup found wrong without stopping, and send the
+    /// OCSP fetches' errors to `log` (the main server's error log).
+    pub fn log_to(&self, log: &Arc<dyn htaccel_engine::http::Log>) {
+        for n in &self.notices {
+            log.error("error", "ssl", None, n);
+        }
+        let keys = self
+            .ports
+            .iter()
+            .flat_map(|p| &p.sites)
+            .flat_map(|s| &s.keys);
+        for stapler in keys.filter_map(|k| k.stapler.as_ref()) {
+            stapler.set_log(log.clone());
+        }
     }
 
     /// Every file [`TlsSetup::build`] reads for `specs`: certificates,

@@ -60,6 +60,7 @@ pub(super) fn server_config(port: &Arc<Port>) -> Result<Option<Arc<quinn::Server
     };
     let provider = Arc::new(CryptoProvider {
         cipher_suites: super::config::suites(&site.suites13),
+        kx_groups: super::config::kx_groups(site.groups.as_deref()),
         ..ring::default_provider()
     });
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)

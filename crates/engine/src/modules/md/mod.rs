@@ -409,13 +409,15 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
         "mdmuststaple" => {
             if on_off(first)? {
                 return Err(format!(
-                    "{name} on: htaccel does not ask for the OCSP must-staple extension (it does not staple OCSP responses)"
+                    "{name} on: htaccel does not ask for the OCSP must-staple extension (it does not staple managed domains' certificates)"
                 ));
             }
         }
         "mdstapling" | "mdstapleothers" => {
             if on_off(first)? && name.eq_ignore_ascii_case("mdstapling") {
-                return Err(format!("{name} on: htaccel does not staple OCSP responses"));
+                return Err(format!(
+                    "{name} on: htaccel does not staple managed domains' certificates (SSLUseStapling on staples certificate files)"
+                ));
             }
         }
         "mdexternalaccountbinding" => {
@@ -571,7 +573,9 @@ fn unsupported_reason(name: &str) -> &'static str {
         "mdcertificatefile" | "mdcertificatekeyfile" => {
             "static certificates go in SSLCertificateFile"
         }
-        "mdstaplingkeepresponse" | "mdstaplingrenewwindow" => "OCSP responses are not stapled",
+        "mdstaplingkeepresponse" | "mdstaplingrenewwindow" => {
+            "managed domains' OCSP responses are not stapled"
+        }
         "mdcertificatecheck" => "no certificate transparency links on md-status",
         "mdactivationdelay" => "a new certificate is used as soon as it is obtained",
         "mdretryfailover" => "one CA only",

@@ -12,8 +12,10 @@
 //! the reason: SSLv3 and older (as Apache does), `SSLEngine optional`
 //! (RFC 2817 upgrade), compression, renegotiation (`SSLInsecureRenegotiation
 //! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
-//! implemented, `optional_no_ca`, revocation lists, OCSP stapling and
-//! HTTPS to proxied servers (`SSLProxyEngine on`). Client certificates
+//! implemented, `optional_no_ca`, revocation lists and HTTPS to proxied
+//! servers (`SSLProxyEngine on`). OCSP stapling (`SSLUseStapling`) is
+//! configured here and done by the server (`htaccel_server::tls::stapling`);
+//! `SSLOpenSSLConfCmd` is read by [`openssl_conf`]. Client certificates
 //! are asked for in the handshake (`SSLVerifyClient` per server), their
 //! chain bounded by the server's `SSLVerifyDepth`; a directory's
 //! `SSLVerifyDepth` acts at request time as mod_ssl's does for a client
@@ -21,6 +23,7 @@
 
 pub mod ciphers;
 pub mod opened_elsewhere;
+pub mod openssl_conf;
 pub mod ports;
 pub mod protocol;
 pub mod vars;
@@ -65,6 +68,60 @@ pub struct SslServer {
     pub ca_path: Option<PathBuf>,
     /// `SSLVerifyDepth` at the server level.
     pub verify_depth: Option<u32>,
+    /// `SSLStaplingCache` (a global setting in Apache).
+    pub stapling_cache: bool,
+    /// `SSLUseStapling` and the other `SSLStapling*` settings.
+    pub stapling: Stapling,
+    /// `SSLOpenSSLConfCmd Curves` (and `Groups`, `ECDHParameters`).
+    pub groups: Option<Vec<crate::http::tls::KxGroup>>,
+}
+
+/// The `SSLStapling*` settings of one server (unset: inherited, then
+/// mod_ssl's default).
+#[derive(Clone, Debug, Default)]
+pub struct Stapling {
+    pub enabled: Option<bool>,
+    pub time_skew: Option<u32>,
+    pub max_age: Option<u32>,
+    pub cache_timeout: Option<u32>,
+    pub error_cache_timeout: Option<u32>,
+    pub responder_timeout: Option<u32>,
+    pub return_errors: Option<bool>,
+    pub fake_try_later: Option<bool>,
+    pub force_url: Option<String>,
+}
+
+impl Stapling {
+    /// `cfgMerge*`: the virtual host's setting, else the main server's.
+    fn merge(main: &Stapling, vhost: &Stapling) -> Stapling {
+        Stapling {
+            enabled: vhost.enabled.or(main.enabled),
+            time_skew: vhost.time_skew.or(main.time_skew),
+            max_age: vhost.max_age.or(main.max_age),
+            cache_timeout: vhost.cache_timeout.or(main.cache_timeout),
+            error_cache_timeout: vhost.error_cache_timeout.or(main.error_cache_timeout),
+            responder_timeout: vhost.responder_timeout.or(main.responder_timeout),
+            return_errors: vhost.return_errors.or(main.return_errors),
+            fake_try_later: vhost.fake_try_later.or(main.fake_try_later),
+            force_url: vhost.force_url.clone().or_else(|| main.force_url.clone()),
+        }
+    }
+
+    /// The handshake's settings when stapling is on, with
+    /// `modssl_init_stapling`'s defaults.
+    pub fn spec(&self, cache: bool) -> Option<crate::http::tls::StaplingSpec> {
+        (self.enabled == Some(true)).then(|| crate::http::tls::StaplingSpec {
+            cache,
+            time_skew: self.time_skew.unwrap_or(300),
+            max_age: self.max_age,
+            cache_timeout: self.cache_timeout.unwrap_or(3600),
+            error_cache_timeout: self.error_cache_timeout.unwrap_or(600),
+            responder_timeout: self.responder_timeout.unwrap_or(10),
+            return_errors: self.return_errors.unwrap_or(true),
+            fake_try_later: self.fake_try_later.unwrap_or(true),
+            force_url: self.force_url.clone(),
+        })
+    }
 }
 
 /// `SSLSessionCacheTimeout` where none is set (`SSL_SESSION_CACHE_TIMEOUT`).
@@ -131,6 +188,11 @@ impl SslServer {
             ca_file: vhost.ca_file.clone().or_else(|| main.ca_file.clone()),
             ca_path: vhost.ca_path.clone().or_else(|| main.ca_path.clone()),
             verify_depth: vhost.verify_depth.or(main.verify_depth),
+            stapling_cache: main.stapling_cache,
+            stapling: Stapling::merge(&main.stapling, &vhost.stapling),
+            // The main server's commands run first, then the virtual
+            // host's (`cfgMergeArray`): its own list wins.
+            groups: vhost.groups.clone().or_else(|| main.groups.clone()),
         }
     }
 
@@ -194,15 +256,45 @@ fn server_path(w: &Walker<'_>, arg: &str) -> PathBuf {
 /// A certificate or key file must exist and not be empty when the
 /// configuration is read (`ssl_cmd_check_file`).
 fn check_file(w: &Walker<'_>, inv: &Invocation<'_>) -> Result<PathBuf, String> {
-    let path = server_path(w, &inv.words[0]);
+    check_file_named(w, inv.name, &inv.words[0])
+}
+
+fn check_file_named(w: &Walker<'_>, directive: &str, arg: &str) -> Result<PathBuf, String> {
+    let path = server_path(w, arg);
     match opened_elsewhere::metadata(&path) {
         Ok(m) if m.is_file() && m.len() > 0 => Ok(path),
         _ => Err(format!(
-            "{}: file '{}' does not exist or is empty",
-            inv.name,
+            "{directive}: file '{}' does not exist or is empty",
             path.display()
         )),
     }
+}
+
+/// `SSLOpenSSLConfCmd COMMAND VALUE` ([`openssl_conf`]).
+fn run_openssl_conf(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let (command, kind) = openssl_conf::lookup(&inv.words[0])?;
+    let value = &inv.words[1];
+    match kind {
+        openssl_conf::ValueKind::File => {
+            check_file_named(w, inv.name, value)?;
+        }
+        openssl_conf::ValueKind::Directory => {
+            let path = server_path(w, value);
+            if !path.is_dir() {
+                return Err(format!(
+                    "{}: directory '{}' does not exist",
+                    inv.name,
+                    path.display()
+                ));
+            }
+        }
+        openssl_conf::ValueKind::Text => {}
+    }
+    openssl_conf::apply(&mut w.server()?.modules.ssl, command, value)
 }
 
 fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
@@ -302,7 +394,10 @@ fn run_flag(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Resul
         "sslinsecurerenegotiation" if on => {
             return Err("SSLInsecureRenegotiation on: htaccel (rustls) does not renegotiate at all".into())
         }
-        "sslusestapling" | "sslproxyengine" if on => {
+        "sslusestapling" => ssl.stapling.enabled = Some(on),
+        "sslstaplingreturnrespondererrors" => ssl.stapling.return_errors = Some(on),
+        "sslstaplingfaketrylater" => ssl.stapling.fake_try_later = Some(on),
+        "sslproxyengine" if on => {
             return Err(format!("{} on is not supported by htaccel yet", inv.name))
         }
         _ => {}
@@ -315,27 +410,74 @@ fn run_session_cache(
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    let arg = inv.words[0].to_ascii_lowercase();
+    let arg = &inv.words[0];
     let on = !(arg == "none" || arg == "nonenotnull");
-    let known = [
-        "none",
-        "nonenotnull",
-        "shmcb",
-        "dbm",
-        "dc",
-        "memcache",
-        "redis",
-        "shmht",
-    ];
-    let kind = arg.split([':', '(']).next().unwrap_or("");
-    if !known.contains(&kind) {
-        return Err(format!(
-            "{}: Invalid argument: no provider for {kind}",
-            inv.name
-        ));
+    if on {
+        socache(w, arg).map_err(|e| {
+            let e = e.replace(") Maybe", "). Maybe").replace("?)", "?).");
+            format!("SSLSessionCache: {}", e.replace("%s", "session"))
+        })?;
     }
     w.server()?.modules.ssl.session_cache = Some(on);
     Ok(())
+}
+
+/// A socache `name:args` as `ap_lookup_provider` and the provider's
+/// `create` check it; the error's `%s` is the cache's kind.
+fn socache(w: &Walker<'_>, arg: &str) -> Result<(), String> {
+    let (name, args) = arg.split_once(':').unwrap_or((arg, ""));
+    let known = socache_providers(w);
+    if !known.contains(&name) {
+        return Err(format!(
+            "'{name}' %s cache not supported (known names: {}) Maybe you need to load the appropriate socache module (mod_socache_{name}?)",
+            known.join(",")
+        ));
+    }
+    if matches!(name, "shmcb" | "default") {
+        shmcb_args(args)?;
+    }
+    Ok(())
+}
+
+/// `socache_shmcb_create`'s check of `path(size)`.
+fn shmcb_args(args: &str) -> Result<(), &'static str> {
+    match (args.rfind('('), args.ends_with(')')) {
+        (Some(open), true) => {
+            let size = &args[open + 1..args.len() - 1];
+            let digits = size.strip_prefix(['-', '+']).unwrap_or(size);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("Invalid argument: cache size not numerical");
+            }
+            match size.parse::<i64>() {
+                Ok(n) if n >= 8192 && n < i64::from(u32::MAX) => Ok(()),
+                Ok(n) if n < 8192 => Err("Invalid argument: size has to be >= 8192 bytes"),
+                _ => Err("Invalid argument: size has to be < 4294967295 bytes on this platform"),
+            }
+        }
+        (Some(_), false) => Err("Invalid argument: no closing parenthesis or cache size missing after pathname with parenthesis"),
+        (None, true) => Err("Invalid argument: no opening parenthesis"),
+        (None, false) => Ok(()),
+    }
+}
+
+/// The socache providers the loaded modules register (`ap_lookup_provider`
+/// finds only those), in load order; mod_socache_shmcb's is also the
+/// `default` one.
+fn socache_providers(w: &Walker<'_>) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for (module, provider) in [
+        ("socache_shmcb_module", "shmcb"),
+        ("socache_shmcb_module", "default"),
+        ("socache_dbm_module", "dbm"),
+        ("socache_dc_module", "dc"),
+        ("socache_memcache_module", "memcache"),
+        ("socache_redis_module", "redis"),
+    ] {
+        if w.env.is_loaded(module) {
+            names.push(provider);
+        }
+    }
+    names
 }
 
 fn run_session_timeout(
@@ -472,13 +614,57 @@ fn run_client_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
     Ok(())
 }
 
-/// Accepted for its meaning: the stapling cache only acts with
-/// `SSLUseStapling on`, which is refused.
-fn run_accepted(
-    _w: &mut Walker<'_>,
-    _inv: &Invocation<'_>,
+/// `SSLStaplingCache`, a global setting: the responses are kept in the
+/// server's memory whatever the provider named (a socache provider that
+/// exists), which is what a client can see of it.
+fn run_stapling_cache(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
+    let in_virtual_host = w
+        .server
+        .as_deref()
+        .ok_or("not allowed here")?
+        .in_virtual_host();
+    if in_virtual_host {
+        return Err(format!(
+            "{} cannot occur within <VirtualHost> section",
+            inv.name
+        ));
+    }
+    socache(w, &inv.words[0])
+        .map_err(|e| format!("SSLStaplingCache: {}", e.replace("%s", "stapling")))?;
+    w.server()?.modules.ssl.stapling_cache = true;
+    Ok(())
+}
+
+/// `SSLStaplingResponseTimeSkew`, `SSLStaplingResponseMaxAge`,
+/// `SSLStaplingStandardCacheTimeout`, `SSLStaplingErrorCacheTimeout`,
+/// `SSLStaplingResponderTimeout` (seconds, read as `atoi` reads them)
+/// and `SSLStaplingForceURL`.
+fn run_stapling_value(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let arg = &inv.words[0];
+    let name = inv.name.to_ascii_lowercase();
+    let stapling = &mut w.server()?.modules.ssl.stapling;
+    if name == "sslstaplingforceurl" {
+        stapling.force_url = Some(arg.clone());
+        return Ok(());
+    }
+    let Some(secs) = atoi(arg) else {
+        return Err(format!("{}: invalid argument", inv.name));
+    };
+    match name.as_str() {
+        "sslstaplingresponsetimeskew" => stapling.time_skew = Some(secs),
+        "sslstaplingresponsemaxage" => stapling.max_age = Some(secs),
+        "sslstaplingstandardcachetimeout" => stapling.cache_timeout = Some(secs),
+        "sslstaplingerrorcachetimeout" => stapling.error_cache_timeout = Some(secs),
+        _ => stapling.responder_timeout = Some(secs),
+    }
     Ok(())
 }
 
@@ -671,11 +857,19 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLCARevocationFile", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) file ('/path/to/file' - PEM encoded)", run: Run::Unsupported },
     Directive { name: "SSLCARevocationPath", args: Args::Take1, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) path ('/path/to/dir' - contains PEM encoded files)", run: Run::Unsupported },
     Directive { name: "SSLUseStapling", args: Args::Flag, req_override: SRV, about: "SSL switch for the OCSP Stapling protocol", run: Run::Handler(run_flag) },
-    Directive { name: "SSLStaplingCache", args: Args::Take1, req_override: SRV, about: "SSL Stapling Response Cache storage", run: Run::Handler(run_accepted) },
+    Directive { name: "SSLStaplingCache", args: Args::Take1, req_override: SRV, about: "SSL Stapling Response Cache storage", run: Run::Handler(run_stapling_cache) },
+    Directive { name: "SSLStaplingResponseTimeSkew", args: Args::Take1, req_override: SRV, about: "SSL stapling option for maximum time difference in OCSP responses", run: Run::Handler(run_stapling_value) },
+    Directive { name: "SSLStaplingResponderTimeout", args: Args::Take1, req_override: SRV, about: "SSL stapling option for OCSP responder timeout", run: Run::Handler(run_stapling_value) },
+    Directive { name: "SSLStaplingResponseMaxAge", args: Args::Take1, req_override: SRV, about: "SSL stapling option for maximum age of OCSP responses", run: Run::Handler(run_stapling_value) },
+    Directive { name: "SSLStaplingStandardCacheTimeout", args: Args::Take1, req_override: SRV, about: "SSL stapling option for normal OCSP Response Cache Lifetime", run: Run::Handler(run_stapling_value) },
+    Directive { name: "SSLStaplingReturnResponderErrors", args: Args::Flag, req_override: SRV, about: "SSL stapling switch to return Status Errors Back to Client", run: Run::Handler(run_flag) },
+    Directive { name: "SSLStaplingFakeTryLater", args: Args::Flag, req_override: SRV, about: "SSL stapling switch to send tryLater response to client on error", run: Run::Handler(run_flag) },
+    Directive { name: "SSLStaplingErrorCacheTimeout", args: Args::Take1, req_override: SRV, about: "SSL stapling option for OCSP Response Error Cache Lifetime", run: Run::Handler(run_stapling_value) },
+    Directive { name: "SSLStaplingForceURL", args: Args::Take1, req_override: SRV, about: "SSL stapling option to Force the OCSP Stapling URL", run: Run::Handler(run_stapling_value) },
     Directive { name: "SSLProxyEngine", args: Args::Flag, req_override: RSRC_CONF, about: "SSL switch for the proxy protocol engine ('on', 'off')", run: Run::Handler(run_flag) },
     Directive { name: "SSLRequire", args: Args::Raw, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Require a boolean expression to evaluate to true for granting access(arbitrary complex boolean expression - see manual)", run: Run::Unsupported },
     Directive { name: "SSLUserName", args: Args::Take1, req_override: ALL, about: "Set user name to SSL variable value", run: Run::Unsupported },
-    Directive { name: "SSLOpenSSLConfCmd", args: Args::Take2, req_override: SRV, about: "OpenSSL configuration command", run: Run::Unsupported },
+    Directive { name: "SSLOpenSSLConfCmd", args: Args::Take2, req_override: SRV, about: "OpenSSL configuration command", run: Run::Handler(run_openssl_conf) },
     Directive { name: "SSLSessionTicketKeyFile", args: Args::Take1, req_override: SRV, about: "TLS session ticket encryption/decryption key file (RFC 5077) ('/path/to/file' - file with 48 bytes of random data)", run: Run::Unsupported },
     Directive { name: "SSLCADNRequestFile", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name file ('/path/to/file' - PEM encoded)", run: Run::Unsupported },
     Directive { name: "SSLCADNRequestPath", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name path ('/path/to/dir' - symlink hashes to PEM of CA certs)", run: Run::Unsupported },

@@ -59,6 +59,7 @@ fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec 
     names.extend(site.aliases.iter().cloned());
     TlsSiteSpec {
         site: index,
+        server_id: format!("{}:{}", site.server_name, site.port.unwrap_or(443)),
         names,
         keys: ssl
             .cert_files
@@ -117,6 +118,8 @@ fn site_spec(engine: &Engine, site: &Site, index: Option<usize>) -> TlsSiteSpec 
             })
             .flatten()
             .cloned(),
+        stapling: ssl.stapling.spec(ssl.stapling_cache),
+        groups: ssl.groups.clone(),
     }
 }
 
