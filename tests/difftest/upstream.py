@@ -1,6 +1,6 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
-streams, and returns X-Sendfile.
+streams, returns X-Sendfile, and answers late (`?sleep=SECONDS`).
 
 It is also the naive back end of the request-smuggling probes
 (tests/cases/security/smuggling): it frames a body as chunked whenever
@@ -13,6 +13,7 @@ among its secrets."""
 import hashlib
 import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
 
@@ -54,6 +55,10 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         q = parse_qs(url.query)
         body = self.read_body()
+        if "sleep" in q:
+            # A slow application: the proxy's timeouts (ProxyTimeout,
+            # timeout=) decide whether its answer is waited for.
+            time.sleep(float(q["sleep"][0]))
         if url.path.endswith("/chunked") or "chunked" in q:
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")

@@ -205,9 +205,14 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
             .map(|(_, v)| v.clone())
     });
     let signature = signature_line(ctx);
+    let status_line = ctx
+        .error_status_line
+        .as_deref()
+        .filter(|l| l.starts_with(&status.to_string()));
     let ectx = ErrorContext {
         method: &ctx.method,
         location: location.as_deref(),
+        status_line,
         note: ctx.error_note.as_deref(),
         server_admin: ctx.site.server_admin.as_deref(),
         signature: signature.as_deref(),
@@ -220,7 +225,11 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
     };
     // Apache's error responses drop `headers_out` (`ap_send_error_response`
     // swaps in `err_headers_out`); the Location is part of the page.
-    error_page::error_response(status, &ectx)
+    let mut resp = error_page::error_response(status, &ectx);
+    if let Some(line) = status_line {
+        resp.status_line = Some(line.to_string());
+    }
+    resp
 }
 
 /// The `<address>` line of `ServerSignature`.

@@ -977,6 +977,29 @@ pub fn error_log_line(
     record.render()
 }
 
+/// An OS error as Apache's log shows it before a message: `(13)Permission
+/// denied` (the log line puts it before the client, see [`error_log_line`]).
+pub fn os_error(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => format!("({code}){}", status_text(code)),
+        None => format!("(0){e}"),
+    }
+}
+
+/// `apr_strerror`: the system's text for an errno, APR's own for the
+/// APR statuses a log line may carry (`APR_TIMEUP`, `APR_EOF`).
+fn status_text(code: i32) -> String {
+    match code {
+        70007 => "The timeout specified has expired".into(),
+        70014 => "End of file found".into(),
+        _ => {
+            let text = std::io::Error::from_raw_os_error(code).to_string();
+            let suffix = format!(" (os error {code})");
+            text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+        }
+    }
+}
+
 /// `(errno)text: rest` → (`errno`, `rest`) when `text` is that error's own
 /// text; else the message whole.
 fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
@@ -994,9 +1017,7 @@ fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
     let Some(after) = rest[digits..].strip_prefix(b")") else {
         return whole;
     };
-    let text = std::io::Error::from_raw_os_error(errno).to_string();
-    let suffix = format!(" (os error {errno})");
-    let text = text.strip_suffix(&suffix).unwrap_or(&text);
+    let text = status_text(errno);
     match after
         .strip_prefix(text.as_bytes())
         .and_then(|r| r.strip_prefix(b": "))
@@ -1039,13 +1060,7 @@ impl ErrorRecord<'_> {
         }
         line.push_str("] ");
         if let Some(errno) = self.errno {
-            let text = std::io::Error::from_raw_os_error(errno).to_string();
-            let suffix = format!(" (os error {errno})");
-            let _ = write!(
-                line,
-                "({errno}){}: ",
-                text.strip_suffix(&suffix).unwrap_or(&text)
-            );
+            let _ = write!(line, "({errno}){}: ", status_text(errno));
         }
         if let Some(c) = self.client {
             let _ = write!(line, "[client {}:{}] ", c.ip().to_canonical(), c.port());

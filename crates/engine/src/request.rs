@@ -43,6 +43,10 @@ pub struct Ctx<'a> {
     pub reason: Option<(String, String)>,
     /// Extra sentence for the error page (Apache's `error-notes`).
     pub error_note: Option<String>,
+    /// The status line a module set for the error it reports
+    /// (`r->status_line`: mod_proxy's `502 Proxy Error`), used when the
+    /// built-in page is sent for that status.
+    pub error_status_line: Option<String>,
     /// mod_ssl's `ssl-renegotiate-forbidden` note: the request needs a new
     /// client verification, which a stream of a multiplexed connection
     /// cannot have (see [`crate::http::Response::renegotiation_forbidden`]).
@@ -261,6 +265,7 @@ impl<'a> Ctx<'a> {
             redirects: 0,
             reason: None,
             error_note: None,
+            error_status_line: None,
             renegotiation_forbidden: false,
             prev_status: None,
             status_reset: false,

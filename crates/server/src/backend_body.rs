@@ -172,8 +172,8 @@ impl<T: crate::transport::Transport> Conn<T> {
                 let data = std::mem::take(&mut pending);
                 pending = spooled.append(data).await.map_err(|e| {
                     BodyStop::Spool(format!(
-                        "({}){e}: AH01091: write to temporary file failed",
-                        e.raw_os_error().unwrap_or(0)
+                        "{}: AH01091: write to temporary file failed",
+                        htaccel_engine::log_format::os_error(&e)
                     ))
                 })?;
             }

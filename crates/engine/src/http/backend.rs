@@ -74,7 +74,20 @@ pub struct BackendCall<'a> {
     /// (see [`crate::http::Response::early_hints`]): they go out before
     /// the exchange starts.
     pub early_hints: Vec<Vec<(String, String)>>,
+    /// How long to wait on a proxied backend.
+    pub timeouts: BackendTimeouts,
     pub finish: Finish<'a>,
+}
+
+/// How long the server waits on a proxied backend: mod_proxy's worker
+/// `timeout=` and `connectiontimeout=`, else `ProxyTimeout`; `None`: the
+/// server's `Timeout`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackendTimeouts {
+    /// Each read from and write to the backend.
+    pub io: Option<std::time::Duration>,
+    /// The connect.
+    pub connect: Option<std::time::Duration>,
 }
 
 /// What to send, by protocol.
@@ -205,19 +218,26 @@ pub enum BackendError {
     Failed(String),
     /// The backend did not answer within `Timeout` (504).
     Timeout(String),
+    /// mod_proxy_http could not read the upstream's status line (its end,
+    /// an error, or the timeout): `ap_proxyerror`'s 502 page, whose
+    /// reason is the second field ("Error reading from remote server").
+    Proxy(String, &'static str),
 }
 
 impl BackendError {
     pub fn status(&self) -> u16 {
         match self {
             BackendError::Unavailable(_) => 503,
-            BackendError::Failed(_) => 502,
+            BackendError::Failed(_) | BackendError::Proxy(..) => 502,
             BackendError::Timeout(_) => 504,
         }
     }
     pub fn message(&self) -> &str {
         match self {
-            BackendError::Unavailable(m) | BackendError::Failed(m) | BackendError::Timeout(m) => m,
+            BackendError::Unavailable(m)
+            | BackendError::Failed(m)
+            | BackendError::Timeout(m)
+            | BackendError::Proxy(m, _) => m,
         }
     }
 }

@@ -513,6 +513,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let timeout = ctx.conf.cgi.timeout;
     let body_limit = ctx.conf.core.limit_req_body.unwrap_or(1 << 30);
     Decision::Backend(BackendCall {
+        timeouts: Default::default(),
         addr: BackendAddr::Program(program.clone()),
         request: BackendRequest::Cgi(Box::new(CgiRequest {
             program,

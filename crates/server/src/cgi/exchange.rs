@@ -304,8 +304,8 @@ impl<T: crate::transport::Transport> Conn<T> {
                     {
                         Ok(Ok(())) => None,
                         Ok(Err(e)) => Some(format!(
-                            "({}){e}: AH02651: Error writing request body to script {}",
-                            e.raw_os_error().unwrap_or(0),
+                            "{}: AH02651: Error writing request body to script {}",
+                            htaccel_engine::log_format::os_error(&e),
                             script.script
                         )),
                         Err(_) => Some(format!(
@@ -407,8 +407,8 @@ async fn read_some(
         Ok(Ok(0)) => Output::End,
         Ok(Ok(_)) => Output::Data,
         Ok(Err(e)) => Output::Failed(BackendError::Failed(format!(
-            "({}){e}: reading the output of CGI script {}",
-            e.raw_os_error().unwrap_or(0),
+            "{}: reading the output of CGI script {}",
+            htaccel_engine::log_format::os_error(&e),
             script.script
         ))),
         Err(_) => Output::Failed(BackendError::Timeout(format!(

@@ -91,8 +91,8 @@ pub(crate) fn spawn(req: &CgiRequest) -> io::Result<Child> {
 /// The error-log line for a script that could not be started.
 pub(crate) fn spawn_error(req: &CgiRequest, e: &io::Error) -> String {
     format!(
-        "({}){e}: AH01241: exec of '{}' failed",
-        e.raw_os_error().unwrap_or(0),
+        "{}: AH01241: exec of '{}' failed",
+        htaccel_engine::log_format::os_error(e),
         req.script
     )
 }

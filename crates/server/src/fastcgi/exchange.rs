@@ -79,8 +79,10 @@ impl<T: crate::transport::Transport> Conn<T> {
             body_read,
             send_length,
             early_hints,
+            timeouts,
             finish,
         } = call;
+        let waits = pool::Waits::of(timeouts, shared.timeouts.timeout);
         if !early_hints.is_empty() {
             // Sent while the backend works, which is what they are for.
             self.early_hints(shared, req, &early_hints);
@@ -120,7 +122,17 @@ impl<T: crate::transport::Transport> Conn<T> {
             BackendRequest::FastCgi { params, keep_conn } => (params, keep_conn),
             BackendRequest::Http(head) => {
                 return self
-                    .http_backend(shared, ex, req, addr, head, body_limit, send_length, finish)
+                    .http_backend(
+                        shared,
+                        ex,
+                        req,
+                        addr,
+                        head,
+                        body_limit,
+                        send_length,
+                        waits,
+                        finish,
+                    )
                     .await
             }
             BackendRequest::Cgi(script) => {
@@ -160,7 +172,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             params.retain(|(n, _)| n != "HTTP_TRANSFER_ENCODING" && n != "CONTENT_LENGTH");
             params.push(("CONTENT_LENGTH".into(), len.to_string().into_bytes()));
         }
-        let mut lease = match pool::connect_or_reuse(&addr, timeout, keep_conn)
+        let mut lease = match pool::connect_or_reuse(&addr, waits, keep_conn)
             .await
             .map(|(l, _)| l)
         {
@@ -197,11 +209,10 @@ impl<T: crate::transport::Transport> Conn<T> {
             Some(ChunkedBody::Whole(data)) => {
                 codec::put_stream(&mut out, codec::STDIN, ID, &data);
                 codec::put_stream(&mut out, codec::STDIN, ID, &[]);
-                send(&mut lease, &mut out, timeout).await
+                send(&mut lease, &mut out).await
             }
             Some(ChunkedBody::Spooled(spooled)) => {
-                self.send_spooled(&spooled, &mut lease, &mut out, timeout)
-                    .await
+                self.send_spooled(&spooled, &mut lease, &mut out).await
             }
             Some(ChunkedBody::Streamed(p)) => {
                 let Prefetched { data, rest, seen } = *p;
@@ -272,7 +283,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 if ended || body.len() > COLLECT_MAX {
                     break;
                 }
-                match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+                match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut inbuf)).await {
                     Ok(Ok(n)) if n > 0 => {}
                     _ => break,
                 }
@@ -353,7 +364,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                     break false;
                 }
-                match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+                match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut inbuf)).await {
                     Ok(Ok(n)) if n > 0 => {}
                     _ => break false,
                 }
@@ -422,7 +433,6 @@ impl<T: crate::transport::Transport> Conn<T> {
         lease: &mut pool::Lease,
         out: &mut BytesMut,
     ) -> Result<(), BodyStop> {
-        let timeout = shared.timeouts.timeout;
         if let Some(mut reader) = reader {
             loop {
                 if !self.rbuf.is_empty() {
@@ -434,7 +444,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
                 // Sent in pieces of 16 KiB, and before waiting for more.
                 if out.len() >= 16 * 1024 || reader.is_done() || self.rbuf.is_empty() {
-                    send(lease, out, timeout).await?;
+                    send(lease, out).await?;
                 }
                 if reader.is_done() {
                     break;
@@ -448,7 +458,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             }
         }
         codec::put_stream(out, codec::STDIN, ID, &[]);
-        send(lease, out, timeout).await
+        send(lease, out).await
     }
 
     /// Send what is in `out`, then a spooled body as `FCGI_STDIN`, then the
@@ -458,17 +468,16 @@ impl<T: crate::transport::Transport> Conn<T> {
         spooled: &Spooled,
         lease: &mut pool::Lease,
         out: &mut BytesMut,
-        timeout: std::time::Duration,
     ) -> Result<(), BodyStop> {
         codec::put_stream(out, codec::STDIN, ID, &spooled.head);
-        send(lease, out, timeout).await?;
+        send(lease, out).await?;
         let mut offset = 0;
         let mut piece = Vec::new();
         loop {
             piece = spooled.piece(offset, piece).await.map_err(|e| {
                 BodyStop::Spool(format!(
-                    "({}){e}: AH01075: Error dispatching request: reading the spooled body",
-                    e.raw_os_error().unwrap_or(0)
+                    "{}: AH01075: Error dispatching request: reading the spooled body",
+                    htaccel_engine::log_format::os_error(&e)
                 ))
             })?;
             if piece.is_empty() {
@@ -476,10 +485,10 @@ impl<T: crate::transport::Transport> Conn<T> {
             }
             offset += piece.len() as u64;
             codec::put_stream(out, codec::STDIN, ID, &piece);
-            send(lease, out, timeout).await?;
+            send(lease, out).await?;
         }
         codec::put_stream(out, codec::STDIN, ID, &[]);
-        send(lease, out, timeout).await
+        send(lease, out).await
     }
 
     /// Read records until the header block is complete and it is known
@@ -560,7 +569,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                     _ => {}
                 }
             }
-            match tokio::time::timeout(shared.timeouts.timeout, lease.read_buf(&mut inbuf)).await {
+            match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut inbuf)).await {
                 Ok(Ok(0)) => {
                     return Err(BackendError::Failed(
                         "AH01075: Error dispatching request: the backend closed the connection"
@@ -570,13 +579,13 @@ impl<T: crate::transport::Transport> Conn<T> {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
                     return Err(BackendError::Failed(format!(
-                        "({}){e}: AH01075: Error dispatching request",
-                        e.raw_os_error().unwrap_or(0)
+                        "{}: AH01075: Error dispatching request",
+                        htaccel_engine::log_format::os_error(&e)
                     )))
                 }
                 Err(_) => {
                     return Err(BackendError::Timeout(
-                        "AH01075: Error dispatching request: timeout reading from the backend"
+                        "(70007)The timeout specified has expired: AH01075: Error dispatching request to : (polling)"
                             .into(),
                     ))
                 }
@@ -621,21 +630,18 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 }
 
-pub(crate) async fn send(
-    lease: &mut pool::Lease,
-    out: &mut BytesMut,
-    timeout: std::time::Duration,
-) -> Result<(), BodyStop> {
+/// Write `out` to the backend within the lease's timeout.
+pub(crate) async fn send(lease: &mut pool::Lease, out: &mut BytesMut) -> Result<(), BodyStop> {
     if out.is_empty() {
         return Ok(());
     }
-    let r = tokio::time::timeout(timeout, lease.write_all(out)).await;
+    let r = tokio::time::timeout(lease.timeout(), lease.write_all(out)).await;
     out.clear();
     match r {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(BodyStop::Backend(BackendError::Failed(format!(
-            "({}){e}: AH01075: Error dispatching request: sending to the backend",
-            e.raw_os_error().unwrap_or(0)
+            "{}: AH01075: Error dispatching request: sending to the backend",
+            htaccel_engine::log_format::os_error(&e)
         )))),
         Err(_) => Err(BodyStop::Backend(BackendError::Timeout(
             "AH01075: Error dispatching request: timeout sending to the backend".into(),

@@ -7,6 +7,11 @@
 //! slow PHP-FPM from collecting an unbounded number of sockets and
 //! requests in its listen queue.
 //!
+//! A lease carries mod_proxy's timeouts ([`Waits`]): the connect's
+//! (`connectiontimeout=`), and each read's and write's (`timeout=`, else
+//! `ProxyTimeout`, else `Timeout`), as Apache sets them on the backend's
+//! socket; the exchanges read [`Lease::timeout`] for every backend I/O.
+//!
 //! FastCGI connections are not reused between requests unless the
 //! configuration asks (`ProxyPass … enablereuse=on`): a PHP-FPM worker
 //! holds a kept-alive connection for as long as it is open, so idle pooled
@@ -45,6 +50,39 @@ fn semaphore(addr: &BackendAddr) -> Arc<Semaphore> {
 pub(crate) struct Lease {
     stream: Stream,
     _permit: OwnedSemaphorePermit,
+    /// How long each read and write may wait (mod_proxy sets it on the
+    /// backend's socket: the worker's `timeout=`, `ProxyTimeout`, else
+    /// `Timeout`).
+    timeout: Duration,
+}
+
+impl Lease {
+    /// How long each read from and write to the backend may wait.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+/// How long a lease waits: for the connect (and a free connection), and
+/// then for each read and write.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Waits {
+    pub connect: Duration,
+    pub io: Duration,
+}
+
+impl Waits {
+    /// mod_proxy's timeouts for a call, the server's `Timeout` where none is set.
+    pub(crate) fn of(
+        timeouts: htaccel_engine::http::backend::BackendTimeouts,
+        server: Duration,
+    ) -> Waits {
+        let io = timeouts.io.unwrap_or(server);
+        Waits {
+            connect: timeouts.connect.unwrap_or(io),
+            io,
+        }
+    }
 }
 
 enum Stream {
@@ -127,9 +165,10 @@ fn take_idle(addr: &BackendAddr) -> Option<Stream> {
 /// is one; also tells whether the connection was reused.
 pub(crate) async fn connect_or_reuse(
     addr: &BackendAddr,
-    wait: Duration,
+    waits: Waits,
     reuse: bool,
 ) -> Result<(Lease, bool), BackendError> {
+    let wait = waits.connect;
     use htaccel_engine::stats::{bump, Counter};
     bump(Counter::BackendRequests);
     let sem = semaphore(addr);
@@ -149,12 +188,13 @@ pub(crate) async fn connect_or_reuse(
                 Lease {
                     stream,
                     _permit: permit,
+                    timeout: waits.io,
                 },
                 true,
             ));
         }
     }
-    match new_connection(addr, wait, permit).await {
+    match new_connection(addr, waits, permit).await {
         Ok(l) => {
             bump(Counter::BackendConnects);
             Ok((l, false))
@@ -168,13 +208,14 @@ pub(crate) async fn connect_or_reuse(
 
 async fn new_connection(
     addr: &BackendAddr,
-    wait: Duration,
+    waits: Waits,
     permit: OwnedSemaphorePermit,
 ) -> Result<Lease, BackendError> {
+    let wait = waits.connect;
     let fail = |e: io::Error| {
         BackendError::Unavailable(format!(
-            "({}){e}: AH01079: failed to make connection to backend: {addr}",
-            e.raw_os_error().unwrap_or(0)
+            "{}: AH01079: failed to make connection to backend: {addr}",
+            htaccel_engine::log_format::os_error(&e)
         ))
     };
     let stream = match tokio::time::timeout(wait, async {
@@ -198,5 +239,6 @@ async fn new_connection(
     Ok(Lease {
         stream,
         _permit: permit,
+        timeout: waits.io,
     })
 }

@@ -18,6 +18,9 @@ use htaccel_engine::http::backend::{
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request};
 use tokio::time::Instant;
 
+/// mod_proxy_http's reason when the upstream's status line cannot be read.
+const READING_FAILED: &str = "Error reading from remote server";
+
 impl<T: crate::transport::Transport> Conn<T> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn http_backend(
@@ -29,6 +32,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         head: HttpRequest,
         body_limit: u64,
         send_length: bool,
+        waits: pool::Waits,
         finish: Finish<'_>,
     ) -> Done {
         let timeout = shared.timeouts.timeout;
@@ -89,7 +93,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let (mut lease, response, mut inbuf) = loop {
             tries += 1;
             let reuse = keep_upstream && !streams && tries == 1;
-            let (mut lease, reused) = match pool::connect_or_reuse(&addr, timeout, reuse).await {
+            let (mut lease, reused) = match pool::connect_or_reuse(&addr, waits, reuse).await {
                 Ok(x) => x,
                 Err(e) => {
                     if consumed {
@@ -108,9 +112,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 // No second try: the prefetch is not needed again.
                 first = Vec::new();
             }
-            let mut sent = send(&mut lease, &mut out, timeout).await;
+            let mut sent = send(&mut lease, &mut out).await;
             if let (Ok(()), Some(spooled)) = (&sent, &spooled) {
-                sent = send_spooled(spooled, &mut lease, timeout).await;
+                sent = send_spooled(spooled, &mut lease).await;
             }
             let sent = match sent {
                 Ok(()) => match rest.take() {
@@ -136,14 +140,14 @@ impl<T: crate::transport::Transport> Conn<T> {
                     other => return self.body_stopped(shared, ex, req, other),
                 }
             }
-            match self.upstream_head(&mut lease, timeout, ex).await {
+            match self.upstream_head(&mut lease, &addr, ex).await {
                 Ok((h, buf)) => break (lease, h, buf),
                 Err((e, nothing)) if reused && nothing => {
                     let _ = e;
                     continue;
                 }
+                // (Logged by the engine's answer to it.)
                 Err((e, _)) => {
-                    self.error_log(shared, "error", e.message());
                     let resp = finish(Err(e)).into_error_page();
                     return Done::Sent(self.respond(shared, ex, &resp).ok());
                 }
@@ -168,7 +172,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.
             let Some(body) = self
-                .upstream_body(shared, &mut lease, &mut inbuf, framing, timeout)
+                .upstream_body(shared, &mut lease, &mut inbuf, framing)
                 .await
             else {
                 self.error_log(
@@ -259,7 +263,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if !self.out.is_empty() && self.flush_out(timeout).await.is_err() {
                 return Done::Sent(None);
             }
-            match tokio::time::timeout(timeout, lease.read_buf(&mut inbuf)).await {
+            match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut inbuf)).await {
                 Ok(Ok(0)) => break framing == BodyFraming::UntilClose,
                 Ok(Ok(_)) => {}
                 _ => break false,
@@ -292,7 +296,6 @@ impl<T: crate::transport::Transport> Conn<T> {
         lease: &mut pool::Lease,
         inbuf: &mut BytesMut,
         framing: BodyFraming,
-        timeout: std::time::Duration,
     ) -> Option<Vec<u8>> {
         let mut body = Vec::new();
         let mut remaining = match framing {
@@ -327,7 +330,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if body.len() > COLLECT_MAX {
                 return None;
             }
-            match tokio::time::timeout(timeout, lease.read_buf(inbuf)).await {
+            match tokio::time::timeout(lease.timeout(), lease.read_buf(inbuf)).await {
                 Ok(Ok(0)) if framing == BodyFraming::UntilClose => return Some(body),
                 Ok(Ok(n)) if n > 0 => {}
                 _ => return None,
@@ -345,7 +348,6 @@ impl<T: crate::transport::Transport> Conn<T> {
         stage: &mut Stage,
         lease: &mut pool::Lease,
     ) -> Result<(), BodyStop> {
-        let timeout = shared.timeouts.timeout;
         let mut out = BytesMut::new();
         let mut data = Vec::new();
         loop {
@@ -360,7 +362,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if chunked && reader.is_done() {
                 out.extend_from_slice(b"0\r\n\r\n");
             }
-            send(lease, &mut out, timeout).await?;
+            send(lease, &mut out).await?;
             if reader.is_done() {
                 return Ok(());
             }
@@ -377,7 +379,7 @@ impl<T: crate::transport::Transport> Conn<T> {
     async fn upstream_head(
         &mut self,
         lease: &mut pool::Lease,
-        timeout: std::time::Duration,
+        upstream: &BackendAddr,
         ex: &mut Exchange<'_>,
     ) -> Result<(ResponseHead, BytesMut), (BackendError, bool)> {
         let mut buf = BytesMut::with_capacity(8 * 1024);
@@ -399,11 +401,12 @@ impl<T: crate::transport::Transport> Conn<T> {
                     return Err((BackendError::Failed(format!("AH01102: {m}")), false));
                 }
             }
-            match tokio::time::timeout(timeout, lease.read_buf(&mut buf)).await {
+            match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut buf)).await {
                 Ok(Ok(0)) => {
                     return Err((
-                        BackendError::Failed(
-                            "AH01102: error reading status line from remote server".into(),
+                        BackendError::Proxy(
+                            format!("AH01102: error reading status line from remote server {upstream}"),
+                            READING_FAILED,
                         ),
                         !received,
                     ))
@@ -411,17 +414,23 @@ impl<T: crate::transport::Transport> Conn<T> {
                 Ok(Ok(_)) => received = true,
                 Ok(Err(e)) => {
                     return Err((
-                        BackendError::Failed(format!(
-                            "({}){e}: AH01102: error reading status line from remote server",
-                            e.raw_os_error().unwrap_or(0)
-                        )),
+                        BackendError::Proxy(
+                            format!(
+                                "{}: AH01102: error reading status line from remote server {upstream}",
+                                htaccel_engine::log_format::os_error(&e)
+                            ),
+                            READING_FAILED,
+                        ),
                         !received,
                     ))
                 }
+                // mod_proxy_http answers a timeout as any other failure
+                // to read the status line: 502 (ap_proxyerror).
                 Err(_) => {
                     return Err((
-                        BackendError::Timeout(
-                            "AH01102: error reading status line from remote server: timeout".into(),
+                        BackendError::Proxy(
+                            format!("(70007)The timeout specified has expired: AH01102: error reading status line from remote server {upstream}"),
+                            READING_FAILED,
                         ),
                         false,
                     ))
@@ -433,20 +442,16 @@ impl<T: crate::transport::Transport> Conn<T> {
 
 /// A spooled body, after the request head: its bytes in memory, then the
 /// file's.
-async fn send_spooled(
-    spooled: &Spooled,
-    lease: &mut pool::Lease,
-    timeout: std::time::Duration,
-) -> Result<(), BodyStop> {
+async fn send_spooled(spooled: &Spooled, lease: &mut pool::Lease) -> Result<(), BodyStop> {
     let mut out = BytesMut::from(&spooled.head[..]);
-    send(lease, &mut out, timeout).await?;
+    send(lease, &mut out).await?;
     let mut offset = 0;
     let mut piece = Vec::new();
     loop {
         piece = spooled.piece(offset, piece).await.map_err(|e| {
             BodyStop::Spool(format!(
-                "({}){e}: AH01097: pass request body failed: reading the spooled body",
-                e.raw_os_error().unwrap_or(0)
+                "{}: AH01097: pass request body failed: reading the spooled body",
+                htaccel_engine::log_format::os_error(&e)
             ))
         })?;
         if piece.is_empty() {
@@ -454,7 +459,7 @@ async fn send_spooled(
         }
         offset += piece.len() as u64;
         let mut out = BytesMut::from(&piece[..]);
-        send(lease, &mut out, timeout).await?;
+        send(lease, &mut out).await?;
     }
 }
 

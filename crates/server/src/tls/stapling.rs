@@ -28,6 +28,7 @@
 use super::der;
 use htaccel_engine::http::tls::StaplingSpec;
 use htaccel_engine::http::Log;
+use htaccel_engine::log_format::os_error;
 use rustls::pki_types::CertificateDer;
 use rustls::sign::CertifiedKey;
 use std::net::SocketAddr;
@@ -495,15 +496,6 @@ impl Target {
             Err(_) => return Err(format!("{timed_out}: {reading}")),
         }
         body_of(&answer)
-    }
-}
-
-/// `(errno)text`, as Apache's log shows a system error.
-fn os_error(e: &std::io::Error) -> String {
-    let text = htaccel_engine::modules::authn_file::strerror(e);
-    match e.raw_os_error() {
-        Some(n) => format!("({n}){text}"),
-        None => text,
     }
 }
 

@@ -69,7 +69,16 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     }
     // As mod_proxy_fcgi names the script; PHP-FPM strips the prefix.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    proxy::call(ctx, target, script_filename, prev, true, false)
+    // mod_php runs in the server: no proxy timeout applies, `Timeout` does.
+    proxy::call(
+        ctx,
+        target,
+        script_filename,
+        prev,
+        true,
+        false,
+        Default::default(),
+    )
 }
 
 /// mod_php's checks before it runs a script (and htaccel's where mod_php

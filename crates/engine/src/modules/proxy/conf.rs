@@ -15,6 +15,7 @@ use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
 use crate::regex_engine::Regex;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// One `ProxyPass`/`ProxyPassMatch`.
 #[derive(Clone, Debug)]
@@ -30,6 +31,10 @@ pub struct Pass {
     pub disable_reuse: bool,
     /// `enablereuse=On`: FastCGI connections are kept (`FCGI_KEEP_CONN`).
     pub enable_reuse: bool,
+    /// `timeout=`: the backend's every read and write (and connect).
+    pub timeout: Option<Duration>,
+    /// `connectiontimeout=`: the connect alone.
+    pub connect_timeout: Option<Duration>,
 }
 
 /// One `ProxyPassReverse`.
@@ -46,6 +51,9 @@ pub struct ProxyDir {
     pub reverses: Arc<Vec<Reverse>>,
     pub preserve_host: Option<bool>,
     pub add_headers: Option<bool>,
+    /// `ProxyTimeout` (a server's setting, kept with its directory
+    /// settings as `ProxyPass` is).
+    pub timeout: Option<Duration>,
 }
 
 impl ProxyDir {
@@ -58,6 +66,7 @@ impl ProxyDir {
             reverses: concat(&base.reverses, &new.reverses),
             preserve_host: new.preserve_host.or(base.preserve_host),
             add_headers: new.add_headers.or(base.add_headers),
+            timeout: new.timeout.or(base.timeout),
         }
     }
 }
@@ -74,20 +83,44 @@ fn concat<T: Clone>(first: &Arc<Vec<T>>, then: &Arc<Vec<T>>) -> Arc<Vec<T>> {
 
 /// Worker parameters that only tune connections.
 const TUNING: &[&str] = &[
-    "timeout",
     "retry",
     "keepalive",
     "ttl",
     "max",
     "min",
     "smax",
-    "connectiontimeout",
     "enablereuse",
     "flushpackets",
     "flushwait",
     "acquire",
     "ping",
 ];
+
+/// A number of seconds as `atoi` reads it, if at least 1 (`timeout=`,
+/// `ProxyTimeout`).
+pub fn seconds(text: &str) -> Option<Duration> {
+    let t = text.trim_start();
+    let digits = t
+        .strip_prefix('+')
+        .unwrap_or(t)
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .count();
+    let offset = usize::from(t.starts_with('+'));
+    let n: u64 = t[offset..offset + digits].parse().ok()?;
+    (n >= 1).then(|| Duration::from_secs(n))
+}
+
+/// `ProxyTimeout`.
+pub fn proxy_timeout(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    c.proxy.timeout =
+        Some(seconds(&inv.words[0]).ok_or("Proxy Timeout must be at least 1 second.")?);
+    Ok(())
+}
 
 /// The `<Location>` path a directive inside one takes, if any.
 fn location_path(w: &Walker<'_>) -> Option<String> {
@@ -129,6 +162,8 @@ pub fn proxy_pass(
         nocanon: false,
         disable_reuse: false,
         enable_reuse: false,
+        timeout: None,
+        connect_timeout: None,
         path: path.clone(),
     };
     for word in words {
@@ -139,6 +174,20 @@ pub fn proxy_pass(
             }
             Some((k, v)) if k.eq_ignore_ascii_case("enablereuse") => {
                 pass.enable_reuse = v.eq_ignore_ascii_case("on")
+            }
+            Some((k, v)) if k.eq_ignore_ascii_case("timeout") => {
+                pass.timeout =
+                    Some(seconds(v).ok_or("ProxyPass Timeout must be at least one second")?)
+            }
+            Some((k, v)) if k.eq_ignore_ascii_case("connectiontimeout") => {
+                let t = crate::modules::cgi::parse_timeout(v)
+                    .ok_or("ProxyPass Connectiontimeout has wrong format")?;
+                if t < Duration::from_millis(1) {
+                    return Err(
+                        "ProxyPass Connectiontimeout must be at least one millisecond.".into(),
+                    );
+                }
+                pass.connect_timeout = Some(t);
             }
             Some((k, _)) if TUNING.iter().any(|t| t.eq_ignore_ascii_case(k)) => {}
             _ => return Err(format!("{name}: '{word}' is not supported by htaccel yet")),

@@ -377,9 +377,11 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     }
     // No ProxyPass defines a worker for the URL (a mod_rewrite [P]):
     // mod_proxy's default worker, which does not keep connections.
-    if !has_worker(&ctx, &url) {
+    let worker = worker(&ctx, &url);
+    if worker.is_none() {
         ctx.env.set("proxy-nokeepalive", "1");
     }
+    let timeouts = super::timeouts(&ctx, worker.as_ref());
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
@@ -387,6 +389,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         close: ctx.env.contains("proxy-nokeepalive"),
     };
     Decision::Backend(BackendCall {
+        timeouts,
         addr: BackendAddr::Tcp(format!("{host}:{port}")),
         request: BackendRequest::Http(request),
         // LimitRequestBody does not apply to a proxied request: Apache's
@@ -418,10 +421,6 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
 }
 
 /// Whether a `ProxyPass` URL (a worker) covers `url`.
-pub(super) fn has_worker(ctx: &Ctx<'_>, url: &str) -> bool {
-    worker(ctx, url).is_some()
-}
-
 /// The `ProxyPass` whose URL (a worker) covers `url`, if any.
 pub(super) fn worker(ctx: &Ctx<'_>, url: &str) -> Option<Pass> {
     // A ProxyPassMatch defines a worker named by its URL up to the first

@@ -27,7 +27,7 @@ pub mod conf;
 pub mod http;
 pub mod reply;
 
-use crate::http::backend::{BackendAddr, BackendCall, BackendRequest, Decision};
+use crate::http::backend::{BackendAddr, BackendCall, BackendRequest, BackendTimeouts, Decision};
 use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
 use crate::request::Ctx;
 use std::path::PathBuf;
@@ -127,10 +127,10 @@ static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "ProxyTimeout",
-        args: Args::Raw,
+        args: Args::Take1,
         req_override: RSRC_CONF,
-        about: "",
-        run: Run::Unsupported,
+        about: "Set the timeout (in seconds) for a proxied connection. This overrides the server timeout",
+        run: Run::Handler(conf::proxy_timeout),
     },
     Directive {
         name: "ProxyErrorOverride",
@@ -275,7 +275,8 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     };
     // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    call(ctx, target, script_filename, prev, true, false)
+    let timeouts = timeouts(&ctx, None);
+    call(ctx, target, script_filename, prev, true, false, timeouts)
 }
 
 /// The exchange for a request `ProxyPass`/`ProxyPassMatch` mapped to a
@@ -300,6 +301,7 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
     let keep_conn = worker
         .as_ref()
         .is_some_and(|w| w.enable_reuse && !w.disable_reuse);
+    let timeouts = timeouts(&ctx, worker.as_ref());
     call(
         ctx,
         target,
@@ -307,7 +309,19 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
         prev,
         worker.is_none(),
         keep_conn,
+        timeouts,
     )
+}
+
+/// `ap_proxy_connect_backend`'s timeouts: the worker's `timeout=`, else
+/// the server's `ProxyTimeout`, else `Timeout`; the connect's own
+/// `connectiontimeout=` before those.
+fn timeouts(ctx: &Ctx<'_>, worker: Option<&conf::Pass>) -> BackendTimeouts {
+    let io = worker.and_then(|w| w.timeout).or(ctx.conf.proxy.timeout);
+    BackendTimeouts {
+        io,
+        connect: worker.and_then(|w| w.connect_timeout).or(io),
+    }
 }
 
 pub(crate) fn call<'a>(
@@ -317,6 +331,7 @@ pub(crate) fn call<'a>(
     prev: Option<cgi_env::Prev>,
     no_worker: bool,
     keep_conn: bool,
+    timeouts: BackendTimeouts,
 ) -> Decision<'a> {
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
         return Decision::Respond(respond_error(ctx, status));
@@ -330,6 +345,7 @@ pub(crate) fn call<'a>(
     }
     let params = cgi_env::build(&ctx, &script_filename, prev.as_ref());
     Decision::Backend(BackendCall {
+        timeouts,
         addr: target.addr,
         request: BackendRequest::FastCgi { params, keep_conn },
         // LimitRequestBody does not apply to a proxied request: Apache's

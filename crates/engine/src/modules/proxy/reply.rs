@@ -22,8 +22,27 @@ use crate::request::Ctx;
 pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     let status = error.status();
     ctx.reason = Some(("error".into(), error.message().to_string()));
+    if let BackendError::Proxy(_, reason) = &error {
+        proxy_error(&mut ctx, status, reason);
+    }
     let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
+}
+
+/// `ap_proxyerror`: the reason logged (AH00898) and shown on the page,
+/// whose status line becomes `NNN Proxy Error`.
+fn proxy_error(ctx: &mut Ctx<'_>, status: u16, reason: &str) {
+    let client = Some(ctx.req.remote());
+    if let Some((level, message)) = ctx.reason.take() {
+        ctx.site.log.error(&level, "proxy_http", client, &message);
+    }
+    let returned = format!("AH00898: {reason} returned by {}", ctx.uri);
+    ctx.site.log.error("error", "proxy", client, &returned);
+    ctx.error_note = Some(format!(
+        "The proxy server could not handle the request<p>Reason: <strong>{}</strong></p>",
+        crate::uri::escape_html_str(reason)
+    ));
+    ctx.error_status_line = Some(format!("{status} Proxy Error"));
 }
 
 /// A header block sorted into Apache's tables.
