@@ -37,6 +37,14 @@ pub struct Pass {
     pub connect_timeout: Option<Duration>,
 }
 
+/// One `ProxyPassReverseCookiePath` or `ProxyPassReverseCookieDomain`:
+/// the upstream's (internal) value, and this server's (public) one.
+#[derive(Clone, Debug)]
+pub struct CookieMap {
+    pub internal: String,
+    pub public: String,
+}
+
 /// One `ProxyPassReverse`.
 #[derive(Clone, Debug)]
 pub struct Reverse {
@@ -54,6 +62,9 @@ pub struct ProxyDir {
     /// `ProxyTimeout` (a server's setting, kept with its directory
     /// settings as `ProxyPass` is).
     pub timeout: Option<Duration>,
+    /// `ProxyPassReverseCookiePath`, `ProxyPassReverseCookieDomain`.
+    pub cookie_paths: Arc<Vec<CookieMap>>,
+    pub cookie_domains: Arc<Vec<CookieMap>>,
 }
 
 impl ProxyDir {
@@ -67,6 +78,9 @@ impl ProxyDir {
             preserve_host: new.preserve_host.or(base.preserve_host),
             add_headers: new.add_headers.or(base.add_headers),
             timeout: new.timeout.or(base.timeout),
+            // Appended to the parent's, as the reverse maps.
+            cookie_paths: concat(&base.cookie_paths, &new.cookie_paths),
+            cookie_domains: concat(&base.cookie_domains, &new.cookie_domains),
         }
     }
 }
@@ -109,6 +123,31 @@ pub fn seconds(text: &str) -> Option<Duration> {
     let offset = usize::from(t.starts_with('+'));
     let n: u64 = t[offset..offset + digits].parse().ok()?;
     (n >= 1).then(|| Duration::from_secs(n))
+}
+
+/// `ProxyPassReverseCookiePath` and `ProxyPassReverseCookieDomain`.
+pub fn cookie_map(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    if inv.words.len() > 2 {
+        return Err(format!(
+            "{}: interpolate is not supported by htaccel yet",
+            inv.name
+        ));
+    }
+    let map = CookieMap {
+        internal: inv.words[0].clone(),
+        public: inv.words[1].clone(),
+    };
+    let list = if inv.name.eq_ignore_ascii_case("ProxyPassReverseCookiePath") {
+        &mut c.proxy.cookie_paths
+    } else {
+        &mut c.proxy.cookie_domains
+    };
+    Arc::make_mut(list).push(map);
+    Ok(())
 }
 
 /// `ProxyTimeout`.

@@ -513,10 +513,13 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             "content-length" => has_length = true,
             _ => {}
         }
-        let value = if matches!(lower.as_str(), "location" | "content-location" | "uri") {
-            reverse_map(&ctx, &ctx.conf.proxy.reverses, value)
-        } else {
-            value.to_string()
+        let proxy = &ctx.conf.proxy;
+        let value = match lower.as_str() {
+            "location" | "content-location" | "uri" => reverse_map(&ctx, &proxy.reverses, value),
+            "set-cookie" => {
+                super::cookies::reverse_map(&proxy.cookie_paths, &proxy.cookie_domains, value)
+            }
+            _ => value.to_string(),
         };
         resp.headers.push((name.to_string().into(), value));
     }

@@ -24,6 +24,7 @@
 
 pub mod cgi_env;
 pub mod conf;
+pub mod cookies;
 pub mod http;
 pub mod reply;
 
@@ -106,17 +107,17 @@ static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "ProxyPassReverseCookieDomain",
-        args: Args::Raw,
+        args: Args::Take23,
         req_override: SRV,
-        about: "",
-        run: Run::Unsupported,
+        about: "a domain in a Set-Cookie of the upstream, and this server's",
+        run: Run::Handler(conf::cookie_map),
     },
     Directive {
         name: "ProxyPassReverseCookiePath",
-        args: Args::Raw,
+        args: Args::Take23,
         req_override: SRV,
-        about: "",
-        run: Run::Unsupported,
+        about: "a path in a Set-Cookie of the upstream, and this server's",
+        run: Run::Handler(conf::cookie_map),
     },
     Directive {
         name: "ProxyRequests",
