@@ -162,11 +162,8 @@ impl<T: crate::transport::Transport> Conn<T> {
                     self.cgi_log(shared, script, e.message());
                 }
             }
-            let without_body = Request {
-                framing: BodyFraming::None,
-                ..req.clone()
-            };
-            return Box::pin(self.backend(shared, ex, &without_body, *call)).await;
+            let req = crate::fastcgi::exchange::bodiless(req);
+            return Box::pin(self.backend(shared, ex, &req, *call)).await;
         }
         if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.

@@ -302,13 +302,20 @@ impl<T: crate::transport::Transport> Conn<T> {
             let resp = collect(bytes::Bytes::from(body));
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         }
-        let BackendAnswer::Send {
-            response: resp,
-            pass_body,
-        } = answer
-        else {
-            self.error_log(shared, "error", "a FastCGI answer asked htaccel for another exchange, which it makes only after a CGI script");
-            return Done::Sent(None);
+        let (resp, pass_body) = match answer {
+            BackendAnswer::Send {
+                response,
+                pass_body,
+            } => (response, pass_body),
+            // An error document served by a backend instead of this answer
+            // (ProxyErrorOverride): this backend's connection is dropped
+            // with what remains of its output, and the other exchange runs
+            // for a request whose body is gone.
+            BackendAnswer::Then(call) => {
+                drop(lease);
+                return Box::pin(self.backend(shared, ex, &bodiless(req), *call)).await;
+            }
+            BackendAnswer::Collect(_) => unreachable!("handled above"),
         };
         let header_only = ex.head || status_has_no_body(resp.status);
         if pass_body && !header_only {
@@ -631,6 +638,15 @@ impl<T: crate::transport::Transport> Conn<T> {
 }
 
 /// Write `out` to the backend within the lease's timeout.
+/// The request as the exchange after a first one sees it: its body went
+/// to the first backend.
+pub(crate) fn bodiless(req: &Request) -> Request {
+    Request {
+        framing: BodyFraming::None,
+        ..req.clone()
+    }
+}
+
 pub(crate) async fn send(lease: &mut pool::Lease, out: &mut BytesMut) -> Result<(), BodyStop> {
     if out.is_empty() {
         return Ok(());

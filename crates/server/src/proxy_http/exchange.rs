@@ -188,13 +188,20 @@ impl<T: crate::transport::Transport> Conn<T> {
             let resp = collect(bytes::Bytes::from(body));
             return Done::Sent(self.respond(shared, ex, &resp).ok());
         }
-        let BackendAnswer::Send {
-            response: resp,
-            pass_body,
-        } = answer
-        else {
-            self.error_log(shared, "error", "a proxied answer asked htaccel for another exchange, which it makes only after a CGI script");
-            return Done::Sent(None);
+        let (resp, pass_body) = match answer {
+            BackendAnswer::Send {
+                response,
+                pass_body,
+            } => (response, pass_body),
+            // An error document served by a backend instead of this answer
+            // (ProxyErrorOverride): the upstream's connection is dropped
+            // with what remains of its answer.
+            BackendAnswer::Then(call) => {
+                drop(lease);
+                let req = crate::fastcgi::exchange::bodiless(req);
+                return Box::pin(self.backend(shared, ex, &req, *call)).await;
+            }
+            BackendAnswer::Collect(_) => unreachable!("handled above"),
         };
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
         if pass_body && !header_only {

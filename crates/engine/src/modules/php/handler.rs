@@ -69,16 +69,15 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     }
     // As mod_proxy_fcgi names the script; PHP-FPM strips the prefix.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    // mod_php runs in the server: no proxy timeout applies, `Timeout` does.
-    proxy::call(
-        ctx,
-        target,
-        script_filename,
-        prev,
-        true,
-        false,
-        Default::default(),
-    )
+    // mod_php runs in the server: no proxy timeout applies (`Timeout`
+    // does), nor ProxyErrorOverride.
+    let via = proxy::Via {
+        default_worker: true,
+        keep_conn: false,
+        timeouts: Default::default(),
+        mod_proxy: false,
+    };
+    proxy::call(ctx, target, script_filename, prev, via)
 }
 
 /// mod_php's checks before it runs a script (and htaccel's where mod_php

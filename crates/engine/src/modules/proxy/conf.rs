@@ -65,6 +65,11 @@ pub struct ProxyDir {
     /// `ProxyPassReverseCookiePath`, `ProxyPassReverseCookieDomain`.
     pub cookie_paths: Arc<Vec<CookieMap>>,
     pub cookie_domains: Arc<Vec<CookieMap>>,
+    /// `ProxyErrorOverride on|off`.
+    pub error_override: Option<bool>,
+    /// `ProxyErrorOverride on CODE…`: the statuses overridden (none: every
+    /// error), sorted.
+    pub error_override_codes: Arc<Vec<u16>>,
 }
 
 impl ProxyDir {
@@ -81,6 +86,12 @@ impl ProxyDir {
             // Appended to the parent's, as the reverse maps.
             cookie_paths: concat(&base.cookie_paths, &new.cookie_paths),
             cookie_domains: concat(&base.cookie_domains, &new.cookie_domains),
+            error_override: new.error_override.or(base.error_override),
+            error_override_codes: {
+                let mut codes = concat(&base.error_override_codes, &new.error_override_codes);
+                Arc::make_mut(&mut codes).sort_unstable();
+                codes
+            },
         }
     }
 }
@@ -148,6 +159,52 @@ pub fn cookie_map(
     };
     Arc::make_mut(list).push(map);
     Ok(())
+}
+
+/// `ProxyErrorOverride on|off [CODE …]` (`set_proxy_error_override`,
+/// called once per word).
+pub fn error_override(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    c: &mut DirConf,
+) -> Result<(), String> {
+    for word in &inv.words {
+        if word.eq_ignore_ascii_case("off") {
+            c.proxy.error_override = Some(false);
+        } else if word.eq_ignore_ascii_case("on") {
+            c.proxy.error_override = Some(true);
+        } else if c.proxy.error_override.is_some() {
+            if !word.starts_with(|ch: char| ch.is_ascii_digit()) {
+                return Err("ProxyErrorOverride: status codes to intercept must be numeric".into());
+            }
+            if c.proxy.error_override != Some(true) {
+                return Err("ProxyErrorOverride: status codes must follow a value of 'on'".into());
+            }
+            let digits: String = word.chars().take_while(char::is_ascii_digit).collect();
+            let code = digits.parse::<u16>().unwrap_or(0);
+            if !(400..600).contains(&code) {
+                return Err("ProxyErrorOverride: status codes to intercept must be valid HTTP Status Codes >=400 && <600".into());
+            }
+            let codes = Arc::make_mut(&mut c.proxy.error_override_codes);
+            codes.push(code);
+            codes.sort_unstable();
+        } else {
+            return Err("ProxyErrorOverride first parameter must be one of: off | on".into());
+        }
+    }
+    Ok(())
+}
+
+/// `ap_proxy_should_override`: whether a backend's `status` gives way to
+/// this server's error page.
+pub fn should_override(conf: &ProxyDir, status: u16) -> bool {
+    if conf.error_override != Some(true) {
+        return false;
+    }
+    if conf.error_override_codes.is_empty() {
+        return (400..600).contains(&status);
+    }
+    conf.error_override_codes.binary_search(&status).is_ok()
 }
 
 /// `ProxyTimeout`.
@@ -266,4 +323,40 @@ pub fn proxy_pass_reverse(
     }
     Arc::make_mut(&mut c.proxy.reverses).push(Reverse { path, url });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_override_codes_merge_sorted_and_narrow_the_errors() {
+        let on = |codes: Vec<u16>| ProxyDir {
+            error_override: Some(true),
+            error_override_codes: Arc::new(codes),
+            ..Default::default()
+        };
+        let server = on(vec![]);
+        assert!(should_override(&server, 404) && should_override(&server, 503));
+        assert!(!should_override(&server, 302) && !should_override(&server, 200));
+        let dir = ProxyDir::merge(&server, &on(vec![502, 404]));
+        assert_eq!(*dir.error_override_codes, vec![404, 502]);
+        assert!(should_override(&dir, 404) && !should_override(&dir, 500));
+        let off = ProxyDir::merge(
+            &dir,
+            &ProxyDir {
+                error_override: Some(false),
+                ..Default::default()
+            },
+        );
+        assert!(!should_override(&off, 404));
+    }
+
+    #[test]
+    fn proxy_timeouts_read_as_atoi_seconds() {
+        assert_eq!(seconds("30"), Some(Duration::from_secs(30)));
+        assert_eq!(seconds(" 5s"), Some(Duration::from_secs(5)));
+        assert_eq!(seconds("0"), None);
+        assert_eq!(seconds("x"), None);
+    }
 }

@@ -481,6 +481,27 @@ const DROPPED: &[&str] = &[
 /// The client's response for an upstream's head.
 fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     let (status, reason) = head.status.clone().unwrap_or((502, String::new()));
+    // ProxyErrorOverride: this server's error page; a 401's challenge
+    // goes with it.
+    if super::conf::should_override(&ctx.conf.proxy, status) {
+        if status == 401 {
+            let challenge = head.lines.iter().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.trim()
+                    .eq_ignore_ascii_case("WWW-Authenticate")
+                    .then(|| v.trim().to_string())
+            });
+            if let Some(v) = challenge {
+                ctx.err_headers_out.push(("WWW-Authenticate".into(), v));
+            }
+        }
+        return super::reply::error_page(&mut ctx, status);
+    }
+    // An error document proxied with ProxyErrorOverride keeps the error's
+    // status over the upstream's (mod_proxy_http's `original_status`).
+    let overridden = ctx
+        .prev_status
+        .filter(|&prev| super::conf::should_override(&ctx.conf.proxy, prev));
     let mut named: Vec<String> = Vec::new();
     for line in &head.lines {
         if let Some((n, v)) = line.split_once(':') {
@@ -489,10 +510,12 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             }
         }
     }
-    let mut resp = Response::new(status);
+    let mut resp = Response::new(overridden.unwrap_or(status));
     resp.entity_in_headers = true;
     // The upstream's reason phrase is kept (Apache's r->status_line).
-    resp.status_line = Some(format!("{status} {reason}"));
+    if overridden.is_none() {
+        resp.status_line = Some(format!("{status} {reason}"));
+    }
     let mut content_type = None;
     let mut has_length = false;
     for line in &head.lines {

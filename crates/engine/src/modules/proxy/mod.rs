@@ -135,10 +135,10 @@ static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "ProxyErrorOverride",
-        args: Args::Raw,
+        args: Args::Iterate,
         req_override: SRV,
-        about: "",
-        run: Run::Unsupported,
+        about: "use our error handling pages instead of the servers' we are proxying",
+        run: Run::Handler(conf::error_override),
     },
     Directive {
         name: "ProxySet",
@@ -276,8 +276,13 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     };
     // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
     let script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    let timeouts = timeouts(&ctx, None);
-    call(ctx, target, script_filename, prev, true, false, timeouts)
+    let via = Via {
+        default_worker: true,
+        keep_conn: false,
+        timeouts: timeouts(&ctx, None),
+        mod_proxy: true,
+    };
+    call(ctx, target, script_filename, prev, via)
 }
 
 /// The exchange for a request `ProxyPass`/`ProxyPassMatch` mapped to a
@@ -302,16 +307,26 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
     let keep_conn = worker
         .as_ref()
         .is_some_and(|w| w.enable_reuse && !w.disable_reuse);
-    let timeouts = timeouts(&ctx, worker.as_ref());
-    call(
-        ctx,
-        target,
-        script_filename,
-        prev,
-        worker.is_none(),
+    let via = Via {
+        default_worker: worker.is_none(),
         keep_conn,
-        timeouts,
-    )
+        timeouts: timeouts(&ctx, worker.as_ref()),
+        mod_proxy: true,
+    };
+    call(ctx, target, script_filename, prev, via)
+}
+
+/// How one request reaches its FastCGI backend.
+pub(crate) struct Via {
+    /// No `ProxyPass` defines a worker for the backend (SetHandler, a
+    /// substituted `ProxyPassMatch`): mod_proxy's default reverse worker.
+    pub default_worker: bool,
+    /// The connection is kept for the next request (`FCGI_KEEP_CONN`).
+    pub keep_conn: bool,
+    pub timeouts: BackendTimeouts,
+    /// mod_proxy_fcgi answers (`ProxyErrorOverride` applies); else
+    /// htaccel's mod_php, which runs PHP on PHP-FPM too.
+    pub mod_proxy: bool,
 }
 
 /// `ap_proxy_connect_backend`'s timeouts: the worker's `timeout=`, else
@@ -330,9 +345,7 @@ pub(crate) fn call<'a>(
     target: FcgiTarget,
     script_filename: String,
     prev: Option<cgi_env::Prev>,
-    no_worker: bool,
-    keep_conn: bool,
-    timeouts: BackendTimeouts,
+    via: Via,
 ) -> Decision<'a> {
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
         return Decision::Respond(respond_error(ctx, status));
@@ -341,14 +354,18 @@ pub(crate) fn call<'a>(
     // No worker is configured for the backend (SetHandler, a substituted
     // ProxyPassMatch): mod_proxy's default reverse worker, which does not
     // keep connections, takes the request and says so in the environment.
-    if no_worker {
+    if via.default_worker {
         ctx.env.set("proxy-nokeepalive", "1");
     }
     let params = cgi_env::build(&ctx, &script_filename, prev.as_ref());
+    let error_override = via.mod_proxy;
     Decision::Backend(BackendCall {
-        timeouts,
+        timeouts: via.timeouts,
         addr: target.addr,
-        request: BackendRequest::FastCgi { params, keep_conn },
+        request: BackendRequest::FastCgi {
+            params,
+            keep_conn: via.keep_conn,
+        },
         // LimitRequestBody does not apply to a proxied request: Apache's
         // input filter skips it when `r->proxyreq` is set.
         body_limit: 0,
@@ -359,6 +376,11 @@ pub(crate) fn call<'a>(
             Ok(head) => {
                 let offer = crate::modules::http2::upgrade_offer(&ctx);
                 let alt_svc = crate::request::alt_svc(&ctx);
+                if error_override {
+                    if let Some(answer) = reply::error_override(&mut ctx, &head) {
+                        return answer;
+                    }
+                }
                 let mut answer = reply::finish(ctx, head);
                 // The backend's own answer (not an error page made of it).
                 if let Some(response) = answer.response_mut() {

@@ -12,7 +12,7 @@
 //! is checked against its conditional headers (a backend's `ETag` and
 //! `Last-Modified` may make a 304 or 412).
 
-use crate::http::backend::{BackendAnswer, BackendError, BackendHead};
+use crate::http::backend::{BackendAnswer, BackendError, BackendHead, Decision};
 use crate::http::conditional::{self, Clock, Validators, Verdict};
 use crate::http::Response;
 use crate::request::Ctx;
@@ -27,6 +27,42 @@ pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     }
     let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
+}
+
+/// `ProxyErrorOverride` for mod_proxy_fcgi: a script's error `Status`, on
+/// the initial request only (`ap_is_initial_req`), answered by this
+/// server's error page or `ErrorDocument` instead of the script's body.
+pub fn error_override<'a>(ctx: &mut Ctx<'a>, head: &BackendHead) -> Option<BackendAnswer<'a>> {
+    if ctx.redirects > 0 || ctx.is_subreq {
+        return None;
+    }
+    let status = head.lines.iter().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("Status")
+            .then(|| atoi(value.trim_matches([' ', '\t'])))
+    })?;
+    if !super::conf::should_override(&ctx.conf.proxy, status) {
+        return None;
+    }
+    // The script's other fields go with the error page, as a CGI
+    // script's do (Apache keeps them in `err_headers_out`).
+    if let Err(answer) = keep_fields(ctx, head) {
+        return Some(*answer);
+    }
+    Some(error_page(ctx, status))
+}
+
+/// The error page for `status` instead of a backend's answer; when the
+/// `ErrorDocument` is itself served by a backend, that exchange follows.
+pub fn error_page<'a>(ctx: &mut Ctx<'a>, status: u16) -> BackendAnswer<'a> {
+    let resp = crate::errors::die(ctx, status);
+    match crate::error_backend::decision(ctx) {
+        Some(Decision::Backend(call)) => BackendAnswer::Then(Box::new(call)),
+        Some(Decision::Respond(r)) => BackendAnswer::respond(r),
+        Some(Decision::Kept(r)) => BackendAnswer::respond((*r).clone()),
+        None => BackendAnswer::respond(resp),
+    }
 }
 
 /// `ap_proxyerror`: the reason logged (AH00898) and shown on the page,

@@ -1,0 +1,2 @@
+<?php
+echo "error page for ", $_SERVER["REDIRECT_STATUS"] ?? "-", " from ", $_SERVER["REDIRECT_URL"] ?? "-", "\n";
