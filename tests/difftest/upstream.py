@@ -1,6 +1,7 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
-streams, returns X-Sendfile, and answers late (`?sleep=SECONDS`).
+streams, returns X-Sendfile, and answers late (`?sleep=SECONDS`); over TLS
+with `--tls CERT KEY`.
 
 It is also the naive back end of the request-smuggling probes
 (tests/cases/security/smuggling): it frames a body as chunked whenever
@@ -109,4 +110,15 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
 
 
-ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+if len(sys.argv) == 5 and sys.argv[2] == "--tls":
+    # An HTTPS upstream (SSLProxyEngine cases): the certificate and key
+    # given; each handshake in its request's thread, so that one a client
+    # gives up does not hold the others.
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = context.wrap_socket(
+        server.socket, server_side=True, do_handshake_on_connect=False
+    )
+server.serve_forever()

@@ -213,6 +213,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         method: &ctx.method,
         location: location.as_deref(),
         status_line,
+        verbose_errors: ctx.verbose_errors,
         note: ctx.error_note.as_deref(),
         server_admin: ctx.site.server_admin.as_deref(),
         signature: signature.as_deref(),

@@ -47,6 +47,9 @@ pub struct Ctx<'a> {
     /// (`r->status_line`: mod_proxy's `502 Proxy Error`), used when the
     /// built-in page is sent for that status.
     pub error_status_line: Option<String>,
+    /// The `verbose-error-to` note is `*` (`ap_proxyerror` sets it): a
+    /// 500 page shows `error_note` instead of its standard text.
+    pub verbose_errors: bool,
     /// mod_ssl's `ssl-renegotiate-forbidden` note: the request needs a new
     /// client verification, which a stream of a multiplexed connection
     /// cannot have (see [`crate::http::Response::renegotiation_forbidden`]).
@@ -266,6 +269,7 @@ impl<'a> Ctx<'a> {
             reason: None,
             error_note: None,
             error_status_line: None,
+            verbose_errors: false,
             renegotiation_forbidden: false,
             prev_status: None,
             status_reset: false,

@@ -158,9 +158,18 @@ fn serve_and_compare(
     } else {
         None
     };
-    if case.needs.iter().any(|n| n == "https") {
+    let tls_upstream = case.needs.iter().any(|n| n == "upstream-tls");
+    if tls_upstream || case.needs.iter().any(|n| n == "https") {
         crate::certs::make(&sb.dir).map_err(|e| format!("certificates: {e}"))?;
     }
+    let _tls_upstream = if tls_upstream {
+        Some(
+            crate::upstream::start_tls(&sb.dir, &crate::locate::repo_root())
+                .map_err(|e| format!("the HTTPS upstream did not start: {e}"))?,
+        )
+    } else {
+        None
+    };
     let mut apache = start_apache(&s.apache, &s.oracle, case, sb, Side::Apache)
         .map_err(|e| format!("Apache did not start: {e}"))?;
     let mut other = if s.apache_only {

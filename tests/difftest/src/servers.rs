@@ -168,6 +168,17 @@ fn write_conf(
     let text = text
         .replace("@PHP_FPM@", &crate::fpm::socket(&sb.dir).to_string_lossy())
         .replace(
+            "@UPSTREAM_TLS_PORT@",
+            crate::upstream::tls_address(&sb.dir)
+                .as_deref()
+                .and_then(|a| a.rsplit(':').next())
+                .unwrap_or_default(),
+        )
+        .replace(
+            "@UPSTREAM_TLS@",
+            &crate::upstream::tls_address(&sb.dir).unwrap_or_default(),
+        )
+        .replace(
             "@UPSTREAM@",
             &crate::upstream::address(&sb.dir).unwrap_or_default(),
         )

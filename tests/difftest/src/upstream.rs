@@ -5,6 +5,8 @@
 //! of the case talk to the same process. It runs in the case's sandbox
 //! (`@SANDBOX@` in `server.conf`), so that a file both servers may send
 //! for it (X-Sendfile) can live in `stage/`, beside the two sites.
+//! `upstream-tls` starts the same application over TLS, named
+//! `@UPSTREAM_TLS@` (and its port `@UPSTREAM_TLS_PORT@`).
 
 use crate::procs::{free_port, Process};
 use crate::sandbox::mkdir;
@@ -26,6 +28,27 @@ pub fn start(dir: &Path, repo_root: &Path) -> Result<Process, String> {
     launch(dir, "upstream", |port| {
         let mut cmd = Command::new("python3");
         cmd.arg(&app).arg(port.to_string());
+        cmd
+    })
+}
+
+/// `127.0.0.1:PORT` of the HTTPS upstream started for the sandbox at `dir`.
+pub fn tls_address(dir: &Path) -> Option<String> {
+    fs::read_to_string(dir.join("upstream-tls").join("address")).ok()
+}
+
+/// Starts the application over TLS (`upstream-tls`), with the case's
+/// `localhost` certificate (`crate::certs`, made before).
+pub fn start_tls(dir: &Path, repo_root: &Path) -> Result<Process, String> {
+    let app = repo_root.join("tests/difftest/upstream.py");
+    let certs = crate::certs::dir(dir);
+    launch(dir, "upstream-tls", |port| {
+        let mut cmd = Command::new("python3");
+        cmd.arg(&app)
+            .arg(port.to_string())
+            .arg("--tls")
+            .arg(certs.join("localhost.crt"))
+            .arg(certs.join("localhost.key"));
         cmd
     })
 }

@@ -39,6 +39,41 @@ pub enum BackendAddr {
     Tcp(String),
     /// A CGI program the server runs itself (mod_cgi).
     Program(PathBuf),
+    /// An HTTPS upstream (`ProxyPass … https://`, `SSLProxyEngine on`).
+    Tls(Box<TlsUpstream>),
+}
+
+/// An HTTPS upstream as mod_ssl's proxy side reaches it: the address, the
+/// name sent by SNI and checked against its certificate, and which checks
+/// apply. `SSLProxyVerify none` (the default): the chain is not verified.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TlsUpstream {
+    /// `host:port` to connect to.
+    pub addr: String,
+    /// `proxy-request-hostname`: the URL's host, or the client's `Host`
+    /// with `ProxyPreserveHost on` (no SNI when it is an IP address).
+    pub hostname: String,
+    /// `SSLProxyCheckPeerName` and `SSLProxyCheckPeerCN` as set (`None`:
+    /// unset, which is not the same as on: see `checks_name`).
+    pub check_peer_name: Option<bool>,
+    pub check_peer_cn: Option<bool>,
+    /// `SSLProxyCheckPeerExpire` (on unless set off).
+    pub check_peer_expire: bool,
+}
+
+impl TlsUpstream {
+    /// `ssl_io_filter_handshake`: the certificate's DNS and CN names are
+    /// checked (`modssl_X509_match_name`) unless `SSLProxyCheckPeerName
+    /// off`, or `SSLProxyCheckPeerCN off` with the other unset.
+    pub fn checks_name(&self) -> bool {
+        self.check_peer_name != Some(false)
+            && (self.check_peer_cn != Some(false) || self.check_peer_name == Some(true))
+    }
+
+    /// Else, with `SSLProxyCheckPeerCN on`, the subject's CN alone.
+    pub fn checks_cn_only(&self) -> bool {
+        !self.checks_name() && self.check_peer_cn == Some(true)
+    }
 }
 
 impl std::fmt::Display for BackendAddr {
@@ -47,6 +82,7 @@ impl std::fmt::Display for BackendAddr {
             BackendAddr::Unix(p) => write!(f, "unix:{}", p.display()),
             BackendAddr::Tcp(a) => write!(f, "{a}"),
             BackendAddr::Program(p) => write!(f, "{}", p.display()),
+            BackendAddr::Tls(t) => write!(f, "{} ({})", t.addr, t.hostname),
         }
     }
 }
@@ -218,17 +254,23 @@ pub enum BackendError {
     Failed(String),
     /// The backend did not answer within `Timeout` (504).
     Timeout(String),
-    /// mod_proxy_http could not read the upstream's status line (its end,
-    /// an error, or the timeout): `ap_proxyerror`'s 502 page, whose
-    /// reason is the second field ("Error reading from remote server").
-    Proxy(String, &'static str),
+    /// mod_proxy_http could not reach or read the upstream (its status
+    /// line did not come, the TLS handshake failed): `ap_proxyerror`'s
+    /// page for `status`, with `reason` ("Error reading from remote
+    /// server"); `message` is the error log's line.
+    Proxy {
+        status: u16,
+        message: String,
+        reason: &'static str,
+    },
 }
 
 impl BackendError {
     pub fn status(&self) -> u16 {
         match self {
             BackendError::Unavailable(_) => 503,
-            BackendError::Failed(_) | BackendError::Proxy(..) => 502,
+            BackendError::Failed(_) => 502,
+            BackendError::Proxy { status, .. } => *status,
             BackendError::Timeout(_) => 504,
         }
     }
@@ -237,7 +279,7 @@ impl BackendError {
             BackendError::Unavailable(m)
             | BackendError::Failed(m)
             | BackendError::Timeout(m)
-            | BackendError::Proxy(m, _) => m,
+            | BackendError::Proxy { message: m, .. } => m,
         }
     }
 }

@@ -88,6 +88,8 @@ impl Waits {
 enum Stream {
     Unix(UnixStream),
     Tcp(TcpStream),
+    /// An HTTPS upstream (`crate::proxy_http::tls`).
+    Tls(Box<crate::proxy_http::tls::Stream>),
 }
 
 impl Stream {
@@ -97,6 +99,11 @@ impl Stream {
         let r = match self {
             Stream::Unix(s) => s.try_read(&mut b),
             Stream::Tcp(s) => s.try_read(&mut b),
+            // Looked at without taking the bytes: they are TLS records.
+            Stream::Tls(s) => {
+                let mut peek = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+                socket2::SockRef::from(s.get_ref().0).peek(&mut peek)
+            }
         };
         matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -120,6 +127,10 @@ impl Lease {
         match &mut self.stream {
             Stream::Unix(s) => s.write_all(b).await,
             Stream::Tcp(s) => s.write_all(b).await,
+            Stream::Tls(s) => {
+                s.write_all(b).await?;
+                s.flush().await
+            }
         }
     }
 
@@ -130,6 +141,7 @@ impl Lease {
         match &mut self.stream {
             Stream::Unix(s) => s.read_buf(buf).await,
             Stream::Tcp(s) => s.read_buf(buf).await,
+            Stream::Tls(s) => s.read_buf(buf).await,
         }
     }
 }
@@ -228,6 +240,11 @@ async fn new_connection(
             }
             // A program is run, never connected to (`crate::cgi`).
             BackendAddr::Program(_) => Err(io::ErrorKind::Unsupported.into()),
+            BackendAddr::Tls(t) => {
+                let s = TcpStream::connect(t.addr.as_str()).await?;
+                let _ = s.set_nodelay(true);
+                Ok(Stream::Tcp(s))
+            }
         }
     })
     .await
@@ -235,6 +252,18 @@ async fn new_connection(
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return Err(fail(e)),
         Err(_) => return Err(fail(io::ErrorKind::TimedOut.into())),
+    };
+    // An HTTPS upstream: the handshake within the connect's time too.
+    let stream = match (addr, stream) {
+        (BackendAddr::Tls(upstream), Stream::Tcp(tcp)) => {
+            let secured = crate::proxy_http::tls::handshake(tcp, upstream);
+            match tokio::time::timeout(wait, secured).await {
+                Ok(Ok(s)) => Stream::Tls(Box::new(s)),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(fail(io::ErrorKind::TimedOut.into())),
+            }
+        }
+        (_, stream) => stream,
     };
     Ok(Lease {
         stream,

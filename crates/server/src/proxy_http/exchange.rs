@@ -411,23 +411,27 @@ impl<T: crate::transport::Transport> Conn<T> {
             match tokio::time::timeout(lease.timeout(), lease.read_buf(&mut buf)).await {
                 Ok(Ok(0)) => {
                     return Err((
-                        BackendError::Proxy(
-                            format!("AH01102: error reading status line from remote server {upstream}"),
-                            READING_FAILED,
-                        ),
+                        BackendError::Proxy {
+                            status: 502,
+                            message: format!(
+                                "AH01102: error reading status line from remote server {upstream}"
+                            ),
+                            reason: READING_FAILED,
+                        },
                         !received,
                     ))
                 }
                 Ok(Ok(_)) => received = true,
                 Ok(Err(e)) => {
                     return Err((
-                        BackendError::Proxy(
-                            format!(
+                        BackendError::Proxy {
+                            status: 502,
+                            message: format!(
                                 "{}: AH01102: error reading status line from remote server {upstream}",
                                 htaccel_engine::log_format::os_error(&e)
                             ),
-                            READING_FAILED,
-                        ),
+                            reason: READING_FAILED,
+                        },
                         !received,
                     ))
                 }
@@ -435,10 +439,11 @@ impl<T: crate::transport::Transport> Conn<T> {
                 // to read the status line: 502 (ap_proxyerror).
                 Err(_) => {
                     return Err((
-                        BackendError::Proxy(
-                            format!("(70007)The timeout specified has expired: AH01102: error reading status line from remote server {upstream}"),
-                            READING_FAILED,
-                        ),
+                        BackendError::Proxy {
+                            status: 502,
+                            message: format!("(70007)The timeout specified has expired: AH01102: error reading status line from remote server {upstream}"),
+                            reason: READING_FAILED,
+                        },
                         false,
                     ))
                 }

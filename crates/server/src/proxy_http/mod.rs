@@ -15,6 +15,7 @@
 //! (`crate::exchange`).
 
 pub(crate) mod exchange;
+pub(crate) mod tls;
 
 use htaccel_engine::http::backend::HttpRequest;
 

@@ -27,6 +27,10 @@ pub(crate) struct CertFacts {
     pub issuer_uri: Option<String>,
     /// The Authority Information Access extension's first OCSP responder.
     pub ocsp_uri: Option<String>,
+    /// The subjectAltName extension's DNS names.
+    pub dns_names: Vec<String>,
+    /// The subject's commonName values, in order.
+    pub common_names: Vec<String>,
 }
 
 impl CertFacts {
@@ -115,6 +119,8 @@ fn read(cert: &[u8]) -> Option<CertFacts> {
         authority_key_id: None,
         issuer_uri: None,
         ocsp_uri: None,
+        dns_names: Vec::new(),
+        common_names: common_names(subject),
     };
     // The unique identifiers ([1], [2]) may come first; extensions are [3].
     while let Some((tag, value, more)) = element(after_key) {
@@ -131,10 +137,13 @@ const AUTHORITY_KEY_ID: &[u8] = &[0x55, 0x1d, 0x23];
 const AUTHORITY_INFO_ACCESS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x01, 0x01];
 const CA_ISSUERS: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x02];
 const OCSP: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01];
+/// OID 2.5.29.17, and 2.5.4.3.
+const SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
+const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 
-/// The two extensions mod_md's status and OCSP stapling read: whose key
-/// signed the certificate, and where its issuer's certificate and its
-/// OCSP responder are published.
+/// The extensions mod_md's status, OCSP stapling and the proxy's name
+/// check read: whose key signed the certificate, where its issuer's
+/// certificate and its OCSP responder are published, its DNS names.
 fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
     let (_, mut list, _) = element(wrapped)?;
     while !list.is_empty() {
@@ -149,6 +158,18 @@ fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
             let (tag, key_id, _) = element(aki)?;
             if tag == 0x80 {
                 facts.authority_key_id = Some(key_id.to_vec());
+            }
+        } else if oid == SUBJECT_ALT_NAME {
+            let (_, mut names, _) = element(value)?;
+            while !names.is_empty() {
+                let (tag, name, more) = element(names)?;
+                names = more;
+                // dNSName, [2] IA5String.
+                if tag == 0x82 {
+                    facts
+                        .dns_names
+                        .push(String::from_utf8_lossy(name).into_owned());
+                }
             }
         } else if oid == AUTHORITY_INFO_ACCESS {
             let (_, mut descriptions, _) = element(value)?;
@@ -169,6 +190,26 @@ fn extensions(wrapped: &[u8], facts: &mut CertFacts) -> Option<()> {
         }
     }
     Some(())
+}
+
+/// The commonName values of a `Name`'s contents, in order.
+fn common_names(mut b: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some((_, set, rest)) = element(b) {
+        b = rest;
+        let mut s = set;
+        while let Some((_, atv, more)) = element(s) {
+            s = more;
+            if let Some((_, oid, value)) = element(atv) {
+                if oid == COMMON_NAME {
+                    if let Some((_, text, _)) = element(value) {
+                        out.push(String::from_utf8_lossy(text).into_owned());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A `Name` as `X509_NAME_oneline` prints it: each attribute in encoding

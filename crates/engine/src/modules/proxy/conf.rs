@@ -293,9 +293,9 @@ pub fn proxy_pass(
         let lower = url.to_ascii_lowercase();
         let fcgi = lower.starts_with("fcgi://")
             || lower.starts_with("unix:") && lower.contains("|fcgi://");
-        if !lower.starts_with("http://") && !fcgi {
+        if !lower.starts_with("http://") && !lower.starts_with("https://") && !fcgi {
             return Err(format!(
-                "{name} {url}: only http:// and fcgi:// backends are supported by htaccel yet"
+                "{name} {url}: only http://, https:// and fcgi:// backends are supported by htaccel yet"
             ));
         }
     }

@@ -19,6 +19,7 @@
 use super::conf::{Pass, Reverse};
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
+    TlsUpstream,
 };
 use crate::http::Response;
 use crate::request::{location_matches, Ctx, Status};
@@ -302,27 +303,42 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         resp.disposal = crate::http::BodyDisposal::Unread;
         return Decision::Respond(resp);
     }
-    let Some(rest) = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("HTTP://"))
-    else {
-        ctx.reason = Some((
-            "error".into(),
-            format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http:// only)"),
-        ));
-        return Decision::Respond(super::respond_error(ctx, 500));
+    let scheme_len = url.find("://").map_or(0, |i| i + 3);
+    let scheme = url[..scheme_len].to_ascii_lowercase();
+    let tls = match scheme.as_str() {
+        "http://" => false,
+        // mod_ssl's proxy side, when mod_ssl is loaded.
+        "https://" if ctx.site.env.is_loaded("ssl_module") => true,
+        _ => {
+            ctx.reason = Some((
+                "error".into(),
+                format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http:// and https:// only)"),
+            ));
+            return Decision::Respond(super::respond_error(ctx, 500));
+        }
     };
+    let rest = &url[scheme_len..];
     let (authority, target) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
+    let default_port = if tls { 443 } else { 80 };
     let (host, port) = match authority.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => match p.parse::<u16>() {
             Ok(p) => (h, p),
-            Err(_) => (authority, 80),
+            Err(_) => (authority, default_port),
         },
-        _ => (authority, 80),
+        _ => (authority, default_port),
     };
+    let ssl = &ctx.site.modules.ssl;
+    if tls && ssl.proxy_engine != Some(true) {
+        // mod_ssl refuses the connection it is asked to secure.
+        ctx.reason = Some((
+            "error".into(),
+            format!("AH00961: https: failed to enable ssl support for {host}:{port} ({host})"),
+        ));
+        return Decision::Respond(super::respond_error(ctx, 500));
+    }
     if let Err(status) = crate::modules::filter::insert(&mut ctx) {
         return Decision::Respond(super::respond_error(ctx, status));
     }
@@ -332,7 +348,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             .get_str("Host")
             .map(str::to_string)
             .unwrap_or_else(|| ctx.site.server_name.clone())
-    } else if port == 80 {
+    } else if port == default_port {
         host.to_string()
     } else {
         format!("{host}:{port}")
@@ -388,9 +404,32 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         headers,
         close: ctx.env.contains("proxy-nokeepalive"),
     };
+    let addr = if tls {
+        let ssl = &ctx.site.modules.ssl;
+        // `proxy-request-hostname`: what SNI sends and the certificate
+        // must name.
+        let hostname = match ctx.conf.proxy.preserve_host {
+            Some(true) => {
+                crate::engine::request_host(ctx.req).map_or_else(|| host.to_string(), |(h, _)| h)
+            }
+            _ => host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        };
+        BackendAddr::Tls(Box::new(TlsUpstream {
+            addr: format!("{host}:{port}"),
+            hostname,
+            check_peer_name: ssl.proxy_check_peer_name,
+            check_peer_cn: ssl.proxy_check_peer_cn,
+            check_peer_expire: ssl.proxy_check_peer_expire != Some(false),
+        }))
+    } else {
+        BackendAddr::Tcp(format!("{host}:{port}"))
+    };
     Decision::Backend(BackendCall {
         timeouts,
-        addr: BackendAddr::Tcp(format!("{host}:{port}")),
+        addr,
         request: BackendRequest::Http(request),
         // LimitRequestBody does not apply to a proxied request: Apache's
         // input filter skips it when `r->proxyreq` is set.

@@ -22,7 +22,7 @@ use crate::request::Ctx;
 pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     let status = error.status();
     ctx.reason = Some(("error".into(), error.message().to_string()));
-    if let BackendError::Proxy(_, reason) = &error {
+    if let BackendError::Proxy { reason, .. } = &error {
         proxy_error(&mut ctx, status, reason);
     }
     let resp = crate::errors::die(&mut ctx, status);
@@ -79,6 +79,7 @@ fn proxy_error(ctx: &mut Ctx<'_>, status: u16, reason: &str) {
         crate::uri::escape_html_str(reason)
     ));
     ctx.error_status_line = Some(format!("{status} Proxy Error"));
+    ctx.verbose_errors = true;
 }
 
 /// A header block sorted into Apache's tables.

@@ -12,8 +12,9 @@
 //! the reason: SSLv3 and older (as Apache does), `SSLEngine optional`
 //! (RFC 2817 upgrade), compression, renegotiation (`SSLInsecureRenegotiation
 //! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
-//! implemented, `optional_no_ca`, revocation lists and HTTPS to proxied
-//! servers (`SSLProxyEngine on`). OCSP stapling (`SSLUseStapling`) is
+//! implemented, `optional_no_ca`, revocation lists and the verification
+//! of a proxied server's chain (`SSLProxyVerify require`); HTTPS to
+//! proxied servers (`SSLProxyEngine on`) checks their names and dates. OCSP stapling (`SSLUseStapling`) is
 //! configured here and done by the server (`htaccel_server::tls::stapling`);
 //! `SSLOpenSSLConfCmd` is read by [`openssl_conf`]. Client certificates
 //! are asked for in the handshake (`SSLVerifyClient` per server), their
@@ -74,6 +75,12 @@ pub struct SslServer {
     pub stapling: Stapling,
     /// `SSLOpenSSLConfCmd Curves` (and `Groups`, `ECDHParameters`).
     pub groups: Option<Vec<crate::http::tls::KxGroup>>,
+    /// `SSLProxyEngine`: HTTPS to proxied servers.
+    pub proxy_engine: Option<bool>,
+    /// `SSLProxyCheckPeerName`, `SSLProxyCheckPeerCN`, `SSLProxyCheckPeerExpire`.
+    pub proxy_check_peer_name: Option<bool>,
+    pub proxy_check_peer_cn: Option<bool>,
+    pub proxy_check_peer_expire: Option<bool>,
 }
 
 /// The `SSLStapling*` settings of one server (unset: inherited, then
@@ -193,6 +200,12 @@ impl SslServer {
             // The main server's commands run first, then the virtual
             // host's (`cfgMergeArray`): its own list wins.
             groups: vhost.groups.clone().or_else(|| main.groups.clone()),
+            proxy_engine: vhost.proxy_engine.or(main.proxy_engine),
+            proxy_check_peer_name: vhost.proxy_check_peer_name.or(main.proxy_check_peer_name),
+            proxy_check_peer_cn: vhost.proxy_check_peer_cn.or(main.proxy_check_peer_cn),
+            proxy_check_peer_expire: vhost
+                .proxy_check_peer_expire
+                .or(main.proxy_check_peer_expire),
         }
     }
 
@@ -267,6 +280,23 @@ fn check_file_named(w: &Walker<'_>, directive: &str, arg: &str) -> Result<PathBu
             "{directive}: file '{}' does not exist or is empty",
             path.display()
         )),
+    }
+}
+
+/// `SSLProxyVerify`: `none` (the default) is what htaccel does; verifying
+/// the upstream's chain is refused, with the reason.
+fn run_proxy_verify(
+    _w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    match inv.words[0].to_ascii_lowercase().as_str() {
+        "none" => Ok(()),
+        "optional" | "require" | "optional_no_ca" => Err(format!(
+            "SSLProxyVerify {}: verifying a proxied server's certificate chain is not supported by htaccel yet (its name and dates are checked: SSLProxyCheckPeerName, SSLProxyCheckPeerExpire)",
+            inv.words[0]
+        )),
+        _ => Err(format!("SSLProxyVerify: Invalid argument '{}'", inv.words[0])),
     }
 }
 
@@ -397,9 +427,10 @@ fn run_flag(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Resul
         "sslusestapling" => ssl.stapling.enabled = Some(on),
         "sslstaplingreturnrespondererrors" => ssl.stapling.return_errors = Some(on),
         "sslstaplingfaketrylater" => ssl.stapling.fake_try_later = Some(on),
-        "sslproxyengine" if on => {
-            return Err(format!("{} on is not supported by htaccel yet", inv.name))
-        }
+        "sslproxyengine" => ssl.proxy_engine = Some(on),
+        "sslproxycheckpeername" => ssl.proxy_check_peer_name = Some(on),
+        "sslproxycheckpeercn" => ssl.proxy_check_peer_cn = Some(on),
+        "sslproxycheckpeerexpire" => ssl.proxy_check_peer_expire = Some(on),
         _ => {}
     }
     Ok(())
@@ -880,14 +911,14 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLOCSPEnable", args: Args::Raw, req_override: SRV, about: "Enable use of OCSP to verify certificate revocation mode ('on', 'leaf', 'off', 'no_ocsp_for_cert_ok')", run: Run::Unsupported },
     Directive { name: "SSLProxyProtocol", args: Args::Raw, req_override: RSRC_CONF, about: "SSL Proxy: enable or disable SSL protocol flavors", run: Run::Unsupported },
     Directive { name: "SSLProxyCipherSuite", args: Args::Take12, req_override: RSRC_CONF, about: "SSL Proxy: colon-delimited list of permitted SSL ciphers", run: Run::Unsupported },
-    Directive { name: "SSLProxyVerify", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: whether to verify the remote certificate", run: Run::Unsupported },
+    Directive { name: "SSLProxyVerify", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: whether to verify the remote certificate", run: Run::Handler(run_proxy_verify) },
     Directive { name: "SSLProxyVerifyDepth", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: maximum certificate verification depth", run: Run::Unsupported },
     Directive { name: "SSLProxyCACertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing server certificates", run: Run::Unsupported },
     Directive { name: "SSLProxyCACertificatePath", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: directory containing server certificates", run: Run::Unsupported },
     Directive { name: "SSLProxyMachineCertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing client certificates", run: Run::Unsupported },
-    Directive { name: "SSLProxyCheckPeerExpire", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's expiration date", run: Run::Unsupported },
-    Directive { name: "SSLProxyCheckPeerCN", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's CN", run: Run::Unsupported },
-    Directive { name: "SSLProxyCheckPeerName", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's name", run: Run::Unsupported },
+    Directive { name: "SSLProxyCheckPeerExpire", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's expiration date", run: Run::Handler(run_flag) },
+    Directive { name: "SSLProxyCheckPeerCN", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's CN", run: Run::Handler(run_flag) },
+    Directive { name: "SSLProxyCheckPeerName", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's name", run: Run::Handler(run_flag) },
 ];
 
 pub static MODULE: Module = Module {

@@ -1,0 +1,203 @@
+//! HTTPS upstreams: mod_ssl's proxy side (`SSLProxyEngine on`,
+//! `ProxyPass … https://`), on rustls's client.
+//!
+//! What a handshake checks is what mod_ssl checks after it
+//! (`ssl_io_filter_handshake`) with `SSLProxyVerify none`, its default:
+//! the chain is not verified, but the certificate's dates are
+//! (`SSLProxyCheckPeerExpire`) and so is its name against the request's
+//! host (`SSLProxyCheckPeerName`: the subjectAltName's DNS names and the
+//! subject's CNs, a leading `*.` matching one label, as
+//! `modssl_X509_match_name` does; or the CN alone with `SSLProxyCheckPeerCN
+//! on`). The handshake's own signatures are verified as always. SNI names
+//! the request's host unless it is an IP address.
+//!
+//! A failed handshake is mod_proxy_http's 500 "Error during SSL Handshake
+//! with remote server".
+
+use crate::tls::der;
+use htaccel_engine::http::backend::{BackendError, TlsUpstream};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use std::sync::Arc;
+use tokio::net::TcpStream;
+
+/// A TLS connection to an upstream.
+pub(crate) type Stream = tokio_rustls::client::TlsStream<TcpStream>;
+
+/// Secure `tcp` to `upstream` (within the caller's connect timeout).
+pub(crate) async fn handshake(
+    tcp: TcpStream,
+    upstream: &TlsUpstream,
+) -> Result<Stream, BackendError> {
+    let provider = Arc::new(ring::default_provider());
+    let checks = PeerChecks {
+        upstream: upstream.clone(),
+        provider: provider.clone(),
+    };
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| failed(upstream, &e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(checks))
+        .with_no_client_auth();
+    let host = upstream.hostname.as_str();
+    let name = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ServerName::IpAddress(ip.into()),
+        Err(_) => {
+            ServerName::try_from(host.to_string()).map_err(|e| failed(upstream, &e.to_string()))?
+        }
+    };
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| failed(upstream, &e.to_string()))
+}
+
+/// mod_proxy_http's answer to a handshake that failed.
+fn failed(upstream: &TlsUpstream, why: &str) -> BackendError {
+    BackendError::Proxy {
+        status: 500,
+        message: format!(
+            "AH01084: pass request body failed to {} ({}): {why}",
+            upstream.addr, upstream.hostname
+        ),
+        reason: "Error during SSL Handshake with remote server",
+    }
+}
+
+/// The checks of `SSLProxyVerify none`.
+#[derive(Debug)]
+struct PeerChecks {
+    upstream: TlsUpstream,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for PeerChecks {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let facts = der::CertFacts::of(end_entity);
+        let now = now.as_secs() as i64;
+        if self.upstream.check_peer_expire && (now < facts.not_before || now > facts.not_after) {
+            return Err(rustls::Error::General(
+                "AH02004: SSL Proxy: Peer certificate is expired".into(),
+            ));
+        }
+        let host = &self.upstream.hostname;
+        if self.upstream.checks_name() && !matches_name(&facts, host) {
+            return Err(rustls::Error::General(format!(
+                "AH02411: SSL Proxy: Peer certificate does not match for hostname {host}"
+            )));
+        }
+        if self.upstream.checks_cn_only() {
+            let cn = facts.common_names.first().map_or("", String::as_str);
+            if !matches_id(cn, host) {
+                return Err(rustls::Error::General(format!(
+                    "AH02005: SSL Proxy: Peer certificate CN mismatch: Certificate CN: {cn} Requested hostname: {host}"
+                )));
+            }
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// `modssl_X509_match_name`: a DNS name or CN of the certificate names
+/// `host`.
+fn matches_name(facts: &der::CertFacts, host: &str) -> bool {
+    facts
+        .dns_names
+        .iter()
+        .chain(&facts.common_names)
+        .any(|id| matches_id(id, host))
+}
+
+/// One ID against `host`: equal without case, or `*.rest` matching the
+/// host's labels after its first.
+fn matches_id(id: &str, host: &str) -> bool {
+    if id.eq_ignore_ascii_case(host) {
+        return true;
+    }
+    match (id.strip_prefix('*'), host.find('.')) {
+        (Some(rest), Some(dot)) if rest.starts_with('.') => rest.eq_ignore_ascii_case(&host[dot..]),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_as_mod_ssl_matches_them() {
+        assert!(matches_id("LocalHost", "localhost"));
+        assert!(matches_id("*.two.test", "a.two.test"));
+        assert!(!matches_id("*.two.test", "a.b.two.test"));
+        assert!(!matches_id("*.two.test", "two.test"));
+        assert!(!matches_id("localhost", "127.0.0.1"));
+        let facts = der::CertFacts {
+            dns_names: vec!["www.example.com".into()],
+            common_names: vec!["example.com".into()],
+            ..Default::default()
+        };
+        assert!(matches_name(&facts, "example.com"));
+        assert!(matches_name(&facts, "WWW.example.com"));
+        assert!(!matches_name(&facts, "other.example.com"));
+    }
+
+    #[test]
+    fn the_checks_that_apply() {
+        let up = |name, cn| TlsUpstream {
+            addr: "127.0.0.1:443".into(),
+            hostname: "localhost".into(),
+            check_peer_name: name,
+            check_peer_cn: cn,
+            check_peer_expire: true,
+        };
+        assert!(up(None, None).checks_name());
+        assert!(!up(None, Some(false)).checks_name());
+        assert!(up(Some(true), Some(false)).checks_name());
+        assert!(!up(Some(false), None).checks_name() && !up(Some(false), None).checks_cn_only());
+        assert!(up(Some(false), Some(true)).checks_cn_only());
+    }
+}
