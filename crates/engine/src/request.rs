@@ -480,7 +480,7 @@ impl<'a> Ctx<'a> {
     /// `<Files>` sections for the basename.
     fn map_to_storage(&mut self) -> Result<(), Status> {
         // mod_proxy: a proxy request has no file, no directory walk.
-        if self.filename.starts_with("proxy:") {
+        if hooks::run_first(hooks::MAP_TO_STORAGE, self)? {
             return Ok(());
         }
         let walked = match walk::directory_walk(self.site, &self.filename) {

@@ -27,6 +27,8 @@ pub struct Site {
     /// `<DirectoryMatch>` and `<Directory ~>`, in config order.
     pub regex_dir_sections: Vec<DirSection>,
     pub locations: Vec<LocationSection>,
+    /// `<Proxy>`/`<ProxyMatch>`: the main server's, then the vhost's.
+    pub proxies: Vec<crate::config::server::ProxySection>,
     pub access_file_names: Vec<String>,
     pub limit_internal_recursion: u32,
     /// `AllowEncodedSlashes` (this server's own: a vhost does not inherit it).
@@ -96,6 +98,8 @@ impl Site {
         };
         let mut locations = main.map(|m| m.locations.clone()).unwrap_or_default();
         locations.extend(conf.locations.iter().cloned());
+        let mut proxies = main.map(|m| m.proxies.clone()).unwrap_or_default();
+        proxies.extend(conf.proxies.iter().cloned());
         let modules = match main {
             Some(m) => ServerSlots::merge(&m.modules, &conf.modules),
             None => conf.modules.clone(),
@@ -114,6 +118,7 @@ impl Site {
             dir_sections: plain,
             regex_dir_sections: regex,
             locations,
+            proxies,
             access_file_names: conf
                 .access_file_names
                 .clone()

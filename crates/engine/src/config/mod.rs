@@ -53,6 +53,8 @@ pub enum SectionKind {
     VirtualHost,
     Directory,
     Location,
+    /// mod_proxy's `<Proxy>`, `<ProxyMatch>`.
+    Proxy,
     Files,
     If,
     Limit,

@@ -38,6 +38,16 @@ pub struct LocationSection {
     pub origin: Origin,
 }
 
+/// One `<Proxy>` or `<ProxyMatch>` section (mod_proxy's `sec_proxy`):
+/// its URL (a wildcard when it has one, else a prefix) or regex, matched
+/// against a proxied request's URL.
+#[derive(Clone, Debug)]
+pub struct ProxySection {
+    pub url: String,
+    pub regex: Option<crate::regex_engine::Regex>,
+    pub conf: Arc<DirConf>,
+}
+
 /// `CustomLog`/`TransferLog`: where, and in which format (a nickname or a format string).
 #[derive(Clone, Debug)]
 pub struct CustomLog {
@@ -63,6 +73,7 @@ pub struct ServerConf {
     pub base: DirConf,
     pub directories: Vec<DirSection>,
     pub locations: Vec<LocationSection>,
+    pub proxies: Vec<ProxySection>,
     pub access_file_names: Option<Vec<String>>,
     pub error_log: Option<String>,
     pub log_level: Option<String>,

@@ -94,6 +94,10 @@ pub static TRANSLATE_NAME: &[RunFirst] = &[
     crate::request::core_translate_name,
 ];
 
+/// `map_to_storage` before the core's directory walk: mod_proxy's walk of
+/// its `<Proxy>` sections for a proxied request, which has no directory.
+pub static MAP_TO_STORAGE: &[RunFirst] = &[proxy::sections::map_to_storage];
+
 /// `post_read_request` functions that may refuse the request a client
 /// sent (not its internal redirects): mod_ssl's refusal of plain HTTP on
 /// an SSL port.

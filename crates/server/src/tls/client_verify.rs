@@ -156,7 +156,9 @@ fn openssl_chain_depth(
     let mut trusted = cas.iter().any(|c| c.as_ref() == current);
     let mut depth = 0;
     loop {
-        let (issuer, subject) = der::issuer_and_subject(current)?;
+        let der::Names {
+            issuer, subject, ..
+        } = der::names(current)?;
         if issuer == subject {
             return trusted.then_some(depth);
         }
@@ -164,7 +166,7 @@ fn openssl_chain_depth(
             return None;
         }
         let names_issuer =
-            |c: &&CertificateDer<'_>| der::issuer_and_subject(c).is_some_and(|(_, s)| s == issuer);
+            |c: &&CertificateDer<'_>| der::names(c).is_some_and(|n| n.subject == issuer);
         current = match cas.iter().find(names_issuer) {
             Some(ca) => {
                 trusted = true;

@@ -266,9 +266,19 @@ pub(crate) fn time(tag: u8, v: &[u8]) -> Option<i64> {
     Some(days * 86_400 + h * 3600 + m * 60 + sec)
 }
 
-/// The issuer and subject names of a certificate, as encoded (the
-/// contents of each `Name`), for matching a certificate to its issuer.
-pub(crate) fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
+/// What matches a certificate to its issuer: the issuer and subject
+/// names as encoded (the contents of each `Name`), and the bits of its
+/// public key (the `subjectPublicKey` BIT STRING without its unused-bits
+/// count), by whose hash an OCSP `CertID` names an issuer.
+pub(crate) struct Names<'a> {
+    pub issuer: &'a [u8],
+    pub subject: &'a [u8],
+    /// `None` when the key cannot be read (the names still can).
+    pub key_bits: Option<&'a [u8]>,
+}
+
+/// The [`Names`] of a certificate.
+pub(crate) fn names(cert: &[u8]) -> Option<Names<'_>> {
     let (_, certificate, _) = element(cert)?;
     let (_, tbs, _) = element(certificate)?;
     let (tag, _, rest) = element(tbs)?;
@@ -277,27 +287,16 @@ pub(crate) fn issuer_and_subject(cert: &[u8]) -> Option<(&[u8], &[u8])> {
     let (_, _sig_alg, rest) = element(rest)?;
     let (_, issuer, rest) = element(rest)?;
     let (_, _validity, rest) = element(rest)?;
-    let (_, subject, _) = element(rest)?;
-    Some((issuer, subject))
-}
-
-/// A certificate's subject name (its contents) and the bits of its public
-/// key (the `subjectPublicKey` BIT STRING without its unused-bits count),
-/// as an OCSP `CertID` names an issuer by their hashes.
-pub(crate) fn subject_and_key_bits(cert: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (_, certificate, _) = element(cert)?;
-    let (_, tbs, _) = element(certificate)?;
-    let (tag, _, rest) = element(tbs)?;
-    let rest = if tag == 0xa0 { rest } else { tbs };
-    let (_, _serial, rest) = element(rest)?;
-    let (_, _sig_alg, rest) = element(rest)?;
-    let (_, _issuer, rest) = element(rest)?;
-    let (_, _validity, rest) = element(rest)?;
     let (_, subject, rest) = element(rest)?;
-    let (_, spki, _) = element(rest)?;
-    let (_, _alg, rest) = element(spki)?;
-    let (_, bits, _) = element(rest)?;
-    Some((subject, bits.get(1..)?))
+    let key_bits = element(rest)
+        .and_then(|(_, spki, _)| element(spki))
+        .and_then(|(_, _alg, rest)| element(rest))
+        .and_then(|(_, bits, _)| bits.get(1..));
+    Some(Names {
+        issuer,
+        subject,
+        key_bits,
+    })
 }
 
 /// A `Name` as OpenSSL's `XN_FLAG_RFC2253` prints it: the last RDN first,

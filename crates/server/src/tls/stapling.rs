@@ -161,12 +161,17 @@ pub(crate) fn stapler(
     let leaf = &bare.cert[0];
     let facts = der::CertFacts::of(leaf);
     let subject_shown = facts.logged();
-    let (issuer_name, _) = der::issuer_and_subject(leaf).ok_or("unreadable certificate")?;
+    let issuer_name = der::names(leaf).ok_or("unreadable certificate")?.issuer;
     let issuer = bare.cert[1..]
         .iter()
         .chain(more_issuers)
-        .find_map(|c| der::subject_and_key_bits(c).filter(|(s, _)| *s == issuer_name));
-    let Some((name, key_bits)) = issuer else {
+        .find_map(|c| der::names(c).filter(|n| n.subject == issuer_name));
+    let Some(der::Names {
+        subject: name,
+        key_bits: Some(key_bits),
+        ..
+    }) = issuer
+    else {
         return Err(format!(
             "AH02217: ssl_stapling_init_cert: can't retrieve issuer certificate! {subject_shown}"
         ));

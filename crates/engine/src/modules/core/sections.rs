@@ -24,7 +24,11 @@ fn section_name(inv: &Invocation<'_>) -> String {
 }
 
 /// Apache's `ap_check_cmd_context` for the "cannot occur within" family.
-fn not_within(w: &Walker<'_>, inv: &Invocation<'_>, kinds: &[SectionKind]) -> Result<(), String> {
+pub(crate) fn not_within(
+    w: &Walker<'_>,
+    inv: &Invocation<'_>,
+    kinds: &[SectionKind],
+) -> Result<(), String> {
     for k in kinds {
         if w.ctx.within(*k) {
             let parent = w.ctx.parent.clone().unwrap_or_default();
@@ -39,7 +43,7 @@ fn not_within(w: &Walker<'_>, inv: &Invocation<'_>, kinds: &[SectionKind]) -> Re
 }
 
 /// A section that is not a parse-time conditional must be closed.
-fn require_closed(inv: &Invocation<'_>) -> Result<(), String> {
+pub(crate) fn require_closed(inv: &Invocation<'_>) -> Result<(), String> {
     if inv.closed {
         Ok(())
     } else {
@@ -51,7 +55,7 @@ fn require_closed(inv: &Invocation<'_>) -> Result<(), String> {
 }
 
 /// The first word of a section's arguments; Apache's "requires additional arguments" otherwise.
-fn first_arg(inv: &Invocation<'_>) -> Result<String, String> {
+pub(crate) fn first_arg(inv: &Invocation<'_>) -> Result<String, String> {
     inv.words
         .first()
         .cloned()
@@ -91,7 +95,7 @@ pub fn compile_regex(pattern: &str) -> Result<crate::regex_engine::Regex, String
 
 /// Walk a section body into a fresh config in the main config's
 /// directory context.
-fn walk_section_body(
+pub(crate) fn walk_section_body(
     w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     kind: SectionKind,

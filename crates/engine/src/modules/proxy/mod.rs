@@ -27,6 +27,7 @@ pub mod conf;
 pub mod cookies;
 pub mod http;
 pub mod reply;
+pub mod sections;
 
 use crate::http::backend::{BackendAddr, BackendCall, BackendRequest, BackendTimeouts, Decision};
 use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
@@ -49,6 +50,20 @@ pub static MODULE: Module = Module {
 };
 
 static DIRECTIVES: &[Directive] = &[
+    Directive {
+        name: "<Proxy",
+        args: Args::Section,
+        req_override: RSRC_CONF,
+        about: "Container for directives affecting resources located in the proxied location",
+        run: Run::Handler(sections::section),
+    },
+    Directive {
+        name: "<ProxyMatch",
+        args: Args::Section,
+        req_override: RSRC_CONF,
+        about: "Container for directives affecting resources located in the proxied location, in regular expression syntax",
+        run: Run::Handler(sections::section),
+    },
     // What mod_proxy adds to mod_status's page: its balancers' tables.
     // htaccel has no balancers (refused: docs/deviations.md), so
     // the page has nothing to add, as Apache's without balancers.
