@@ -431,6 +431,34 @@ impl Log for Engine {
 }
 
 impl Ctx<'_> {
+    /// `ap_get_server_name` (`UseCanonicalName Off`): the host the client
+    /// named, else `ServerName`.
+    pub fn server_name(&self) -> String {
+        match request_host(self.req) {
+            Some((h, _)) => h,
+            None => self.site.server_name.clone(),
+        }
+    }
+
+    /// `ap_get_server_port` (`UseCanonicalName Off`): the port the client
+    /// named, else `ServerName`'s, else the scheme's default.
+    pub fn server_port(&self) -> u16 {
+        let default = if self.req.secure { 443 } else { 80 };
+        request_host(self.req)
+            .and_then(|(_, p)| p)
+            .or(self.site.port)
+            .unwrap_or(default)
+    }
+
+    /// `ap_document_root`: the request's own (mod_vhost_alias), else the
+    /// server's `DocumentRoot`.
+    pub fn document_root(&self) -> std::borrow::Cow<'_, str> {
+        match &self.document_root {
+            Some(root) => std::borrow::Cow::Borrowed(root.as_str()),
+            None => self.site.document_root.to_string_lossy(),
+        }
+    }
+
     /// Log why the request failed, once, in Apache's shape.
     pub fn log_reason(&mut self) {
         if let Some((level, msg)) = self.reason.take() {

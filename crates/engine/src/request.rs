@@ -80,6 +80,9 @@ pub struct Ctx<'a> {
     /// (`CONTEXT_PREFIX`, `CONTEXT_DOCUMENT_ROOT`).
     pub context_prefix: Option<String>,
     pub context_document_root: Option<String>,
+    /// The request's own document root (`ap_set_document_root`:
+    /// mod_vhost_alias's), over the server's.
+    pub document_root: Option<String>,
     /// `ScriptAlias` mapped the request (Apache's `alias-forced-type`
     /// note): mod_cgi then runs it without `Options ExecCGI`.
     pub script_aliased: bool,
@@ -283,6 +286,7 @@ impl<'a> Ctx<'a> {
             context_prefix: None,
             script_aliased: false,
             context_document_root: None,
+            document_root: None,
             range_deferred: None,
             request_time: crate::engine::clock_us(),
             notes: Vec::new(),
@@ -577,6 +581,7 @@ impl<'a> Ctx<'a> {
         self.languages = sub.languages;
         self.context_prefix = sub.context_prefix;
         self.context_document_root = sub.context_document_root;
+        self.document_root = sub.document_root;
         self.modules.absorb(sub.modules);
         self.headers_out.extend(sub.headers_out);
         // Both header tables are overlaid: a negotiated index brings its

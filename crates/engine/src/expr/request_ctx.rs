@@ -88,9 +88,7 @@ impl ExprContext for RequestExpr<'_, '_> {
             Var::PathInfo => path_bytes(&c.path_info),
             Var::QueryString => c.args.as_deref().and_then(path_bytes),
             Var::IsSubreq => borrowed(if c.is_subreq { "true" } else { "false" }),
-            Var::DocumentRoot | Var::ContextDocumentRoot => {
-                owned(c.site.document_root.to_string_lossy().into_owned())
-            }
+            Var::DocumentRoot | Var::ContextDocumentRoot => owned(c.document_root().into_owned()),
             Var::ContextPrefix => borrowed(""),
             Var::TheRequest => borrowed(&req.request_line),
             Var::ContentType => c.content_type.as_deref().and_then(borrowed),
@@ -181,7 +179,7 @@ impl ExprContext for RequestExpr<'_, '_> {
         if std::fs::metadata(path).is_err() {
             return false;
         }
-        let root = c.site.document_root.to_string_lossy();
+        let root = c.document_root();
         let root = root.trim_end_matches('/');
         // A path under the document root is looked up as its URL; outside
         // it, the server's `<Directory />` (denied in any sane setup) rules.

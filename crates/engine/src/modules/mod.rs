@@ -34,6 +34,7 @@ pub mod setenvif;
 pub mod ssl;
 pub mod status;
 pub mod unsupported;
+pub mod vhost_alias;
 pub mod xsendfile;
 
 pub mod hooks;
@@ -91,6 +92,7 @@ macro_rules! server_slots {
             protocols: $crate::modules::http2::ProtocolsConf,
             http2: $crate::modules::http2::Http2Server,
             http3: $crate::modules::http3::Http3Server,
+            vhost_alias: $crate::modules::vhost_alias::VhostAliasServer,
         }
     };
 }
@@ -177,6 +179,7 @@ pub static ALL: &[&Module] = &[
     &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,
+    &vhost_alias::MODULE,
     &rewrite::MODULE,
     &headers::MODULE,
     &expires::MODULE,

@@ -146,7 +146,7 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     e.set("SERVER_ADDR", req.local.ip().to_string());
     e.set("SERVER_PORT", port.to_string());
     e.set("REMOTE_ADDR", req.remote_ip().to_string());
-    let docroot = ctx.site.document_root.to_string_lossy();
+    let docroot = ctx.document_root();
     e.set("DOCUMENT_ROOT", docroot.as_bytes());
     if req.secure {
         e.set("HTTPS", "on");

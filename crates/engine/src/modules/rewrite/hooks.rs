@@ -457,7 +457,7 @@ fn prefix_stat(ctx: &Ctx<'_>, path: &str, lastsub: Option<&Rule>) -> bool {
     if rule.flags & flag::UNSAFE_PREFIX_STAT != 0 {
         return true;
     }
-    let root = ctx.site.document_root.to_string_lossy();
+    let root = ctx.document_root();
     rule.output.starts_with(&statpath) || path.starts_with(root.as_ref())
 }
 

@@ -17,7 +17,7 @@ pub(super) fn lossy(b: &[u8]) -> String {
 }
 
 pub(super) fn document_root(ctx: &Ctx<'_>) -> String {
-    let root = ctx.site.document_root.to_string_lossy();
+    let root = ctx.document_root();
     let trimmed = root.trim_end_matches('/');
     if trimmed.is_empty() {
         "/".to_string()
@@ -29,18 +29,11 @@ pub(super) fn document_root(ctx: &Ctx<'_>) -> String {
 /// Apache's `ap_get_server_port` (UseCanonicalName Off): the port the
 /// client named, else `ServerName`'s, else the scheme's default.
 pub(super) fn server_port(ctx: &Ctx<'_>) -> u16 {
-    let default = if ctx.req.secure { 443 } else { 80 };
-    crate::engine::request_host(ctx.req)
-        .and_then(|(_, p)| p)
-        .or(ctx.site.port)
-        .unwrap_or(default)
+    ctx.server_port()
 }
 
 pub(super) fn server_name(ctx: &Ctx<'_>) -> String {
-    match crate::engine::request_host(ctx.req) {
-        Some((h, _)) => h,
-        None => ctx.site.server_name.clone(),
-    }
+    ctx.server_name()
 }
 
 /// The owner of the request's file (Apache's `r->finfo`): for a name
