@@ -17,7 +17,7 @@ use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
     alias, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, http3, md, mime,
-    negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, vhost_alias,
+    negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -91,6 +91,7 @@ pub static TRANSLATE_NAME: &[RunFirst] = &[
     rewrite::translate_name,
     proxy::http::translate,
     alias::translate,
+    userdir::translate,
     vhost_alias::translate,
     crate::request::core_translate_name,
 ];

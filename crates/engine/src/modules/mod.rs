@@ -34,6 +34,7 @@ pub mod setenvif;
 pub mod ssl;
 pub mod status;
 pub mod unsupported;
+pub mod userdir;
 pub mod vhost_alias;
 pub mod xsendfile;
 
@@ -93,6 +94,7 @@ macro_rules! server_slots {
             http2: $crate::modules::http2::Http2Server,
             http3: $crate::modules::http3::Http3Server,
             vhost_alias: $crate::modules::vhost_alias::VhostAliasServer,
+            userdir: $crate::modules::userdir::UserDirServer,
         }
     };
 }
@@ -179,6 +181,7 @@ pub static ALL: &[&Module] = &[
     &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,
+    &userdir::MODULE,
     &vhost_alias::MODULE,
     &rewrite::MODULE,
     &headers::MODULE,
