@@ -1,8 +1,8 @@
 //! Reverse proxying against scripted upstreams (plain sockets in threads):
 //! connections to the upstream are kept alive and reused; an upstream that
 //! is not there answers 503, one that breaks off 502, one that does not
-//! answer within `Timeout` 504 — each in bounded time, and the server goes
-//! on serving.
+//! answer within `Timeout` 502 too (mod_proxy_http's answer when no status
+//! line comes) — each in bounded time, and the server goes on serving.
 
 mod common;
 
@@ -103,12 +103,14 @@ fn upstream_connections_are_reused_and_failures_answer_in_time() {
     assert_eq!(get(s.port, "/down/x").0, 503);
     assert_eq!(get(s.port, "/hangup/x").0, 502);
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // A status line that does not come within Timeout: mod_proxy_http's
+    // 502 (the difftest case proxy/timeouts compares it with Apache's).
     let t = Instant::now();
-    assert_eq!(get(s.port, "/silent/x").0, 504);
+    assert_eq!(get(s.port, "/silent/x").0, 502);
     let waited = t.elapsed();
     assert!(
         waited >= Duration::from_millis(1900) && waited < Duration::from_secs(6),
-        "504 after {waited:?}"
+        "502 after {waited:?}"
     );
     // Still serving, and the error log says why.
     assert_eq!(s.get("/ok/again").0, 200);
