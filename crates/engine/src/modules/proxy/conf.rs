@@ -67,6 +67,8 @@ pub struct ProxyDir {
     pub cookie_domains: Arc<Vec<CookieMap>>,
     /// `ProxyErrorOverride on|off`.
     pub error_override: Option<bool>,
+    /// `ProxyVia` (a server's setting).
+    pub via: Option<Via>,
     /// `ProxyErrorOverride on CODE…`: the statuses overridden (none: every
     /// error), sorted.
     pub error_override_codes: Arc<Vec<u16>>,
@@ -87,6 +89,7 @@ impl ProxyDir {
             cookie_paths: concat(&base.cookie_paths, &new.cookie_paths),
             cookie_domains: concat(&base.cookie_domains, &new.cookie_domains),
             error_override: new.error_override.or(base.error_override),
+            via: new.via.or(base.via),
             error_override_codes: {
                 let mut codes = concat(&base.error_override_codes, &new.error_override_codes);
                 Arc::make_mut(&mut codes).sort_unstable();
@@ -205,6 +208,31 @@ pub fn should_override(conf: &ProxyDir, status: u16) -> bool {
         return (400..600).contains(&status);
     }
     conf.error_override_codes.binary_search(&status).is_ok()
+}
+
+/// `ProxyVia`: what the `Via` fields of proxied requests and answers say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// Passed on unchanged (the default).
+    Off,
+    /// This server added, as `1.1 name[:port]`.
+    On,
+    /// The same with the server's product in a comment.
+    Full,
+    /// The client's removed from the request; none added.
+    Block,
+}
+
+/// `ProxyVia off|on|full|block`.
+pub fn proxy_via(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    c.proxy.via = Some(match inv.words[0].to_ascii_lowercase().as_str() {
+        "off" => Via::Off,
+        "on" => Via::On,
+        "block" => Via::Block,
+        "full" => Via::Full,
+        _ => return Err("ProxyVia must be one of: off | on | full | block".into()),
+    });
+    Ok(())
 }
 
 /// `ProxyTimeout`.

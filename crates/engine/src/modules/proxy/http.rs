@@ -16,7 +16,7 @@
 //! goes chunked. Failures: 503 when no connection can be made, 502 for a
 //! broken answer, 504 when the upstream does not answer within `Timeout`.
 
-use super::conf::{Pass, Reverse};
+use super::conf::{Pass, Reverse, Via};
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
     TlsUpstream,
@@ -375,6 +375,12 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         }
         headers.push((name.to_string(), value.to_vec()));
     }
+    // Via before the X-Forwarded-* fields, as Apache 2.4.71 adds them.
+    match ctx.conf.proxy.via {
+        Some(Via::Block) => headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Via")),
+        Some(Via::On | Via::Full) => merge(&mut headers, "Via", via(&ctx).into_bytes()),
+        Some(Via::Off) | None => {}
+    }
     if ctx.conf.proxy.add_headers != Some(false) {
         let client_host = ctx.headers_in.get("Host").map(|h| h.to_vec());
         merge(
@@ -491,6 +497,34 @@ pub(super) fn worker(ctx: &Ctx<'_>, url: &str) -> Option<Pass> {
         .cloned()
 }
 
+/// `ProxyVia on|full`'s entry: the client's protocol version, this
+/// server's name (its `ServerName`: mod_proxy does not use the client's
+/// host here) and port unless the scheme's default; with `full`, the
+/// server's product.
+fn via(ctx: &Ctx<'_>) -> String {
+    let version = match ctx.req.version {
+        crate::http::Version::Http10 => "1.0",
+        crate::http::Version::Http11 => "1.1",
+        crate::http::Version::Http2 => "2.0",
+        crate::http::Version::Http3 => "3.0",
+    };
+    let port = ctx.server_port();
+    let default = if ctx.req.secure { 443 } else { 80 };
+    let port = if port == default {
+        String::new()
+    } else {
+        format!(":{port}")
+    };
+    let name = &ctx.site.server_name;
+    match ctx.conf.proxy.via {
+        Some(Via::Full) => format!(
+            "{version} {name}{port} (htaccel/{})",
+            env!("CARGO_PKG_VERSION")
+        ),
+        _ => format!("{version} {name}{port}"),
+    }
+}
+
 /// `apr_table_mergen`: append to the first field of that name, else add one.
 fn merge(headers: &mut Vec<(String, Vec<u8>)>, name: &str, value: Vec<u8>) {
     match headers
@@ -584,6 +618,9 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
             _ => value.to_string(),
         };
         resp.headers.push((name.to_string().into(), value));
+    }
+    if matches!(ctx.conf.proxy.via, Some(Via::On | Via::Full)) {
+        resp.headers.push(("Via".into(), via(&ctx)));
     }
     if let Some(t) = &content_type {
         ctx.content_type = Some(t.clone());

@@ -164,10 +164,10 @@ static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "ProxyVia",
-        args: Args::Raw,
+        args: Args::Take1,
         req_override: RSRC_CONF,
-        about: "",
-        run: Run::Unsupported,
+        about: "Configure Via: proxy header header to one of: on | off | block | full",
+        run: Run::Handler(conf::proxy_via),
     },
     Directive {
         name: "BalancerMember",
