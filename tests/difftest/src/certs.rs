@@ -134,6 +134,49 @@ fn issued(d: &Path) -> Result<(), String> {
             "example.com.crt",
         ],
     )?;
+    // `localhost` issued by the CA: the HTTPS upstream's
+    // (`crate::upstream::start_tls`), which SSLProxyVerify require accepts
+    // with ca.crt.
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            "localhost-ca.key",
+            "-out",
+            "localhost-ca.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    )?;
+    std::fs::write(d.join("localhost-ca.ext"), "subjectAltName=DNS:localhost\n")
+        .map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "localhost-ca.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            "localhost-ca.ext",
+            "-out",
+            "localhost-ca.crt",
+        ],
+    )?;
     // Client certificates: alice issued by the CA, mallory self-signed.
     openssl(
         d,

@@ -38,7 +38,7 @@ pub fn tls_address(dir: &Path) -> Option<String> {
 }
 
 /// Starts the application over TLS (`upstream-tls`), with the case's
-/// `localhost` certificate (`crate::certs`, made before).
+/// `localhost` certificate issued by its CA (`crate::certs`, made before).
 pub fn start_tls(dir: &Path, repo_root: &Path) -> Result<Process, String> {
     let app = repo_root.join("tests/difftest/upstream.py");
     let certs = crate::certs::dir(dir);
@@ -47,8 +47,8 @@ pub fn start_tls(dir: &Path, repo_root: &Path) -> Result<Process, String> {
         cmd.arg(&app)
             .arg(port.to_string())
             .arg("--tls")
-            .arg(certs.join("localhost.crt"))
-            .arg(certs.join("localhost.key"));
+            .arg(certs.join("localhost-ca.crt"))
+            .arg(certs.join("localhost-ca.key"));
         cmd
     })
 }

@@ -45,7 +45,7 @@ pub enum BackendAddr {
 
 /// An HTTPS upstream as mod_ssl's proxy side reaches it: the address, the
 /// name sent by SNI and checked against its certificate, and which checks
-/// apply. `SSLProxyVerify none` (the default): the chain is not verified.
+/// apply (the chain only with `SSLProxyVerify require`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TlsUpstream {
     /// `host:port` to connect to.
@@ -59,6 +59,17 @@ pub struct TlsUpstream {
     pub check_peer_cn: Option<bool>,
     /// `SSLProxyCheckPeerExpire` (on unless set off).
     pub check_peer_expire: bool,
+    /// `SSLProxyVerify require` (or `optional`): the chain verified.
+    pub verify: Option<UpstreamVerify>,
+}
+
+/// How an upstream's chain is verified: against the CAs of
+/// `SSLProxyCACertificateFile`/`Path`, within `SSLProxyVerifyDepth`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UpstreamVerify {
+    pub ca_file: Option<PathBuf>,
+    pub ca_path: Option<PathBuf>,
+    pub depth: u32,
 }
 
 impl TlsUpstream {

@@ -1,9 +1,11 @@
 //! HTTPS upstreams: mod_ssl's proxy side (`SSLProxyEngine on`,
 //! `ProxyPass … https://`), on rustls's client.
 //!
-//! What a handshake checks is what mod_ssl checks after it
-//! (`ssl_io_filter_handshake`) with `SSLProxyVerify none`, its default:
-//! the chain is not verified, but the certificate's dates are
+//! What a handshake checks is what mod_ssl checks: with `SSLProxyVerify
+//! require` the chain, against the CAs of `SSLProxyCACertificateFile`/
+//! `Path` within `SSLProxyVerifyDepth` (the files read when a connection
+//! is made); then, after it (`ssl_io_filter_handshake`), whatever
+//! `SSLProxyVerify` says (`none` is the default), the certificate's dates
 //! (`SSLProxyCheckPeerExpire`) and so is its name against the request's
 //! host (`SSLProxyCheckPeerName`: the subjectAltName's DNS names and the
 //! subject's CNs, a leading `*.` matching one label, as
@@ -15,7 +17,7 @@
 //! with remote server".
 
 use crate::tls::der;
-use htaccel_engine::http::backend::{BackendError, TlsUpstream};
+use htaccel_engine::http::backend::{BackendError, TlsUpstream, UpstreamVerify};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -78,11 +80,14 @@ impl ServerCertVerifier for PeerChecks {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
+        intermediates: &[CertificateDer<'_>],
         _server_name: &ServerName<'_>,
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(verify) = &self.upstream.verify {
+            self.verify_chain(verify, end_entity, intermediates, now)?;
+        }
         let facts = der::CertFacts::of(end_entity);
         let now = now.as_secs() as i64;
         if self.upstream.check_peer_expire && (now < facts.not_before || now > facts.not_after) {
@@ -142,6 +147,50 @@ impl ServerCertVerifier for PeerChecks {
     }
 }
 
+impl PeerChecks {
+    /// `SSLProxyVerify require`: the chain ends at a CA of the CA file or
+    /// directory, within `SSLProxyVerifyDepth` as OpenSSL counts it.
+    fn verify_chain(
+        &self,
+        verify: &UpstreamVerify,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<(), rustls::Error> {
+        let fail = |why: String| {
+            rustls::Error::General(format!("SSL Proxy: certificate verification failed: {why}"))
+        };
+        let read = |p: &std::path::Path| std::fs::read(p);
+        let cas = crate::tls::client_verify::read_cas(
+            verify.ca_file.as_deref(),
+            verify.ca_path.as_deref(),
+            &read,
+        )
+        .map_err(fail)?;
+        let mut roots = rustls::RootCertStore::empty();
+        for (_, ca) in &cas {
+            let _ = roots.add(ca.clone());
+        }
+        let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+        rustls::client::verify_server_cert_signed_by_trust_anchor(
+            &parsed,
+            &roots,
+            intermediates,
+            now,
+            self.provider.signature_verification_algorithms.all,
+        )?;
+        let cas: Vec<CertificateDer<'_>> = cas.into_iter().map(|(_, c)| c).collect();
+        match crate::tls::client_verify::openssl_chain_depth(end_entity, intermediates, &cas) {
+            Some(depth) if depth <= verify.depth as usize => Ok(()),
+            found => Err(fail(format!(
+                "chain depth {} over SSLProxyVerifyDepth {}",
+                found.map_or_else(|| "unknown".into(), |d| d.to_string()),
+                verify.depth
+            ))),
+        }
+    }
+}
+
 /// `modssl_X509_match_name`: a DNS name or CN of the certificate names
 /// `host`.
 fn matches_name(facts: &der::CertFacts, host: &str) -> bool {
@@ -193,6 +242,7 @@ mod tests {
             check_peer_name: name,
             check_peer_cn: cn,
             check_peer_expire: true,
+            verify: None,
         };
         assert!(up(None, None).checks_name());
         assert!(!up(None, Some(false)).checks_name());

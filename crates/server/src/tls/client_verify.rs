@@ -53,7 +53,7 @@ pub(crate) fn verifier(
     provider: &Arc<CryptoProvider>,
     read_file: &super::ReadFile<'_>,
 ) -> Result<Arc<dyn ClientCertVerifier>, String> {
-    let cas = read_cas(auth, read_file)?;
+    let cas = read_cas(auth.ca_file.as_deref(), auth.ca_path.as_deref(), read_file)?;
     if cas.is_empty() {
         return Err("SSLVerifyClient needs SSLCACertificateFile or SSLCACertificatePath with at least one CA certificate".into());
     }
@@ -84,15 +84,16 @@ pub(crate) fn verifier(
 
 /// Every certificate of the CA file and of the CA directory's files, with
 /// the file it came from.
-fn read_cas(
-    auth: &ClientAuthSpec,
+pub(crate) fn read_cas(
+    ca_file: Option<&Path>,
+    ca_path: Option<&Path>,
     read_file: &super::ReadFile<'_>,
 ) -> Result<Vec<(std::path::PathBuf, CertificateDer<'static>)>, String> {
     let mut files = Vec::new();
-    if let Some(f) = &auth.ca_file {
-        files.push(f.clone());
+    if let Some(f) = ca_file {
+        files.push(f.to_path_buf());
     }
-    if let Some(dir) = &auth.ca_path {
+    if let Some(dir) = ca_path {
         files.extend(ca_path_files(dir)?);
     }
     let mut cas = Vec::new();
@@ -147,7 +148,7 @@ impl std::error::Error for ChainTooLong {}
 /// The depth of the top of the chain OpenSSL builds from `leaf` (0: the
 /// leaf is a self-signed certificate of the CA files), or `None` when the
 /// chain does not end at a self-signed certificate of the CA files.
-fn openssl_chain_depth(
+pub(crate) fn openssl_chain_depth(
     leaf: &CertificateDer<'_>,
     sent: &[CertificateDer<'_>],
     cas: &[CertificateDer<'_>],

@@ -19,7 +19,7 @@
 
 mod accept;
 mod async_io;
-mod client_verify;
+pub(crate) mod client_verify;
 pub(crate) mod config;
 pub(crate) mod der;
 pub(crate) mod quic;

@@ -19,7 +19,7 @@
 use super::conf::{Pass, Reverse, Via};
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
-    TlsUpstream,
+    TlsUpstream, UpstreamVerify,
 };
 use crate::http::Response;
 use crate::request::{location_matches, Ctx, Status};
@@ -429,6 +429,13 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             check_peer_name: ssl.proxy_check_peer_name,
             check_peer_cn: ssl.proxy_check_peer_cn,
             check_peer_expire: ssl.proxy_check_peer_expire != Some(false),
+            verify: (ssl.proxy_verify == Some(true)).then(|| UpstreamVerify {
+                ca_file: ssl.proxy_ca_file.clone(),
+                ca_path: ssl.proxy_ca_path.clone(),
+                depth: ssl
+                    .proxy_verify_depth
+                    .unwrap_or(crate::modules::ssl::DEFAULT_VERIFY_DEPTH),
+            }),
         }))
     } else {
         BackendAddr::Tcp(format!("{host}:{port}"))

@@ -12,9 +12,10 @@
 //! the reason: SSLv3 and older (as Apache does), `SSLEngine optional`
 //! (RFC 2817 upgrade), compression, renegotiation (`SSLInsecureRenegotiation
 //! on`, per-directory `SSLCipherSuite`/`SSLVerifyClient`), and, not yet
-//! implemented, `optional_no_ca`, revocation lists and the verification
-//! of a proxied server's chain (`SSLProxyVerify require`); HTTPS to
-//! proxied servers (`SSLProxyEngine on`) checks their names and dates. OCSP stapling (`SSLUseStapling`) is
+//! implemented, `optional_no_ca`, revocation lists and client
+//! certificates for proxied servers; HTTPS to proxied servers
+//! (`SSLProxyEngine on`) checks their names and dates, and their chain
+//! with `SSLProxyVerify require`. OCSP stapling (`SSLUseStapling`) is
 //! configured here and done by the server (`htaccel_server::tls::stapling`);
 //! `SSLOpenSSLConfCmd` is read by [`openssl_conf`]. Client certificates
 //! are asked for in the handshake (`SSLVerifyClient` per server), their
@@ -81,6 +82,12 @@ pub struct SslServer {
     pub proxy_check_peer_name: Option<bool>,
     pub proxy_check_peer_cn: Option<bool>,
     pub proxy_check_peer_expire: Option<bool>,
+    /// `SSLProxyVerify` (`Some(true)`: `require` or `optional`).
+    pub proxy_verify: Option<bool>,
+    pub proxy_verify_depth: Option<u32>,
+    /// `SSLProxyCACertificateFile`, `SSLProxyCACertificatePath`.
+    pub proxy_ca_file: Option<PathBuf>,
+    pub proxy_ca_path: Option<PathBuf>,
 }
 
 /// The `SSLStapling*` settings of one server (unset: inherited, then
@@ -206,6 +213,16 @@ impl SslServer {
             proxy_check_peer_expire: vhost
                 .proxy_check_peer_expire
                 .or(main.proxy_check_peer_expire),
+            proxy_verify: vhost.proxy_verify.or(main.proxy_verify),
+            proxy_verify_depth: vhost.proxy_verify_depth.or(main.proxy_verify_depth),
+            proxy_ca_file: vhost
+                .proxy_ca_file
+                .clone()
+                .or_else(|| main.proxy_ca_file.clone()),
+            proxy_ca_path: vhost
+                .proxy_ca_path
+                .clone()
+                .or_else(|| main.proxy_ca_path.clone()),
         }
     }
 
@@ -283,21 +300,52 @@ fn check_file_named(w: &Walker<'_>, directive: &str, arg: &str) -> Result<PathBu
     }
 }
 
-/// `SSLProxyVerify`: `none` (the default) is what htaccel does; verifying
-/// the upstream's chain is refused, with the reason.
+/// `SSLProxyVerify`: `none` (the default) checks an upstream's name and
+/// dates only; `require` (and `optional`, the same for a server, which
+/// always sends a certificate) verifies its chain too.
 fn run_proxy_verify(
-    _w: &mut Walker<'_>,
+    w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    match inv.words[0].to_ascii_lowercase().as_str() {
-        "none" => Ok(()),
-        "optional" | "require" | "optional_no_ca" => Err(format!(
-            "SSLProxyVerify {}: verifying a proxied server's certificate chain is not supported by htaccel yet (its name and dates are checked: SSLProxyCheckPeerName, SSLProxyCheckPeerExpire)",
-            inv.words[0]
-        )),
-        _ => Err(format!("SSLProxyVerify: Invalid argument '{}'", inv.words[0])),
+    let verify = match inv.words[0].to_ascii_lowercase().as_str() {
+        "none" => false,
+        "optional" | "require" => true,
+        "optional_no_ca" => {
+            return Err("SSLProxyVerify optional_no_ca is not supported by htaccel yet".into())
+        }
+        _ => {
+            return Err(format!(
+                "SSLProxyVerify: Invalid argument '{}'",
+                inv.words[0]
+            ))
+        }
+    };
+    w.server()?.modules.ssl.proxy_verify = Some(verify);
+    Ok(())
+}
+
+/// `SSLProxyVerifyDepth`, `SSLProxyCACertificateFile`, `SSLProxyCACertificatePath`.
+fn run_proxy_ca(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    let name = inv.name.to_ascii_lowercase();
+    if name == "sslproxyverifydepth" {
+        let depth = parse_verify_depth(inv.name, &inv.words[0])?;
+        w.server()?.modules.ssl.proxy_verify_depth = Some(depth);
+    } else if name == "sslproxycacertificatefile" {
+        let path = check_file(w, inv)?;
+        w.server()?.modules.ssl.proxy_ca_file = Some(path);
+    } else {
+        let path = server_path(w, &inv.words[0]);
+        if !path.is_dir() {
+            return Err(format!(
+                "{}: directory '{}' does not exist",
+                inv.name,
+                path.display()
+            ));
+        }
+        w.server()?.modules.ssl.proxy_ca_path = Some(path);
     }
+    Ok(())
 }
 
 /// `SSLOpenSSLConfCmd COMMAND VALUE` ([`openssl_conf`]).
@@ -912,9 +960,9 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLProxyProtocol", args: Args::Raw, req_override: RSRC_CONF, about: "SSL Proxy: enable or disable SSL protocol flavors", run: Run::Unsupported },
     Directive { name: "SSLProxyCipherSuite", args: Args::Take12, req_override: RSRC_CONF, about: "SSL Proxy: colon-delimited list of permitted SSL ciphers", run: Run::Unsupported },
     Directive { name: "SSLProxyVerify", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: whether to verify the remote certificate", run: Run::Handler(run_proxy_verify) },
-    Directive { name: "SSLProxyVerifyDepth", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: maximum certificate verification depth", run: Run::Unsupported },
-    Directive { name: "SSLProxyCACertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing server certificates", run: Run::Unsupported },
-    Directive { name: "SSLProxyCACertificatePath", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: directory containing server certificates", run: Run::Unsupported },
+    Directive { name: "SSLProxyVerifyDepth", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: maximum certificate verification depth", run: Run::Handler(run_proxy_ca) },
+    Directive { name: "SSLProxyCACertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing server certificates", run: Run::Handler(run_proxy_ca) },
+    Directive { name: "SSLProxyCACertificatePath", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: directory containing server certificates", run: Run::Handler(run_proxy_ca) },
     Directive { name: "SSLProxyMachineCertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing client certificates", run: Run::Unsupported },
     Directive { name: "SSLProxyCheckPeerExpire", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's expiration date", run: Run::Handler(run_flag) },
     Directive { name: "SSLProxyCheckPeerCN", args: Args::Flag, req_override: RSRC_CONF, about: "SSL Proxy: check the peer certificate's CN", run: Run::Handler(run_flag) },
