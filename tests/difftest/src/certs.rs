@@ -91,132 +91,31 @@ fn issued(d: &Path) -> Result<(), String> {
             "/O=htaccel tests/CN=htaccel test CA",
         ],
     )?;
-    openssl(
+    let ca = ("ca.crt", "ca.key");
+    issue(
         d,
-        &[
-            "req",
-            "-new",
-            "-nodes",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-keyout",
-            "example.com.key",
-            "-out",
-            "example.com.csr",
-            "-subj",
-            "/CN=example.com",
-        ],
-    )?;
-    std::fs::write(
-        d.join("example.com.ext"),
+        "example.com",
+        "/CN=example.com",
         "subjectAltName=DNS:example.com,DNS:www.example.com\n",
-    )
-    .map_err(|e| e.to_string())?;
-    openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "example.com.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "90",
-            "-extfile",
-            "example.com.ext",
-            "-out",
-            "example.com.crt",
-        ],
+        ca,
     )?;
     // `localhost` issued by the CA: the HTTPS upstream's
     // (`crate::upstream::start_tls`), which SSLProxyVerify require accepts
     // with ca.crt.
-    openssl(
+    issue(
         d,
-        &[
-            "req",
-            "-new",
-            "-nodes",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-keyout",
-            "localhost-ca.key",
-            "-out",
-            "localhost-ca.csr",
-            "-subj",
-            "/CN=localhost",
-        ],
-    )?;
-    std::fs::write(d.join("localhost-ca.ext"), "subjectAltName=DNS:localhost\n")
-        .map_err(|e| e.to_string())?;
-    openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "localhost-ca.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "90",
-            "-extfile",
-            "localhost-ca.ext",
-            "-out",
-            "localhost-ca.crt",
-        ],
+        "localhost-ca",
+        "/CN=localhost",
+        "subjectAltName=DNS:localhost\n",
+        ca,
     )?;
     // Client certificates: alice issued by the CA, mallory self-signed.
-    openssl(
+    issue(
         d,
-        &[
-            "req",
-            "-new",
-            "-nodes",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-keyout",
-            "alice.key",
-            "-out",
-            "alice.csr",
-            "-subj",
-            "/C=DE/O=htaccel tests/CN=alice",
-        ],
-    )?;
-    std::fs::write(d.join("alice.ext"), "extendedKeyUsage=clientAuth\n")
-        .map_err(|e| e.to_string())?;
-    openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "alice.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "90",
-            "-extfile",
-            "alice.ext",
-            "-out",
-            "alice.crt",
-        ],
+        "alice",
+        "/C=DE/O=htaccel tests/CN=alice",
+        CLIENT_AUTH,
+        ca,
     )?;
     openssl(
         d,
@@ -274,6 +173,59 @@ fn issued(d: &Path) -> Result<(), String> {
     intermediate(d)
 }
 
+/// The extensions of a client certificate.
+const CLIENT_AUTH: &str = "extendedKeyUsage=clientAuth\n";
+
+/// `NAME.key` (EC P-256) and `NAME.crt` with `subject` and the extensions
+/// `ext`, issued by the CA `(certificate, key)`.
+fn issue(d: &Path, name: &str, subject: &str, ext: &str, ca: (&str, &str)) -> Result<(), String> {
+    let (key, csr, crt, ext_file) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+        format!("{name}.ext"),
+    );
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-nodes",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-keyout",
+            &key,
+            "-out",
+            &csr,
+            "-subj",
+            subject,
+        ],
+    )?;
+    std::fs::write(d.join(&ext_file), ext).map_err(|e| e.to_string())?;
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            ca.0,
+            "-CAkey",
+            ca.1,
+            "-CAcreateserial",
+            "-days",
+            "90",
+            "-extfile",
+            &ext_file,
+            "-out",
+            &crt,
+        ],
+    )
+}
+
 /// The files `names` one after the other, as `out`.
 fn concat(d: &Path, names: &[&str], out: &str) -> Result<(), String> {
     let mut all = Vec::new();
@@ -285,71 +237,20 @@ fn concat(d: &Path, names: &[&str], out: &str) -> Result<(), String> {
 
 /// The intermediate CA and `carol`, the client certificate it issued.
 fn intermediate(d: &Path) -> Result<(), String> {
-    std::fs::write(
-        d.join("int.ext"),
+    issue(
+        d,
+        "int",
+        "/O=htaccel tests/CN=htaccel intermediate CA",
         "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
-    )
-    .map_err(|e| e.to_string())?;
-    for (name, subject, ca, ca_key, ext) in [
-        (
-            "int",
-            "/O=htaccel tests/CN=htaccel intermediate CA",
-            "ca.crt",
-            "ca.key",
-            "int.ext",
-        ),
-        (
-            "carol",
-            "/C=DE/O=htaccel tests/CN=carol",
-            "int.crt",
-            "int.key",
-            "alice.ext",
-        ),
-    ] {
-        let (key, csr, crt) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("{name}.crt"),
-        );
-        openssl(
-            d,
-            &[
-                "req",
-                "-new",
-                "-nodes",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-keyout",
-                &key,
-                "-out",
-                &csr,
-                "-subj",
-                subject,
-            ],
-        )?;
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                ca,
-                "-CAkey",
-                ca_key,
-                "-CAcreateserial",
-                "-days",
-                "90",
-                "-extfile",
-                ext,
-                "-out",
-                &crt,
-            ],
-        )?;
-    }
+        ("ca.crt", "ca.key"),
+    )?;
+    issue(
+        d,
+        "carol",
+        "/C=DE/O=htaccel tests/CN=carol",
+        CLIENT_AUTH,
+        ("int.crt", "int.key"),
+    )?;
     concat(d, &["carol.crt", "int.crt"], "carol-chain.crt")?;
     concat(d, &["carol.key"], "carol-chain.key")?;
     concat(d, &["ca.crt", "int.crt"], "ca-int.crt")?;
