@@ -109,16 +109,21 @@ fn check_format(map: &str) -> Result<(), String> {
 
 /// `mva_translate`: the URI below the interpolated directory.
 pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
+    // The site outlives the request: its formats are borrowed, not copied.
     let conf = &ctx.site.modules.vhost_alias;
-    let cgi_format = conf.cgi_root.clone().flatten();
+    let cgi_format = conf.cgi_root.as_ref().and_then(Option::as_ref);
+    let doc_format = conf.doc_root.as_ref().and_then(Option::as_ref);
+    if cgi_format.is_none() && doc_format.is_none() {
+        return Ok(false);
+    }
     // `/cgi-bin/…` (after any leading slashes) with VirtualScriptAlias.
-    let cgi = cgi_format.as_ref().and_then(|_| {
+    let cgi = cgi_format.and_then(|_| {
         let at = ctx.uri.find("cgi-bin/")?;
         (at == ctx.uri.len() - ctx.uri.trim_start_matches('/').len()).then_some(at)
     });
-    let (format, uri) = match cgi {
-        Some(at) => (cgi_format, ctx.uri[at + "cgi-bin".len()..].to_string()),
-        None if ctx.uri.starts_with('/') => (conf.doc_root.clone().flatten(), ctx.uri.clone()),
+    let (format, uri_from) = match cgi {
+        Some(at) => (cgi_format, at + "cgi-bin".len()),
+        None if ctx.uri.starts_with('/') => (doc_format, 0),
         None => return Ok(false),
     };
     let Some(format) = format else {
@@ -130,7 +135,7 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         ctx.server_name()
     };
     let root = interpolate(&format.text, &name, ctx.server_port());
-    ctx.filename = format!("{root}{uri}");
+    ctx.filename = format!("{root}{}", &ctx.uri[uri_from..]);
     ctx.document_root = Some(root.clone());
     ctx.context_document_root = Some(root);
     if cgi.is_some() {
