@@ -4,7 +4,7 @@
 //! What a handshake checks is what mod_ssl checks: with `SSLProxyVerify
 //! require` the chain, against the CAs of `SSLProxyCACertificateFile`/
 //! `Path` within `SSLProxyVerifyDepth` (the files read when a connection
-//! is made); then, after it (`ssl_io_filter_handshake`), whatever
+//! first needs them, and again once they changed); then, after it (`ssl_io_filter_handshake`), whatever
 //! `SSLProxyVerify` says (`none` is the default), the certificate's dates
 //! (`SSLProxyCheckPeerExpire`) and so is its name against the request's
 //! host (`SSLProxyCheckPeerName`: the subjectAltName's DNS names and the
@@ -160,27 +160,17 @@ impl PeerChecks {
         let fail = |why: String| {
             rustls::Error::General(format!("SSL Proxy: certificate verification failed: {why}"))
         };
-        let read = |p: &std::path::Path| std::fs::read(p);
-        let cas = crate::tls::client_verify::read_cas(
-            verify.ca_file.as_deref(),
-            verify.ca_path.as_deref(),
-            &read,
-        )
-        .map_err(fail)?;
-        let mut roots = rustls::RootCertStore::empty();
-        for (_, ca) in &cas {
-            let _ = roots.add(ca.clone());
-        }
+        let cas = trusted(verify).map_err(fail)?;
         let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
         rustls::client::verify_server_cert_signed_by_trust_anchor(
             &parsed,
-            &roots,
+            &cas.roots,
             intermediates,
             now,
             self.provider.signature_verification_algorithms.all,
         )?;
-        let cas: Vec<CertificateDer<'_>> = cas.into_iter().map(|(_, c)| c).collect();
-        match crate::tls::client_verify::openssl_chain_depth(end_entity, intermediates, &cas) {
+        match crate::tls::client_verify::openssl_chain_depth(end_entity, intermediates, &cas.certs)
+        {
             Some(depth) if depth <= verify.depth as usize => Ok(()),
             found => Err(fail(format!(
                 "chain depth {} over SSLProxyVerifyDepth {}",
@@ -189,6 +179,66 @@ impl PeerChecks {
             ))),
         }
     }
+}
+
+/// The CAs of a proxy's verification, parsed once and kept while their
+/// files stay as they were.
+struct Trusted {
+    /// Each file's path, modification time and length when read.
+    stamps: Vec<(std::path::PathBuf, Option<std::time::SystemTime>, u64)>,
+    roots: rustls::RootCertStore,
+    certs: Vec<CertificateDer<'static>>,
+}
+
+/// The CAs `verify` names: kept per setting, read again when one of their
+/// files changed (a stat per file and connection, not a parse).
+fn trusted(verify: &UpstreamVerify) -> Result<Arc<Trusted>, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KEPT: OnceLock<Mutex<HashMap<UpstreamVerify, Arc<Trusted>>>> = OnceLock::new();
+    let mut files = Vec::new();
+    if let Some(f) = &verify.ca_file {
+        files.push(f.clone());
+    }
+    if let Some(dir) = &verify.ca_path {
+        files.extend(crate::tls::client_verify::ca_path_files(dir)?);
+    }
+    let stamps: Vec<_> = files
+        .into_iter()
+        .map(|f| {
+            let m = std::fs::metadata(&f).ok();
+            let (modified, len) = (
+                m.as_ref().and_then(|m| m.modified().ok()),
+                m.map_or(0, |m| m.len()),
+            );
+            (f, modified, len)
+        })
+        .collect();
+    let kept = KEPT.get_or_init(Default::default);
+    if let Some(t) = kept.lock().unwrap_or_else(|e| e.into_inner()).get(verify) {
+        if t.stamps == stamps {
+            return Ok(t.clone());
+        }
+    }
+    let read = |p: &std::path::Path| std::fs::read(p);
+    let cas = crate::tls::client_verify::read_cas(
+        verify.ca_file.as_deref(),
+        verify.ca_path.as_deref(),
+        &read,
+    )?;
+    let mut roots = rustls::RootCertStore::empty();
+    for (_, ca) in &cas {
+        let _ = roots.add(ca.clone());
+    }
+    let t = Arc::new(Trusted {
+        stamps,
+        roots,
+        certs: cas.into_iter().map(|(_, c)| c).collect(),
+    });
+    kept.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(verify.clone(), t.clone());
+    Ok(t)
 }
 
 /// `modssl_X509_match_name`: a DNS name or CN of the certificate names
