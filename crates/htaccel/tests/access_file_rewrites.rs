@@ -23,7 +23,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// Every complete version of the file denies.
@@ -36,9 +36,27 @@ const REWRITES: u64 = 200;
 /// …but no longer than this on a starved machine.
 const RUN_AT_MOST: Duration = Duration::from_secs(20);
 
+/// Held by each rewrite while it has the file open, and taken whole to
+/// start a child process. A child holds every open file of this process
+/// from its fork to its `exec`, so a server started by another test while a
+/// rewrite has the file open would close that rewrite's file description
+/// late, after the next rewrite began: a second writer, which this test
+/// does not mean to make, and which the unprivileged server cannot tell
+/// from the first (README, "Changes are live, and never half").
+static CHILDREN_WAIT: RwLock<()> = RwLock::new(());
+
+/// Start a child process while no rewrite has the file open.
+fn without_open_rewrites<T>(start: impl FnOnce() -> T) -> T {
+    let _wait = CHILDREN_WAIT.write().unwrap_or_else(|e| e.into_inner());
+    start()
+}
+
 /// One rewrite in place: truncate, write (in one or two `write` calls),
-/// close. Two parts leave the file half written between the calls.
-fn rewrite(path: &Path, two_parts: bool) {
+/// close. Two parts leave the file half written between the calls. How
+/// long the file was open.
+fn rewrite(path: &Path, two_parts: bool) -> Duration {
+    let _open = CHILDREN_WAIT.read().unwrap_or_else(|e| e.into_inner());
+    let opened = Instant::now();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
@@ -52,6 +70,8 @@ fn rewrite(path: &Path, two_parts: bool) {
     } else {
         f.write_all(DENY.as_bytes()).unwrap();
     }
+    drop(f);
+    opened.elapsed()
 }
 
 /// Rewrite `path` back to back for [`RUN`] and [`REWRITES`] (at most
@@ -61,9 +81,7 @@ fn writer(path: PathBuf, two_parts: bool) -> (u64, Duration) {
     let mut n = 0;
     let mut longest = Duration::ZERO;
     while (started.elapsed() < RUN || n < REWRITES) && started.elapsed() < RUN_AT_MOST {
-        let one = Instant::now();
-        rewrite(&path, two_parts);
-        longest = longest.max(one.elapsed());
+        longest = longest.max(rewrite(&path, two_parts));
         n += 1;
         // Let the other threads run between rewrites.
         std::thread::sleep(Duration::from_micros(200));
@@ -173,23 +191,26 @@ fn serve_unprivileged(root: &Path, logs: &Path) -> Option<Server> {
         .ok()?
         .port();
     let log = logs.join(format!("server-{port}.log"));
-    let child = std::process::Command::new(setpriv)
-        .args([
-            "--reuid=www-data",
-            "--regid=www-data",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            env!("CARGO_BIN_EXE_htaccel"),
-            "serve",
-        ])
-        .arg(root)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).ok()?)
-        .spawn()
-        .ok()?;
+    let stderr = std::fs::File::create(&log).ok()?;
+    let child = without_open_rewrites(|| {
+        std::process::Command::new(setpriv)
+            .args([
+                "--reuid=www-data",
+                "--regid=www-data",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                env!("CARGO_BIN_EXE_htaccel"),
+                "serve",
+            ])
+            .arg(root)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(stderr)
+            .spawn()
+    })
+    .ok()?;
     let s = Server { child, port, log };
     let start = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -241,8 +262,10 @@ fn run(two_parts: bool, learns: Learns) -> Option<()> {
     site.write("sub/f.txt", "secret\n");
     site.write("sub/.htaccess", DENY);
     let s = match learns {
-        Learns::FromEvents => Server::serve(site.path(), logs.path()),
-        Learns::ByStat => Server::with_config(&polled_config(site.path()), logs.path()),
+        Learns::FromEvents => without_open_rewrites(|| Server::serve(site.path(), logs.path())),
+        Learns::ByStat => {
+            without_open_rewrites(|| Server::with_config(&polled_config(site.path()), logs.path()))
+        }
         Learns::FromEventsWithoutLease => match serve_unprivileged(site.path(), logs.path()) {
             Some(s) => s,
             None => {
