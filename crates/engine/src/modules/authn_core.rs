@@ -280,7 +280,9 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     };
     match access_compat::satisfies(&ctx.conf, bit) {
         Some(Satisfy::Any) => {
-            if compat_ok {
+            // mod_allowmethods' refusal is one of the access checks a
+            // user who authenticates gets past.
+            if compat_ok && !crate::modules::allowmethods::denies(ctx) {
                 return Ok(());
             }
         }

@@ -16,7 +16,7 @@ use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, http3, md, mime,
+    alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, http3, md, mime,
     negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
@@ -114,9 +114,14 @@ pub static TRANSLATE_STAR: &[RunFirst] = &[rewrite::translate_name];
 pub static HEADER_PARSER: &[Notice] = &[setenvif::header_parser];
 
 /// `access_checker` and what follows it (authentication, authorization):
-/// mod_ssl's `SSLRequireSSL` and client verification, then the core's
-/// `Satisfy` of host rules and `Require`.
-pub static ACCESS_CHECKER: &[RunAll] = &[ssl::check_access, authn_core::check_access];
+/// mod_allowmethods first (`APR_HOOK_REALLY_FIRST`), mod_ssl's
+/// `SSLRequireSSL` and client verification, then the core's `Satisfy` of
+/// host rules and `Require`.
+pub static ACCESS_CHECKER: &[RunAll] = &[
+    allowmethods::check_access,
+    ssl::check_access,
+    authn_core::check_access,
+];
 
 /// `type_checker`: mod_negotiation's MultiViews first, then mod_mime.
 pub static TYPE_CHECKER: &[RunFirst] = &[negotiation::handle_multi, mime::type_checker];

@@ -4,6 +4,7 @@
 
 pub mod access_compat;
 pub mod alias;
+pub mod allowmethods;
 pub mod auth_basic;
 pub mod authn_core;
 pub mod authn_file;
@@ -53,6 +54,7 @@ macro_rules! dir_slots {
             dir: $crate::modules::dir::DirDir,
             authz: $crate::modules::authz_core::AuthzDir,
             access_compat: $crate::modules::access_compat::AccessCompatDir,
+            allowmethods: $crate::modules::allowmethods::AllowMethodsDir,
             authn_core: $crate::modules::authn_core::AuthnCoreDir,
             auth_basic: $crate::modules::auth_basic::AuthBasicDir,
             authn_file: $crate::modules::authn_file::AuthnFileDir,
@@ -203,6 +205,7 @@ pub static ALL: &[&Module] = &[
     &http2::MODULE,
     &http3::MODULE,
     &xsendfile::MODULE,
+    &allowmethods::MODULE,
     &cgi::CGI_MODULE,
     &cgi::CGID_MODULE,
     &php::MODULE,
