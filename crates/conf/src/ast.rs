@@ -85,6 +85,18 @@ pub struct Section {
     pub missing_gt: bool,
     /// The closing line, when there is one.
     pub close: Option<CloseTag>,
+    /// The body's lines as written, for a section whose body is text and
+    /// not configuration (mod_macro's `<Macro>`, [`crate::VERBATIM_SECTIONS`]):
+    /// read up to the matching closing line without being parsed, and
+    /// `children` is empty.
+    pub verbatim: Option<Vec<VerbatimLine>>,
+}
+
+/// One logical line of a verbatim section's body (comment lines left out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerbatimLine {
+    pub text: String,
+    pub line: u32,
 }
 
 /// The line that closed a section.

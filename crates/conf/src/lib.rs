@@ -34,7 +34,12 @@ mod words;
 
 use std::path::Path;
 
-pub use ast::{CloseTag, Directive, Node, Section};
+pub use ast::{CloseTag, Directive, Node, Section, VerbatimLine};
+
+/// Sections whose body is read as text up to their closing line, as the
+/// module that owns them reads it (`<Macro>`: mod_macro's
+/// `get_lines_till_end_token`, which counts nested `<Macro` lines).
+pub const VERBATIM_SECTIONS: &[&str] = &["Macro"];
 pub use error::{Origin, ParseError};
 pub use include::include_paths;
 pub use parse::MAX_NESTING;

@@ -76,7 +76,16 @@ pub(crate) fn parse(
                         format!("Sections nested more than {MAX_NESTING} deep"),
                     ));
                 }
-                open.push(open_section(&word[1..], rest, origin(line.line)));
+                let mut section = open_section(&word[1..], rest, origin(line.line));
+                let verbatim = crate::VERBATIM_SECTIONS
+                    .iter()
+                    .any(|v| v.as_bytes().eq_ignore_ascii_case(&word[1..]));
+                if verbatim {
+                    read_verbatim(&mut lines, &mut section, &file)?;
+                    attach(&mut root, &mut open, Node::Section(section));
+                } else {
+                    open.push(section);
+                }
             }
             _ => {
                 let directive = Directive {
@@ -95,6 +104,61 @@ pub(crate) fn parse(
         attach(&mut root, &mut open, Node::Section(section));
     }
     Ok(root)
+}
+
+/// The body of a verbatim section, up to the closing line that matches its
+/// opening one (sections of the same name nest), as mod_macro reads a
+/// `<Macro>`: logical lines, comment lines dropped, the closing line
+/// recognised by its first word alone (`</Macro>`, any case). The section
+/// stays unclosed when the input ends first.
+fn read_verbatim(lines: &mut Lines<'_>, section: &mut Section, file: &Arc<str>) -> Result<(), ParseError> {
+    let open_tag = format!("<{}", section.name).into_bytes();
+    let close_tag = format!("</{}>", section.name).into_bytes();
+    let mut body = Vec::new();
+    let mut nesting = 1usize;
+    loop {
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                return Err(ParseError::new(
+                    Origin {
+                        file: file.clone(),
+                        line: e.line,
+                    },
+                    format!("Error reading {file} at line {}: Line too long", e.line),
+                ))
+            }
+        };
+        let text = &line.text[..];
+        if text.first() == Some(&b'#') {
+            continue;
+        }
+        let mut pos = 0;
+        let first = getword(text, &mut pos);
+        if first.eq_ignore_ascii_case(&close_tag) {
+            nesting -= 1;
+            if nesting == 0 {
+                section.closed = true;
+                section.close = Some(CloseTag {
+                    text: bytes_to_string(text),
+                    origin: Origin {
+                        file: file.clone(),
+                        line: line.line,
+                    },
+                });
+                break;
+            }
+        } else if first.eq_ignore_ascii_case(&open_tag) {
+            nesting += 1;
+        }
+        body.push(crate::ast::VerbatimLine {
+            text: bytes_to_string(text),
+            line: line.line,
+        });
+    }
+    section.verbatim = Some(body);
+    Ok(())
 }
 
 fn open_section(name: &[u8], rest: &[u8], origin: Origin) -> Section {
@@ -117,6 +181,7 @@ fn open_section(name: &[u8], rest: &[u8], origin: Origin) -> Section {
         closed: false,
         missing_gt,
         close: None,
+        verbatim: None,
     }
 }
 

@@ -132,6 +132,7 @@ pub fn load(
             .collect(),
         server_root,
         includes: Default::default(),
+        macros: Default::default(),
     };
     let mut build = ServerBuild::new();
     let mut base = std::mem::take(&mut build.main.base);

@@ -144,7 +144,7 @@ pub fn load_nodes(
     defines: Vec<String>,
 ) -> Result<Loaded, String> {
     engine::load(nodes, server_root, defines).map_err(|e| {
-        if htaccel_engine::modules::core::sections::is_read_error(&e.message) {
+        if e.read_time || htaccel_engine::modules::core::sections::is_read_error(&e.message) {
             read_failure(&e.origin, &e.message)
         } else {
             format!(

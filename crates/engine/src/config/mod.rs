@@ -27,6 +27,9 @@ pub struct Environment {
     pub server_root: PathBuf,
     /// The files `Include` read, for `-t -D DUMP_INCLUDES`.
     pub includes: IncludeLog,
+    /// mod_macro's macros, by lower-case name (process-wide in Apache,
+    /// defined as the configuration is read).
+    pub macros: HashMap<String, std::sync::Arc<crate::modules::macros::Macro>>,
 }
 
 /// The files `Include`/`IncludeOptional` read, in order, with their depth
@@ -117,6 +120,8 @@ pub struct Invocation<'n> {
     /// Whether the closing line was exactly `</Name>` (a true parse-time
     /// conditional ends only on such a line).
     pub closed_exactly: bool,
+    /// The body of a section read as text ([`htaccel_conf::VERBATIM_SECTIONS`]).
+    pub verbatim: Option<&'n [htaccel_conf::VerbatimLine]>,
 }
 
 /// A warning or notice raised while reading configuration.
@@ -132,6 +137,11 @@ pub struct ConfigError {
     pub origin: Origin,
     /// The directive's message, Apache's wording.
     pub message: String,
+    /// Raised while the file was read (a directive that runs on read,
+    /// [`registry::EXEC_ON_READ`], or a macro's text that does not parse):
+    /// Apache reports those in one line, `apache2: Syntax error on line N
+    /// of FILE: …`, and the others as `AH00526`.
+    pub read_time: bool,
 }
 
 impl std::fmt::Display for ConfigError {
@@ -272,13 +282,14 @@ impl<'a> Walker<'a> {
                 format!("<{}", s.name),
             ),
         };
-        let (missing_gt, closed_exactly) = match node {
-            Node::Section(s) => (s.missing_gt, s.closed_exactly()),
-            Node::Directive(_) => (false, true),
+        let (missing_gt, closed_exactly, verbatim) = match node {
+            Node::Section(s) => (s.missing_gt, s.closed_exactly(), s.verbatim.as_deref()),
+            Node::Directive(_) => (false, true, None),
         };
         let err = |message: String| ConfigError {
             origin: origin.clone(),
             message,
+            read_time: false,
         };
         if self.reading {
             let on_read = registry::find(&self.env.modules, &lookup_name)
@@ -301,6 +312,11 @@ impl<'a> Walker<'a> {
             return Err(err(format!(
                 "Invalid command '{lookup_name}', perhaps misspelled or defined by a module not included in the server configuration"
             )));
+        };
+        let on_read = directive.req_override & registry::EXEC_ON_READ != 0;
+        let err = |message: String| ConfigError {
+            read_time: on_read,
+            ..err(message)
         };
         let listed = self
             .ctx
@@ -338,6 +354,7 @@ impl<'a> Walker<'a> {
             children,
             closed,
             closed_exactly,
+            verbatim,
         };
         let ran = match directive.run {
             Run::Handler(run) => run(self, &inv, conf),
@@ -348,6 +365,7 @@ impl<'a> Walker<'a> {
             self.nested_error.take().unwrap_or_else(|| ConfigError {
                 origin: origin.clone(),
                 message,
+                read_time: on_read,
             })
         })
     }

@@ -23,6 +23,7 @@ pub mod headers;
 pub mod http2;
 pub mod http3;
 pub mod log_config;
+pub mod macros;
 pub mod md;
 pub mod mime;
 pub mod negotiation;
@@ -206,6 +207,7 @@ pub static ALL: &[&Module] = &[
     &http3::MODULE,
     &xsendfile::MODULE,
     &allowmethods::MODULE,
+    &macros::MODULE,
     &cgi::CGI_MODULE,
     &cgi::CGID_MODULE,
     &php::MODULE,

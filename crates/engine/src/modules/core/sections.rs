@@ -549,7 +549,7 @@ fn include(
         let walked = w.walk(&nodes, c);
         w.env.includes.depth -= 1;
         if let Err(e) = walked {
-            return Err(if is_read_error(&e.message) {
+            return Err(if e.read_time || is_read_error(&e.message) {
                 read_error(&e.origin, e.message)
             } else {
                 w.nested(e)

@@ -264,6 +264,7 @@ mod tests {
             defines: Default::default(),
             server_root: "/".into(),
             includes: Default::default(),
+            macros: Default::default(),
         };
         let mut ctx = Context::main_server();
         if htaccess {

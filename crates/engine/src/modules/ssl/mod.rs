@@ -995,12 +995,14 @@ mod tests {
             children: &[],
             closed: true,
             closed_exactly: true,
+            verbatim: None,
         };
         let mut env = crate::config::Environment {
             modules: Vec::new(),
             defines: Default::default(),
             server_root: "/".into(),
             includes: Default::default(),
+            macros: Default::default(),
         };
         let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
         run_options(&mut w, &inv, &mut c).unwrap();
