@@ -111,7 +111,11 @@ pub(crate) fn parse(
 /// `<Macro>`: logical lines, comment lines dropped, the closing line
 /// recognised by its first word alone (`</Macro>`, any case). The section
 /// stays unclosed when the input ends first.
-fn read_verbatim(lines: &mut Lines<'_>, section: &mut Section, file: &Arc<str>) -> Result<(), ParseError> {
+fn read_verbatim(
+    lines: &mut Lines<'_>,
+    section: &mut Section,
+    file: &Arc<str>,
+) -> Result<(), ParseError> {
     let open_tag = format!("<{}", section.name).into_bytes();
     let close_tag = format!("</{}>", section.name).into_bytes();
     let mut body = Vec::new();

@@ -67,6 +67,65 @@ fn errors_in_included_files_name_the_including_line() {
     }
 }
 
+/// mod_macro's errors, those of directives that run as the file is read
+/// (one line, `apache2: Syntax error …`), and a few argument checks,
+/// against `apache2 -t`.
+#[test]
+fn macro_and_read_time_errors_match_apache() {
+    let root = server_root("cli-macro");
+    let r = root.path().display().to_string();
+    let head = format!(
+        "ServerRoot {r}\n{HEAD}LoadModule macro_module /usr/lib/apache2/modules/mod_macro.so\nListen 127.0.0.1:1\n"
+    );
+    let cases = [
+        ("no-macro", "Use Nope\n"),
+        (
+            "undefined",
+            "<Macro M $a>\nServerAdmin $a\n</Macro>\nUse nope x\n",
+        ),
+        ("arity", "<Macro M $a>\nServerAdmin $a\n</Macro>\nUse M\n"),
+        ("recursion", "<Macro M $a>\nUse M $a\n</Macro>\nUse M x\n"),
+        ("unclosed", "<Macro M $a>\nServerAdmin $a\n"),
+        ("twice", "<Macro M $a $a>\nServerAdmin $a\n</Macro>\n"),
+        (
+            "inside",
+            "<Macro M $a $b>\nServerAdmin $a $b\n</Macro>\nUse M 1 2\n",
+        ),
+        (
+            "undef",
+            "<Macro M $a>\nServerAdmin $a\n</Macro>\nUndefMacro X\n",
+        ),
+        ("empty-name", "<Macro>\n</Macro>\n"),
+        (
+            "unbalanced",
+            "<Macro M $a>\n</VirtualHost>\n</Macro>\nUse M x\n",
+        ),
+        ("define", "Define A B C\n"),
+        ("ifdefine-empty", "<IfDefine>\n</IfDefine>\n"),
+        ("ifmodule-empty", "<IfModule>\n</IfModule>\n"),
+        ("listen-arity", "Listen a b c\n"),
+    ];
+    for (name, body) in cases {
+        root.write(&format!("{name}.conf"), &format!("{head}{body}"));
+        let path = format!("{r}/{name}.conf");
+        let apache = run(APACHE, &["-t", "-f", &path], &[]);
+        let ours = htaccel(&["-t", "-f", &path], &[]);
+        // The error, without the warnings before it (Apache's carry a
+        // time stamp, htaccel's the file and line first).
+        let error = |o: &Output| {
+            let t = text(o);
+            let from = t
+                .lines()
+                .position(|l| l.contains("Syntax error on line"))
+                .unwrap_or(usize::MAX);
+            t.lines().skip(from).collect::<Vec<_>>().join("\n")
+        };
+        assert!(!error(&apache).is_empty(), "{name}: {}", text(&apache));
+        assert_eq!(error(&ours), error(&apache), "{name}");
+        assert_eq!(ours.status.code(), apache.status.code(), "{name}");
+    }
+}
+
 #[test]
 fn dumps_match_apache() {
     let root = server_root("cli-dump");

@@ -16,8 +16,9 @@ use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2, http3, md, mime,
-    negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, userdir, vhost_alias,
+    alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2,
+    http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, userdir,
+    vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;

@@ -109,7 +109,11 @@ fn define(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<
         );
         w.warn(inv.origin, warning);
     }
-    if name.as_bytes().first().is_some_and(|b| PREFIXES.contains(b)) {
+    if name
+        .as_bytes()
+        .first()
+        .is_some_and(|b| PREFIXES.contains(b))
+    {
         w.warn(
             inv.origin,
             format!("AH02803: {here} better prefix a macro name with any of '$%@'"),
@@ -132,10 +136,7 @@ fn define(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<
         location,
     };
     if m.lines.is_empty() {
-        w.warn(
-            inv.origin,
-            format!("AH02799: {here}: empty contents!"),
-        );
+        w.warn(inv.origin, format!("AH02799: {here}: empty contents!"));
     } else {
         let mut used = vec![false; m.params.len()];
         for (i, line) in m.lines.iter().enumerate() {

@@ -344,7 +344,7 @@ pub fn run_if_module(
     inv: &Invocation<'_>,
     c: &mut DirConf,
 ) -> Result<(), String> {
-    let arg = first_arg(inv).map_err(|_| "<IfModule> requires a module name".to_string())?;
+    let arg = first_arg(inv)?;
     let (neg, name) = negation(&arg);
     let loaded = w.env.is_loaded(name);
     conditional(w, inv, c, loaded != neg)
@@ -355,7 +355,7 @@ pub fn run_if_define(
     inv: &Invocation<'_>,
     c: &mut DirConf,
 ) -> Result<(), String> {
-    let arg = first_arg(inv).map_err(|_| "<IfDefine> requires a parameter name".to_string())?;
+    let arg = first_arg(inv)?;
     let (neg, name) = negation(&arg);
     let defined = w.env.defines.contains_key(name);
     conditional(w, inv, c, defined != neg)

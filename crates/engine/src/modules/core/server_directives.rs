@@ -143,6 +143,10 @@ pub fn is_without_effect(d: &crate::registry::Directive) -> bool {
 }
 
 fn run_listen(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    // `TAKE_ARGV`, counted by the handler, in its words.
+    if !(1..=2).contains(&inv.words.len()) {
+        return Err("Listen requires 1 or 2 arguments.".into());
+    }
     let build = w.server.as_deref_mut().ok_or("Listen not allowed here")?;
     if build.in_virtual_host() {
         return Err("Listen cannot occur within <VirtualHost> section".into());
@@ -325,7 +329,7 @@ fn run_log_level(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> 
 
 /// Server-level directives: one entry each.
 pub static DIRECTIVES: &[Directive] = &[
-    Directive { name: "Listen", args: Args::Take12, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: Run::Handler(run_listen) },
+    Directive { name: "Listen", args: Args::Argv, req_override: RSRC_CONF, about: "A port number or a numeric IP address and a port number, and an optional protocol", run: Run::Handler(run_listen) },
     Directive { name: "ServerName", args: Args::Take1, req_override: RSRC_CONF, about: "The hostname and port of the server", run: Run::Handler(|w, inv, _| { w.server()?.server_name = Some(one(inv)); Ok(()) }) },
     Directive { name: "ServerAlias", args: Args::Argv, req_override: RSRC_CONF, about: "A name or names alternately used to access the server", run: Run::Handler(|w, inv, _| {
         let server = w.server.as_deref_mut().ok_or("ServerAlias not allowed here")?;
