@@ -133,6 +133,7 @@ pub fn load(
         server_root,
         includes: Default::default(),
         macros: Default::default(),
+        stand_ins: Vec::new(),
     };
     let mut build = ServerBuild::new();
     let mut base = std::mem::take(&mut build.main.base);

@@ -30,6 +30,9 @@ pub struct Environment {
     /// mod_macro's macros, by lower-case name (process-wide in Apache,
     /// defined as the configuration is read).
     pub macros: HashMap<String, std::sync::Arc<crate::modules::macros::Macro>>,
+    /// Modules loaded that htaccel stands in for: their settings are known,
+    /// `<IfModule>` finds them absent ([`crate::modules::unsupported::STAND_INS`]).
+    pub stand_ins: Vec<&'static Module>,
 }
 
 /// The files `Include`/`IncludeOptional` read, in order, with their depth
@@ -304,7 +307,9 @@ impl<'a> Walker<'a> {
             }
         }
         let modules = self.named.as_deref().unwrap_or(&self.env.modules);
-        let Some((_module, directive)) = registry::find(modules, &lookup_name) else {
+        let found = registry::find(modules, &lookup_name)
+            .or_else(|| registry::find(&self.env.stand_ins, &lookup_name));
+        let Some((_module, directive)) = found else {
             if self.ctx.htaccess && self.ctx.override_mask & NONFATAL_UNKNOWN != 0 {
                 self.warn(origin, format!("Unknown directive {lookup_name} perhaps misspelled or defined by a module not included in the server configuration"));
                 return Ok(());

@@ -585,6 +585,11 @@ pub(crate) fn start(
     loaded: &crate::engine::Loaded,
     _log: &Arc<dyn crate::http::Log>,
 ) -> Result<TypesTable, String> {
+    // mod_mime reads the file in its post_config hook: without the module,
+    // nothing is read (and nothing is typed by extension).
+    if !loaded.env.is_loaded("mime_module") {
+        return Ok(TypesTable::parse(""));
+    }
     let path = loaded
         .build
         .global

@@ -39,3 +39,197 @@ pub static CORE_EXTRA: Module = Module {
         "SetInputFilter" => FI, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
     ),
 };
+
+/// Modules Debian ships that htaccel does not implement, whose stock
+/// configuration files (`mods-available/*.conf`, enabled with the module
+/// by `a2enmod`) write settings without an `<IfModule>` around them.
+///
+/// Each setting here does nothing in Apache either until a directive
+/// turns the module on (`CacheEnable`, `DAV On`, `ProxyHTMLEnable On`, a
+/// `ftp://` proxy, which mod_proxy here refuses): such a setting is
+/// accepted, where Apache accepts it, and the directive that would turn
+/// the module on is refused with the reason. mod_mime_magic acts as soon
+/// as it has a magic file, so `MIMEMagicFile` is refused. These modules
+/// stay absent for `<IfModule>` (the `LoadModule` line says so), so a
+/// guarded block that would use one is skipped, as for any module
+/// htaccel does not have.
+pub static STAND_INS: &[&Module] = &[
+    &CACHE,
+    &CACHE_DISK,
+    &DAV,
+    &DAV_FS,
+    &PROXY_FTP,
+    &PROXY_HTML,
+    &MIME_MAGIC,
+];
+
+/// The stand-in for the module `identifier` names, if it has one.
+pub fn stand_in(identifier: &str) -> Option<&'static Module> {
+    STAND_INS
+        .iter()
+        .copied()
+        .find(|m| m.identifier == identifier)
+}
+
+/// A setting that has no effect until its module is turned on.
+macro_rules! inert {
+    ($name:literal, $args:expr, $ovr:expr) => {
+        Directive {
+            name: $name,
+            args: $args,
+            req_override: $ovr,
+            about: "",
+            run: Run::WithoutEffect,
+        }
+    };
+}
+
+/// The directive that turns a module htaccel does not have on.
+fn refuse_turning_on(inv: &crate::config::Invocation<'_>, module: &str) -> Result<(), String> {
+    Err(format!(
+        "{} is not supported by htaccel: {module} is not part of it",
+        inv.name
+    ))
+}
+
+/// An `On|Off` directive that turns a module on: `Off` is accepted.
+fn refuse_on(inv: &crate::config::Invocation<'_>, module: &str) -> Result<(), String> {
+    if inv
+        .words
+        .first()
+        .is_some_and(|w| w.eq_ignore_ascii_case("off"))
+    {
+        return Ok(());
+    }
+    refuse_turning_on(inv, module)
+}
+
+const SRV: u32 = RSRC_CONF;
+const SRV_DIR: u32 = RSRC_CONF | ACCESS_CONF;
+
+static CACHE: Module = Module {
+    source: "mod_cache.c",
+    identifier: "cache_module",
+    builtin: false,
+    directives: &[
+        Directive {
+            name: "CacheEnable",
+            args: Args::Take12,
+            req_override: SRV_DIR,
+            about: "",
+            run: Run::Handler(|_w, inv, _c| refuse_turning_on(inv, "mod_cache")),
+        },
+        inert!("CacheDisable", Args::Take1, SRV_DIR),
+        inert!("CacheMaxExpire", Args::Take1, SRV_DIR),
+        inert!("CacheMinExpire", Args::Take1, SRV_DIR),
+        inert!("CacheDefaultExpire", Args::Take1, SRV_DIR),
+        inert!("CacheQuickHandler", Args::Flag, SRV),
+        inert!("CacheIgnoreNoLastMod", Args::Flag, SRV_DIR),
+        inert!("CacheIgnoreCacheControl", Args::Flag, SRV),
+        inert!("CacheStoreExpired", Args::Flag, SRV_DIR),
+        inert!("CacheStorePrivate", Args::Flag, SRV_DIR),
+        inert!("CacheStoreNoStore", Args::Flag, SRV_DIR),
+        inert!("CacheIgnoreHeaders", Args::Iterate, SRV),
+        inert!("CacheIgnoreQueryString", Args::Flag, SRV),
+        inert!("CacheIgnoreURLSessionIdentifiers", Args::Iterate, SRV),
+        inert!("CacheLastModifiedFactor", Args::Take1, SRV_DIR),
+        inert!("CacheLock", Args::Flag, SRV),
+        inert!("CacheLockPath", Args::Take1, SRV),
+        inert!("CacheLockMaxAge", Args::Take1, SRV),
+        inert!("CacheHeader", Args::Flag, SRV_DIR),
+        inert!("CacheDetailHeader", Args::Flag, SRV_DIR),
+        inert!("CacheKeyBaseURL", Args::Take1, SRV),
+        inert!("CacheStaleOnError", Args::Flag, SRV_DIR),
+    ],
+};
+
+static CACHE_DISK: Module = Module {
+    source: "mod_cache_disk.c",
+    identifier: "cache_disk_module",
+    builtin: false,
+    directives: &[
+        inert!("CacheRoot", Args::Take1, SRV),
+        inert!("CacheDirLevels", Args::Take1, SRV),
+        inert!("CacheDirLength", Args::Take1, SRV),
+        inert!("CacheMinFileSize", Args::Take1, SRV_DIR),
+        inert!("CacheMaxFileSize", Args::Take1, SRV_DIR),
+        inert!("CacheReadSize", Args::Take1, SRV_DIR),
+        inert!("CacheReadTime", Args::Take1, SRV_DIR),
+    ],
+};
+
+static DAV: Module = Module {
+    source: "mod_dav.c",
+    identifier: "dav_module",
+    builtin: false,
+    directives: &[
+        Directive {
+            name: "DAV",
+            args: Args::Take1,
+            req_override: ACCESS_CONF,
+            about: "",
+            run: Run::Handler(|_w, inv, _c| refuse_on(inv, "mod_dav")),
+        },
+        inert!("DAVBasePath", Args::Take1, ACCESS_CONF),
+        inert!("DAVMinTimeout", Args::Take1, SRV_DIR),
+        inert!("DAVDepthInfinity", Args::Flag, SRV_DIR),
+        inert!("DAVLockDiscovery", Args::Flag, SRV_DIR),
+    ],
+};
+
+static DAV_FS: Module = Module {
+    source: "mod_dav_fs.c",
+    identifier: "dav_fs_module",
+    builtin: false,
+    directives: &[inert!("DAVLockDB", Args::Take1, SRV)],
+};
+
+static PROXY_FTP: Module = Module {
+    source: "mod_proxy_ftp.c",
+    identifier: "proxy_ftp_module",
+    builtin: false,
+    directives: &[
+        inert!("ProxyFtpListOnWildcard", Args::Flag, SRV_DIR),
+        inert!("ProxyFtpEscapeWildcards", Args::Flag, SRV_DIR),
+        inert!("ProxyFtpDirCharset", Args::Take1, SRV_DIR),
+    ],
+};
+
+static PROXY_HTML: Module = Module {
+    source: "mod_proxy_html.c",
+    identifier: "proxy_html_module",
+    builtin: false,
+    directives: &[
+        Directive {
+            name: "ProxyHTMLEnable",
+            args: Args::Flag,
+            req_override: SRV_DIR,
+            about: "",
+            run: Run::Handler(|_w, inv, _c| refuse_on(inv, "mod_proxy_html")),
+        },
+        inert!("ProxyHTMLEvents", Args::Iterate, SRV_DIR),
+        inert!("ProxyHTMLLinks", Args::Iterate2, SRV_DIR),
+        inert!("ProxyHTMLURLMap", Args::Raw, SRV_DIR),
+        inert!("ProxyHTMLDoctype", Args::Take12, SRV_DIR),
+        inert!("ProxyHTMLFixups", Args::Iterate, SRV_DIR),
+        inert!("ProxyHTMLMeta", Args::Flag, SRV_DIR),
+        inert!("ProxyHTMLInterp", Args::Flag, SRV_DIR),
+        inert!("ProxyHTMLExtended", Args::Flag, SRV_DIR),
+        inert!("ProxyHTMLStripComments", Args::Flag, SRV_DIR),
+        inert!("ProxyHTMLBufSize", Args::Take1, SRV_DIR),
+        inert!("ProxyHTMLCharsetOut", Args::Take1, SRV_DIR),
+    ],
+};
+
+static MIME_MAGIC: Module = Module {
+    source: "mod_mime_magic.c",
+    identifier: "mime_magic_module",
+    builtin: false,
+    directives: &[Directive {
+        name: "MimeMagicFile",
+        args: Args::Take1,
+        req_override: SRV,
+        about: "",
+        run: Run::Handler(|_w, inv, _c| refuse_turning_on(inv, "mod_mime_magic")),
+    }],
+};

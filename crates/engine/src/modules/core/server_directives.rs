@@ -260,12 +260,25 @@ fn run_load_module(
     }
     match module {
         Some(m) => w.env.modules.push(m),
-        None => w.warn(
-            inv.origin,
-            format!(
-                "module {identifier} is not part of htaccel; <IfModule> will treat it as absent"
-            ),
-        ),
+        None => {
+            let stand_in = crate::modules::unsupported::stand_in(identifier);
+            let settings = if stand_in.is_some() {
+                "; its settings are accepted where they do nothing without it, the directive that would turn it on is refused"
+            } else {
+                ""
+            };
+            w.warn(
+                inv.origin,
+                format!(
+                    "module {identifier} is not part of htaccel; <IfModule> will treat it as absent{settings}"
+                ),
+            );
+            if let Some(m) = stand_in {
+                if !w.env.stand_ins.iter().any(|s| std::ptr::eq(*s, m)) {
+                    w.env.stand_ins.push(m);
+                }
+            }
+        }
     }
     Ok(())
 }

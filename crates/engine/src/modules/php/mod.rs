@@ -265,6 +265,7 @@ mod tests {
             server_root: "/".into(),
             includes: Default::default(),
             macros: Default::default(),
+            stand_ins: Vec::new(),
         };
         let mut ctx = Context::main_server();
         if htaccess {

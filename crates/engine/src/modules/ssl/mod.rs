@@ -1003,6 +1003,7 @@ mod tests {
             server_root: "/".into(),
             includes: Default::default(),
             macros: Default::default(),
+            stand_ins: Vec::new(),
         };
         let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
         run_options(&mut w, &inv, &mut c).unwrap();
