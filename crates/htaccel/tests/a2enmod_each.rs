@@ -59,8 +59,8 @@ fn syntax(program: &str, conf: &Path) -> (bool, String) {
         .arg(conf)
         .output()
         .unwrap_or_else(|e| panic!("{program}: {e}"));
-    let text = String::from_utf8_lossy(&out.stderr).into_owned()
-        + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     (out.status.success(), text)
 }
 
@@ -105,4 +105,80 @@ fn each_stock_module_starts_or_is_refused_by_name() {
         }
     }
     assert!(compared > 80, "only {compared} modules compared");
+}
+
+/// Every stock `conf-available` and `sites-available` file (`a2enconf`,
+/// `a2ensite`), read with the modules a stock server and its TLS site
+/// enable, each `.load` with its `.conf` in turn (so that a module's
+/// settings may come before a module they need, as `mods-enabled/*.conf`
+/// can): htaccel says `Syntax OK` where Apache does.
+#[test]
+fn each_stock_conf_and_site_starts() {
+    let dirs = [
+        "/etc/apache2/conf-available",
+        "/etc/apache2/sites-available",
+    ];
+    if !dirs.iter().all(|d| Path::new(d).is_dir()) {
+        eprintln!("Debian's apache2 is not installed; skipped");
+        return;
+    }
+    let dir = TempDir::new("a2enconf-each");
+    let modules = [
+        "mpm_event",
+        "access_compat",
+        "alias",
+        "auth_basic",
+        "authn_core",
+        "authn_file",
+        "authz_core",
+        "authz_host",
+        "authz_user",
+        "autoindex",
+        "deflate",
+        "dir",
+        "env",
+        "filter",
+        "mime",
+        "negotiation",
+        "reqtimeout",
+        "setenvif",
+        "status",
+        "cgid",
+        "ssl",
+        "headers",
+        "rewrite",
+        "proxy",
+        "proxy_fcgi",
+        "socache_shmcb",
+        "http2",
+    ];
+    let mut head = format!(
+        "ServerRoot /etc/apache2\nListen 127.0.0.1:1\nServerName localhost\n\
+         PidFile {d}/pid\nErrorLog {d}/error.log\nDefaultRuntimeDir {d}\n\
+         Define APACHE_LOG_DIR {d}\n",
+        d = dir.path().display()
+    );
+    for m in modules {
+        head += &std::fs::read_to_string(format!("{MODS}/{m}.load")).unwrap();
+        if Path::new(&format!("{MODS}/{m}.conf")).exists() {
+            head += &format!("Include {MODS}/{m}.conf\n");
+        }
+    }
+    let mut compared = 0;
+    for d in dirs {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let file = entry.unwrap().path();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let path = dir.path().join(&name);
+            std::fs::write(&path, format!("{head}Include {}\n", file.display())).unwrap();
+            let (apache_ok, apache) = syntax("/usr/sbin/apache2", &path);
+            let (ours_ok, ours) = syntax(env!("CARGO_BIN_EXE_htaccel"), &path);
+            assert_eq!(
+                ours_ok, apache_ok,
+                "{name}:\nApache: {apache}\nhtaccel: {ours}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "only {compared} files");
 }

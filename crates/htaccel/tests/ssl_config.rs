@@ -159,6 +159,25 @@ fn what_rustls_cannot_speak_is_said() {
     assert!(!ok && out.contains("use SSLProtocol"), "{out}");
 }
 
+/// A session cache's provider is looked up among every module the file
+/// loads, wherever its `LoadModule` stands (Apache loads modules as it
+/// reads, before it runs `SSLSessionCache`); without the module, Apache's
+/// message.
+#[test]
+fn session_cache_provider_loaded_later_in_the_file() {
+    let dir = TempDir::new("ssl-socache-order");
+    let d = dir.path().display().to_string();
+    let cache = format!("SSLSessionCache shmcb:{d}/scache(512000)\n");
+    let load = "LoadModule socache_shmcb_module modules/mod_socache_shmcb.so\n";
+    let (ok, out) = configtest(&dir, &format!("{cache}{load}"));
+    assert!(ok, "{out}");
+    let (ok, out) = configtest(&dir, &cache);
+    assert!(
+        !ok && out.contains("'shmcb' session cache not supported"),
+        "{out}"
+    );
+}
+
 /// `Listen [::]:PORT` with TLS: IPv6 and (dual-stack) IPv4 clients both get
 /// HTTPS. The differential harness listens on 127.0.0.1 only, hence here.
 #[test]

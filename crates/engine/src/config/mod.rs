@@ -215,6 +215,16 @@ impl<'a> Walker<'a> {
         self
     }
 
+    /// Whether the module `name` is loaded once the whole configuration is
+    /// read (Apache runs `LoadModule` as it reads, before any other
+    /// directive runs), wherever its `LoadModule` line stands.
+    pub fn loaded_by_reading(&self, name: &str) -> bool {
+        match &self.named {
+            Some(modules) => modules.iter().any(|m| m.is_named(name)),
+            None => self.env.is_loaded(name),
+        }
+    }
+
     pub fn warn(&mut self, origin: &Origin, message: impl Into<String>) {
         self.notices.push(Notice {
             origin: origin.clone(),

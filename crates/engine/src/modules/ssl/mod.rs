@@ -552,7 +552,7 @@ fn socache_providers(w: &Walker<'_>) -> Vec<&'static str> {
         ("socache_memcache_module", "memcache"),
         ("socache_redis_module", "redis"),
     ] {
-        if w.env.is_loaded(module) {
+        if w.loaded_by_reading(module) {
             names.push(provider);
         }
     }
