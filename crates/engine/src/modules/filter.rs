@@ -90,8 +90,10 @@ impl FilterDir {
 // ---------------------------------------------------------------------------
 // Configuration
 
+/// Filters are found by name when a request runs, so a filter line may
+/// come before its module's `LoadModule`.
 fn deflate_loaded(w: &Walker<'_>) -> bool {
-    w.env.is_loaded("deflate_module")
+    w.loaded_by_reading("deflate_module")
 }
 
 /// `AddOutputFilterByType name[;name…] type…`.
