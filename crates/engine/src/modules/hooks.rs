@@ -17,8 +17,8 @@ use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
     alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2,
-    http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, ssl, status, userdir,
-    vhost_alias,
+    http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, speling, ssl, status,
+    userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -130,7 +130,8 @@ pub static TYPE_CHECKER: &[RunFirst] = &[negotiation::handle_multi, mime::type_c
 /// `fixups`: mod_rewrite's directory rules, mod_alias's directory
 /// redirects, mod_env, mod_ssl's and mod_http2's variables, the encoding's
 /// spelling, mod_dir (slash, index, fallback resource), the `[T=]`/`[H=]`
-/// that rules remembered, `RequestHeader`, then mod_http2's early hints.
+/// that rules remembered, `RequestHeader`, mod_http2's early hints, then
+/// mod_speling (last of the modules that hook last, as Debian loads them).
 pub static FIXUPS: &[RunAll] = &[
     rewrite::fixup,
     alias::fixup,
@@ -142,6 +143,7 @@ pub static FIXUPS: &[RunAll] = &[
     rewrite::force_type_handler,
     headers::fixup,
     http2::early_hints,
+    speling::fixup,
 ];
 
 /// `insert_filter`: the filters a request's configuration attaches

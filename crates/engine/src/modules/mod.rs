@@ -33,6 +33,7 @@ pub mod remoteip;
 pub mod reqtimeout;
 pub mod rewrite;
 pub mod setenvif;
+pub mod speling;
 pub mod ssl;
 pub mod status;
 pub mod unsupported;
@@ -56,6 +57,7 @@ macro_rules! dir_slots {
             authz: $crate::modules::authz_core::AuthzDir,
             access_compat: $crate::modules::access_compat::AccessCompatDir,
             allowmethods: $crate::modules::allowmethods::AllowMethodsDir,
+            speling: $crate::modules::speling::SpelingDir,
             authn_core: $crate::modules::authn_core::AuthnCoreDir,
             auth_basic: $crate::modules::auth_basic::AuthBasicDir,
             authn_file: $crate::modules::authn_file::AuthnFileDir,
@@ -208,6 +210,7 @@ pub static ALL: &[&Module] = &[
     &xsendfile::MODULE,
     &allowmethods::MODULE,
     &macros::MODULE,
+    &speling::MODULE,
     &cgi::CGI_MODULE,
     &cgi::CGID_MODULE,
     &php::MODULE,
