@@ -132,7 +132,7 @@ pub fn load(
             .collect(),
         server_root,
         includes: Default::default(),
-        macros: Default::default(),
+        read: Default::default(),
         stand_ins: Vec::new(),
     };
     let mut build = ServerBuild::new();

@@ -5,7 +5,7 @@
 //! whose module it does not have (never "Invalid command" for a stock
 //! file). Modules htaccel does not have are warned about at `LoadModule`;
 //! their stock settings that do nothing until a directive turns the
-//! module on are accepted (`modules::unsupported::STAND_INS`).
+//! module on are accepted (the stand-ins, ARCHITECTURE.md).
 
 mod common;
 

@@ -27,13 +27,26 @@ pub struct Environment {
     pub server_root: PathBuf,
     /// The files `Include` read, for `-t -D DUMP_INCLUDES`.
     pub includes: IncludeLog,
-    /// mod_macro's macros, by lower-case name (process-wide in Apache,
-    /// defined as the configuration is read).
-    pub macros: HashMap<String, std::sync::Arc<crate::modules::macros::Macro>>,
+    /// Each module's state while reading (`modules::read_slots!`).
+    pub read: ReadSlots,
     /// Modules loaded that htaccel stands in for: their settings are known,
-    /// `<IfModule>` finds them absent ([`crate::modules::unsupported::STAND_INS`]).
+    /// `<IfModule>` finds them absent (the stand-ins of the modules that
+    /// have none of their own, see ARCHITECTURE.md).
     pub stand_ins: Vec<&'static Module>,
 }
+
+/// `ReadSlots` with one field per module of `modules::read_slots!`.
+macro_rules! read_slots_struct {
+    ($($field:ident: $slot:ty,)*) => {
+        /// Each module's state while a configuration is read.
+        #[derive(Clone, Default)]
+        pub struct ReadSlots {
+            $(pub $field: $slot,)*
+        }
+    };
+}
+
+crate::modules::read_slots!(read_slots_struct);
 
 /// The files `Include`/`IncludeOptional` read, in order, with their depth
 /// and the line Apache shows for each: that of the latest `Include`

@@ -42,6 +42,10 @@ const MAX_LINE: usize = 8192;
 /// The characters that start a parameter name (`ARG_PREFIX`).
 const PREFIXES: &[u8] = b"$%@";
 
+/// The macros defined so far, by lower-case name (process-wide in Apache,
+/// defined as the configuration is read).
+pub type MacroTable = std::collections::HashMap<String, Arc<Macro>>;
+
 /// A defined macro.
 #[derive(Debug)]
 pub struct Macro {
@@ -102,7 +106,7 @@ fn define(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<
         inv.origin.line, inv.origin.file
     );
     let here = format!("macro '{name}' ({location})");
-    if let Some(old) = w.env.macros.get(&name) {
+    if let Some(old) = w.env.read.macros.get(&name) {
         let warning = format!(
             "AH02802: macro '{name}' multiply defined: {}, redefined on line {} of \"{}\"",
             old.location, inv.origin.line, inv.origin.file
@@ -156,7 +160,7 @@ fn define(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<
             }
         }
     }
-    w.env.macros.insert(name, Arc::new(m));
+    w.env.read.macros.insert(name, Arc::new(m));
     Ok(())
 }
 
@@ -202,14 +206,14 @@ fn check_params(
 /// `Use name values…`.
 fn use_macro(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let mut words = htaccel_conf::split_args(&inv.raw).into_iter();
-    if w.env.macros.is_empty() {
+    if w.env.read.macros.is_empty() {
         return Err("no macro defined before Use".into());
     }
     let name = match words.next() {
         Some(n) if !n.is_empty() => n.to_ascii_lowercase(),
         _ => return Err("no macro name specified with Use".into()),
     };
-    let Some(m) = w.env.macros.get(&name).cloned() else {
+    let Some(m) = w.env.read.macros.get(&name).cloned() else {
         return Err(format!("macro '{name}' undefined"));
     };
     if inv.origin.file.contains(&format!("macro '{}'", m.name)) {
@@ -268,14 +272,14 @@ fn use_macro(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Resul
 
 /// `UndefMacro name`.
 fn undefine(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
-    if w.env.macros.is_empty() {
+    if w.env.read.macros.is_empty() {
         return Err("no macro defined before UndefMacro".into());
     }
     let name = inv.words[0].to_ascii_lowercase();
     if name.is_empty() {
         return Err("no macro name specified with UndefMacro".into());
     }
-    if w.env.macros.remove(&name).is_none() {
+    if w.env.read.macros.remove(&name).is_none() {
         return Err(format!("cannot remove undefined macro '{name}'"));
     }
     Ok(())

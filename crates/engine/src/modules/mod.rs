@@ -120,6 +120,21 @@ macro_rules! global_slots {
 }
 pub(crate) use global_slots;
 
+/// Every module's state while a configuration is read (what Apache's
+/// modules keep in static variables as they read: mod_macro's macros): the
+/// field `ReadSlots` gives it, and its type (`Clone` and `Default`).
+/// `config/mod.rs` builds `ReadSlots`, part of the reading's `Environment`,
+/// from this list; a `.htaccess` is read with a copy of what the server
+/// configuration left.
+macro_rules! read_slots {
+    ($then:ident) => {
+        $then! {
+            macros: $crate::modules::macros::MacroTable,
+        }
+    };
+}
+pub(crate) use read_slots;
+
 /// Every module's engine-wide state, made once when an engine starts from
 /// a loaded configuration (Apache's `post_config` hooks): the field
 /// `EngineSlots` gives it, its type, and the module's `start` function,

@@ -264,7 +264,7 @@ mod tests {
             defines: Default::default(),
             server_root: "/".into(),
             includes: Default::default(),
-            macros: Default::default(),
+            read: Default::default(),
             stand_ins: Vec::new(),
         };
         let mut ctx = Context::main_server();

@@ -1002,7 +1002,7 @@ mod tests {
             defines: Default::default(),
             server_root: "/".into(),
             includes: Default::default(),
-            macros: Default::default(),
+            read: Default::default(),
             stand_ins: Vec::new(),
         };
         let mut w = Walker::new(&mut env, None, crate::config::Context::main_server());
