@@ -29,6 +29,8 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             }
         }
     }
+    // mod_log_config's `%h`, as `HostnameLookups` has it for the request.
+    resp.remote_host = ctx.remote_host();
     // mod_deflate's filter runs before mod_headers' (both content filters,
     // DEFLATE inserted first).
     if !error && resp.arrival != crate::http::Arrival::Later {

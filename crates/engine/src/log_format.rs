@@ -528,7 +528,11 @@ fn push_literal(items: &mut Vec<Item>, lit: &[u8]) {
 fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut Vec<u8>) -> bool {
     let req = e.request;
     match &f.kind {
-        Kind::RemoteHost | Kind::RemoteAddr => display(e.remote.ip().to_canonical(), out),
+        Kind::RemoteHost => match e.remote_host {
+            Some(name) => escaped(name.as_bytes(), out),
+            None => display(e.remote.ip().to_canonical(), out),
+        },
+        Kind::RemoteAddr => display(e.remote.ip().to_canonical(), out),
         Kind::PeerAddr => display(e.conn_peer.ip().to_canonical(), out),
         Kind::LocalAddr => display(e.local.ip().to_canonical(), out),
         Kind::Logname | Kind::Trailer => false,
@@ -1222,6 +1226,7 @@ mod tests {
             remote_user: None,
             bytes_out: None,
             env: &[],
+            remote_host: None,
             bytes_in: None,
         }
     }

@@ -195,6 +195,26 @@ impl<'a> Ctx<'a> {
         self.client_ip
     }
 
+    /// `ap_get_useragent_host(r, REMOTE_HOST)`: the client's name where
+    /// `HostnameLookups` asks for one and one is found (`REMOTE_HOST`, the
+    /// access log's `%h`); `None` otherwise, without asking anything.
+    pub fn remote_host(&self) -> Option<String> {
+        use crate::modules::core::HostnameLookups;
+        match self.conf.core.hostname_lookups? {
+            HostnameLookups::Off => None,
+            HostnameLookups::On => crate::dns::reverse_name(self.useragent_ip()),
+            HostnameLookups::Double => crate::dns::double_reverse(self.useragent_ip()),
+        }
+    }
+
+    /// `ap_get_useragent_host(r, REMOTE_NAME)`: that name, else the
+    /// client's address (`%{REMOTE_HOST}` of mod_rewrite and expressions,
+    /// `SetEnvIf Remote_Host`).
+    pub fn remote_name(&self) -> String {
+        self.remote_host()
+            .unwrap_or_else(|| self.useragent_ip().to_string())
+    }
+
     /// `r->useragent_ip` for passing on (to a subrequest, an internal
     /// redirect, access control's rules, which record it where a rule
     /// compares it), not for deciding anything here.

@@ -329,6 +329,8 @@ pub(crate) struct Conn<T> {
     pub(crate) answer_start: Cell<Option<u64>>,
     /// The current answer's `log_env`, for its access-log line.
     pub(crate) log_env: RefCell<Vec<(String, String)>>,
+    /// The current answer's client name for `%h`, if it has one.
+    pub(crate) log_remote_host: RefCell<Option<String>>,
     /// Bytes read from the client so far, and where the current request
     /// began among them (for `%I`: consumed since then).
     pub(crate) total_read: u64,
@@ -397,6 +399,7 @@ impl<T: Transport> Conn<T> {
             slot: Slot::accepted(),
             answer_start: Cell::new(None),
             log_env: RefCell::new(Vec::new()),
+            log_remote_host: RefCell::new(None),
             total_read: 0,
             request_start: 0,
             upgrade: None,

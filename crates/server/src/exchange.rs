@@ -543,6 +543,7 @@ impl<T: Transport> Conn<T> {
     ) -> std::io::Result<bool> {
         self.answer_start.set(Some(self.out.position()));
         self.log_env.replace(resp.log_env.clone());
+        self.log_remote_host.replace(resp.remote_host.clone());
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
         let engine_cl = facts.engine_cl;
@@ -700,6 +701,7 @@ impl<T: Transport> Conn<T> {
     ) {
         let answer_start = self.answer_start.take();
         let env = self.log_env.take();
+        let remote_host = self.log_remote_host.take();
         let duration = started.elapsed();
         htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
         shared.handler.log().access(&AccessEntry {
@@ -723,6 +725,7 @@ impl<T: Transport> Conn<T> {
                 answer_start.map_or(0, |start| self.out.position().saturating_sub(start)),
             ),
             env: &env,
+            remote_host: remote_host.as_deref(),
             bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
         });
     }

@@ -137,7 +137,7 @@ pub struct Global {
     pub graceful_shutdown_timeout: Option<u64>,
     pub server_tokens: Option<String>,
     pub types_config: Option<PathBuf>,
-    pub hostname_lookups: Option<String>,
+
     pub trace_enable: Option<String>,
     /// `AccessFileWatch`, `AccessFileCheckInterval`, `StatCacheEntries`.
     pub access_file_watch: Option<bool>,

@@ -421,6 +421,9 @@ pub struct Response {
     /// conditions name, as they were when the answer was made (empty
     /// when no log has a condition).
     pub log_env: Vec<(String, String)>,
+    /// The client's name for the access log's `%h`, where
+    /// `HostnameLookups` found one; else `%h` is the address.
+    pub remote_host: Option<String>,
     /// The protocols the request's server offers by `Upgrade` (`h2,h2c`):
     /// set when the answer is a handler's own and the request named no
     /// `Upgrade` (Apache's core announces them from its first handler, in
@@ -479,6 +482,7 @@ impl Response {
             entity_in_headers: false,
             head_cache: None,
             log_env: Vec::new(),
+            remote_host: None,
             upgrade_offer: None,
             h2c_upgrade: None,
             alt_svc: None,
@@ -638,6 +642,8 @@ pub struct AccessEntry<'a> {
     pub bytes_out: Option<u64>,
     /// [`Response::log_env`] of the answer.
     pub env: &'a [(String, String)],
+    /// [`Response::remote_host`] of the answer (`%h`).
+    pub remote_host: Option<&'a str>,
     /// Bytes received for the request, request line, headers and body
     /// included (`%I`), when known.
     pub bytes_in: Option<u64>,

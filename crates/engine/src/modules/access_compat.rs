@@ -16,16 +16,16 @@
 //! list never matters; each list is compiled into an address set
 //! ([`crate::ipset`]) plus the few entries that are not addresses. Host
 //! names are matched as Apache does, against the double-reverse DNS name of
-//! the client ([`crate::modules::dns`]), looked up only when no cheaper
+//! the client ([`crate::dns`]), looked up only when no cheaper
 //! entry decided.
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
+use crate::dns;
 use crate::ipset::{IpSet, IpSetBuilder, Subnet, SubnetError};
 use crate::modules::authz_core::limited;
 #[cfg(test)]
 use crate::modules::authz_core::ALL_METHODS;
-use crate::modules::dns;
 use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG, OR_LIMIT};
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};

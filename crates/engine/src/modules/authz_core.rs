@@ -225,17 +225,15 @@ fn check(p: &Provider, req: &AuthzRequest<'_>) -> AuthzResult {
         Provider::User(names) => names.iter().any(|n| n == user),
         Provider::ValidUser => true,
         Provider::Group(groups) => return (req.groups)(user, groups),
-        Provider::Host(names) => match crate::modules::dns::double_reverse(req.remote) {
-            Some(host) => names
-                .iter()
-                .any(|n| crate::modules::dns::in_domain(n, &host)),
+        Provider::Host(names) => match crate::dns::double_reverse(req.remote) {
+            Some(host) => names.iter().any(|n| crate::dns::in_domain(n, &host)),
             None => false,
         },
         Provider::Expr(..) => unreachable!("answered above"),
         Provider::ForwardDns(names) => names.iter().any(|n| {
-            crate::modules::dns::resolve(n)
+            crate::dns::resolve(n)
                 .into_iter()
-                .any(|a| crate::modules::dns::same_host(a, req.remote))
+                .any(|a| crate::dns::same_host(a, req.remote))
         }),
     };
     if granted {

@@ -15,7 +15,6 @@ pub mod cgi;
 pub mod core;
 pub mod deflate;
 pub mod dir;
-pub mod dns;
 pub mod env;
 pub mod expires;
 pub mod filter;

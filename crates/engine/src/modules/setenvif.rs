@@ -116,9 +116,8 @@ impl Request<'_, '_> {
     fn value(&self, c: &Condition, subject: &Subject) -> Option<Vec<u8>> {
         let req = self.ctx.req;
         match subject {
-            Subject::RemoteAddr | Subject::RemoteHost => {
-                Some(self.ctx.useragent_ip().to_string().into_bytes())
-            }
+            Subject::RemoteAddr => Some(self.ctx.useragent_ip().to_string().into_bytes()),
+            Subject::RemoteHost => Some(self.ctx.remote_name().into_bytes()),
             Subject::ServerAddr => Some(req.local.ip().to_string().into_bytes()),
             Subject::RequestUri => Some(crate::path_text::bytes(self.uri).into_owned()),
             Subject::RequestMethod => Some(self.ctx.method.as_bytes().to_vec()),

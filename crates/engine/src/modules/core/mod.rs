@@ -82,10 +82,24 @@ pub struct FilesSection {
     pub origin: Origin,
 }
 
+/// `HostnameLookups`: what the client's name is taken to be where a log,
+/// `REMOTE_HOST` or a variable shows it (host-based access control looks
+/// the name up double-reverse whatever this says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostnameLookups {
+    Off,
+    /// The PTR name, unchecked.
+    On,
+    /// The PTR name only if it resolves back to the address.
+    Double,
+}
+
 /// The core's per-directory slot (Apache's `core_dir_config`, the parts we use).
 #[derive(Clone, Debug)]
 pub struct CoreDir {
     pub options: OptionSet,
+    /// `HostnameLookups`, where set (unset: `Off`).
+    pub hostname_lookups: Option<HostnameLookups>,
     /// `AllowOverride` mask, `OR_UNSET` when not set here.
     pub allow_override: u32,
     /// `AllowOverride Options=` list, `OPT_UNSET` when not set here.
@@ -116,6 +130,7 @@ impl Default for CoreDir {
 impl CoreDir {
     pub fn for_section() -> Self {
         CoreDir {
+            hostname_lookups: None,
             options: OptionSet {
                 opts: OPT_UNSET,
                 add: OPT_NONE,
@@ -146,6 +161,7 @@ impl CoreDir {
     pub fn merge(base: &CoreDir, new: &CoreDir) -> CoreDir {
         let mut c = base.clone();
         c.options = OptionSet::merge(&base.options, &new.options);
+        c.hostname_lookups = new.hostname_lookups.or(base.hostname_lookups);
         if new.allow_override & OR_UNSET == 0 {
             c.allow_override = new.allow_override;
         }

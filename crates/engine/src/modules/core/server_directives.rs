@@ -385,10 +385,15 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "ServerTokens", args: Args::Take1, req_override: RSRC_CONF, about: "Tokens displayed in the Server: header - Min[imal], Major, Minor, Prod[uctOnly], OS, or Full", run: Run::Handler(|w, inv, _| {
         w.server.as_deref_mut().ok_or("ServerTokens not allowed here")?.global.server_tokens = Some(one(inv)); Ok(())
     }) },
-    Directive { name: "HostnameLookups", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "\"on\" to enable, \"off\" to disable reverse DNS lookups, or \"double\" to enable double-reverse DNS lookups", run: Run::Handler(|w, inv, _| {
+    Directive { name: "HostnameLookups", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "\"on\" to enable, \"off\" to disable reverse DNS lookups, or \"double\" to enable double-reverse DNS lookups", run: Run::Handler(|_w, inv, c| {
         let v = one(inv);
-        if !v.eq_ignore_ascii_case("off") { return Err(format!("HostnameLookups {v} is not supported by htaccel")); }
-        if let Some(b) = w.server.as_deref_mut() { b.global.hostname_lookups = Some(v); }
+        let lookups = match v.to_ascii_lowercase().as_str() {
+            "on" => super::HostnameLookups::On,
+            "off" => super::HostnameLookups::Off,
+            "double" => super::HostnameLookups::Double,
+            _ => return Err("parameter must be 'on', 'off', or 'double'".into()),
+        };
+        c.core.hostname_lookups = Some(lookups);
         Ok(())
     }) },
     Directive { name: "ExtendedStatus", args: Args::Flag, req_override: RSRC_CONF, about: "\"On\" to track extended status information, \"Off\" to disable", run: Run::Handler(|w, inv, _| {

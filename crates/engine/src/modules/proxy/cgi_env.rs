@@ -145,6 +145,9 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     e.set("SERVER_NAME", server_name);
     e.set("SERVER_ADDR", req.local.ip().to_string());
     e.set("SERVER_PORT", port.to_string());
+    if let Some(host) = ctx.remote_host() {
+        e.set("REMOTE_HOST", host);
+    }
     e.set("REMOTE_ADDR", req.remote_ip().to_string());
     let docroot = ctx.document_root();
     e.set("DOCUMENT_ROOT", docroot.as_bytes());

@@ -98,7 +98,7 @@ fn parse_hop(hop: &str) -> Option<IpAddr> {
             v4 => v4,
         });
     }
-    let addrs = crate::modules::dns::resolve(hop);
+    let addrs = crate::dns::resolve(hop);
     addrs
         .iter()
         .find(|a| a.is_ipv4())
@@ -214,7 +214,7 @@ fn server_addrs(spec: &str) -> Vec<ServerAddr> {
     } else if let Ok(ip) = host.parse::<IpAddr>() {
         vec![ip]
     } else {
-        crate::modules::dns::resolve(host)
+        crate::dns::resolve(host)
     };
     ips.into_iter()
         .map(|ip| ServerAddr {
@@ -436,7 +436,7 @@ fn add_proxy(w: &mut Walker<'_>, name: &str, arg: &str, internal: bool) -> Resul
                     "RemoteIP: Error parsing IP {arg} the subnet /{m} is invalid for {name}"
                 ));
             }
-            let addrs = crate::modules::dns::resolve(ip);
+            let addrs = crate::dns::resolve(ip);
             if addrs.is_empty() {
                 return Err(format!(
                     "RemoteIP: Error parsing IP {arg} (Name or service not known error) for {name}"

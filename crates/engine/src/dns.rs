@@ -1,10 +1,12 @@
-//! The client's host name as `Allow from example.com` needs it: Apache's
-//! `ap_get_useragent_host(r, REMOTE_DOUBLE_REV)`.
+//! The client's host name, as the core's `ap_get_remote_host` finds it.
 //!
-//! Apache does this lookup for host-based `Allow`/`Deny` whatever
-//! `HostnameLookups` says: the address is turned into a name (PTR), and the
-//! name is kept only if it resolves back (A/AAAA) to the same address, so a
-//! client cannot claim a domain by controlling its own reverse zone.
+//! Host-based `Allow`/`Deny` and `Require host` look it up whatever
+//! `HostnameLookups` says, double-reverse ([`double_reverse`]): the address
+//! is turned into a name (PTR), and the name is kept only if it resolves
+//! back (A/AAAA) to the same address, so a client cannot claim a domain by
+//! controlling its own reverse zone. `HostnameLookups On` gives the PTR
+//! name alone to logs (`%h`), `REMOTE_HOST` and the variables that show it
+//! ([`reverse_name`]); `Double` gives the double-reverse one there too.
 //!
 //! The system resolver (`getnameinfo`/`getaddrinfo`, so `/etc/hosts` and
 //! nsswitch apply as for Apache) has no timeout of its own; each lookup
@@ -24,7 +26,8 @@ pub const TIMEOUT: Duration = Duration::from_secs(5);
 pub const TTL: Duration = Duration::from_secs(60);
 const CACHE_MAX: usize = 4096;
 
-type Cache = Mutex<HashMap<IpAddr, (Instant, Option<String>)>>;
+/// Answers by address and by kind of lookup (double-reverse or not).
+type Cache = Mutex<HashMap<(IpAddr, bool), (Instant, Option<String>)>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -34,10 +37,21 @@ fn cache() -> &'static Cache {
 /// The verified, lower-cased host name of `addr`, or `None` (no PTR, the
 /// name does not resolve back, or the resolver timed out).
 pub fn double_reverse(addr: IpAddr) -> Option<String> {
+    cached(addr, true, lookup)
+}
+
+/// The lower-cased name the address's PTR record gives, unchecked
+/// (`HostnameLookups On`), or `None`.
+pub fn reverse_name(addr: IpAddr) -> Option<String> {
+    cached(addr, false, |a| reverse(a).map(|n| n.to_ascii_lowercase()))
+}
+
+/// `look(addr)` on a helper thread within [`TIMEOUT`], remembered [`TTL`].
+fn cached(addr: IpAddr, double: bool, look: fn(IpAddr) -> Option<String>) -> Option<String> {
     // DNS answers expire: a decision that asked is not kept.
     crate::answer_memo::note_volatile();
     let now = Instant::now();
-    if let Some((at, name)) = cache().lock().ok()?.get(&addr) {
+    if let Some((at, name)) = cache().lock().ok()?.get(&(addr, double)) {
         if now.duration_since(*at) < TTL {
             return name.clone();
         }
@@ -46,7 +60,7 @@ pub fn double_reverse(addr: IpAddr) -> Option<String> {
     std::thread::Builder::new()
         .name("dns".into())
         .spawn(move || {
-            let _ = tx.send(lookup(addr));
+            let _ = tx.send(look(addr));
         })
         .ok()?;
     let name = rx.recv_timeout(TIMEOUT).ok().flatten();
@@ -57,7 +71,7 @@ pub fn double_reverse(addr: IpAddr) -> Option<String> {
                 c.clear();
             }
         }
-        c.insert(addr, (now, name.clone()));
+        c.insert((addr, double), (now, name.clone()));
     }
     name
 }
