@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::ast::{CloseTag, Directive, Node, Section};
 use crate::error::{Origin, ParseError};
-use crate::lex::Lines;
+use crate::lex::{Lines, LogicalLine};
 use crate::text::bytes_to_string;
 use crate::words::{getword, split_bytes, trim};
 use crate::ParseOptions;
@@ -37,17 +37,7 @@ pub(crate) fn parse(
     let mut root: Vec<Node> = Vec::new();
     let mut open: Vec<Section> = Vec::new();
 
-    loop {
-        let line = match lines.next_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(ParseError::new(
-                    origin(e.line),
-                    format!("Error reading {file} at line {}: Line too long", e.line),
-                ))
-            }
-        };
+    while let Some(line) = next_line(&mut lines, &file)? {
         let text = &line.text[..];
         if text.is_empty() || text[0] == b'#' {
             continue;
@@ -120,20 +110,7 @@ fn read_verbatim(
     let close_tag = format!("</{}>", section.name).into_bytes();
     let mut body = Vec::new();
     let mut nesting = 1usize;
-    loop {
-        let line = match lines.next_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                return Err(ParseError::new(
-                    Origin {
-                        file: file.clone(),
-                        line: e.line,
-                    },
-                    format!("Error reading {file} at line {}: Line too long", e.line),
-                ))
-            }
-        };
+    while let Some(line) = next_line(lines, file)? {
         let text = &line.text[..];
         if text.first() == Some(&b'#') {
             continue;
@@ -163,6 +140,19 @@ fn read_verbatim(
     }
     section.verbatim = Some(body);
     Ok(())
+}
+
+/// The next logical line of `file`, or Apache's error for one too long.
+fn next_line(lines: &mut Lines<'_>, file: &Arc<str>) -> Result<Option<LogicalLine>, ParseError> {
+    lines.next_line().map_err(|e| {
+        ParseError::new(
+            Origin {
+                file: file.clone(),
+                line: e.line,
+            },
+            format!("Error reading {file} at line {}: Line too long", e.line),
+        )
+    })
 }
 
 fn open_section(name: &[u8], rest: &[u8], origin: Origin) -> Section {

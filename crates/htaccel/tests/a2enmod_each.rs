@@ -123,27 +123,8 @@ fn each_stock_conf_and_site_starts() {
         return;
     }
     let dir = TempDir::new("a2enconf-each");
-    let modules = [
-        "mpm_event",
-        "access_compat",
-        "alias",
-        "auth_basic",
-        "authn_core",
-        "authn_file",
-        "authz_core",
-        "authz_host",
-        "authz_user",
-        "autoindex",
-        "deflate",
-        "dir",
-        "env",
-        "filter",
-        "mime",
-        "negotiation",
-        "reqtimeout",
-        "setenvif",
-        "status",
-        "cgid",
+    // The stock modules, and those a TLS site with PHP-FPM and HTTP/2 adds.
+    let extra = [
         "ssl",
         "headers",
         "rewrite",
@@ -152,6 +133,7 @@ fn each_stock_conf_and_site_starts() {
         "socache_shmcb",
         "http2",
     ];
+    let modules = common::STOCK_MODULES.iter().chain(&extra);
     let mut head = format!(
         "ServerRoot /etc/apache2\nListen 127.0.0.1:1\nServerName localhost\n\
          PidFile {d}/pid\nErrorLog {d}/error.log\nDefaultRuntimeDir {d}\n\

@@ -10,14 +10,10 @@ use common::TempDir;
 use std::path::Path;
 
 fn conf(r: &Path, port: u16) -> String {
+    let head = common::server_head(r, port, "localhost", &[]);
     let r = r.display();
     format!(
-        "ServerRoot {r}\n\
-         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
-         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
-         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
-         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName localhost\n\
-         PidFile {r}/server.pid\nErrorLog {r}/error.log\n\
+        "{head}ErrorLog {r}/error.log\n\
          CustomLog {r}/access.log \"%U %h %a\"\n\
          DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n</Directory>\n\
          <Directory {r}/site/on>\n  HostnameLookups On\n</Directory>\n\

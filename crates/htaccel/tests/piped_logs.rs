@@ -10,14 +10,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn conf(r: &Path, port: u16) -> String {
+    let head = common::server_head(r, port, "localhost", &[]);
     let r = r.display();
     format!(
-        "ServerRoot {r}\n\
-         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
-         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
-         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
-         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName localhost\n\
-         PidFile {r}/server.pid\nErrorLog \"|$cat >> {r}/error.log\"\n\
+        "{head}ErrorLog \"|$cat >> {r}/error.log\"\n\
          LogFormat \"%U %>s\" short\n\
          CustomLog \"|/usr/bin/tee -a {r}/direct.log\" short\n\
          CustomLog \"|$cat >> {r}/shell.log\" short\n\

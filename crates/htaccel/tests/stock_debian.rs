@@ -15,31 +15,6 @@ use common::TempDir;
 use std::path::Path;
 use std::process::Command;
 
-/// The modules Debian enables by default (`a2query -m` on a fresh
-/// install), and `cgid`, which `a2enmod cgi` enables under the event MPM.
-const STOCK_MODULES: &[&str] = &[
-    "cgid",
-    "access_compat",
-    "alias",
-    "auth_basic",
-    "authn_core",
-    "authn_file",
-    "authz_core",
-    "authz_host",
-    "authz_user",
-    "autoindex",
-    "deflate",
-    "dir",
-    "env",
-    "filter",
-    "mime",
-    "mpm_event",
-    "negotiation",
-    "reqtimeout",
-    "setenvif",
-    "status",
-];
-
 /// A copy of `/etc/apache2` with the stock modules, listening on `port`.
 fn stock_copy(dir: &TempDir, port: u16) {
     let root = dir.path();
@@ -57,7 +32,7 @@ fn stock_copy(dir: &TempDir, port: u16) {
             copy(&e.path(), &root.join(sub).join(e.file_name()));
         }
     }
-    for m in STOCK_MODULES {
+    for m in common::STOCK_MODULES {
         for ext in ["load", "conf"] {
             let from = etc.join(format!("mods-available/{m}.{ext}"));
             if from.exists() {

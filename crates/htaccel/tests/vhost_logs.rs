@@ -10,14 +10,10 @@ use std::net::TcpStream;
 use std::path::Path;
 
 fn conf(root: &Path, port: u16) -> String {
+    let head = common::server_head(root, port, "main.example", &[]);
     let r = root.display();
     format!(
-        "ServerRoot {r}\n\
-         LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so\n\
-         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
-         LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so\n\
-         TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName main.example\n\
-         PidFile {r}/server.pid\nErrorLog {r}/main-error.log\n\
+        "{head}ErrorLog {r}/main-error.log\n\
          LogFormat \"%v %U %>s\" short\nCustomLog {r}/main-access.log short\n\
          DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n\
          <VirtualHost *:{port}>\n  ServerName a.example\n  LogFormat \"A %v %U %>s\" short\n  \

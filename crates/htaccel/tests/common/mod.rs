@@ -58,6 +58,46 @@ pub fn status_code(line: &str) -> u16 {
         .unwrap_or_else(|| panic!("no status code in {line:?}"))
 }
 
+/// The modules Debian enables by default (`a2query -m` on a fresh
+/// install), and `cgid`, which `a2enmod cgi` enables under the event MPM.
+pub const STOCK_MODULES: &[&str] = &[
+    "cgid",
+    "access_compat",
+    "alias",
+    "auth_basic",
+    "authn_core",
+    "authn_file",
+    "authz_core",
+    "authz_host",
+    "authz_user",
+    "autoindex",
+    "deflate",
+    "dir",
+    "env",
+    "filter",
+    "mime",
+    "mpm_event",
+    "negotiation",
+    "reqtimeout",
+    "setenvif",
+    "status",
+];
+
+/// The head of a configuration both Apache and htaccel read in the tests
+/// that compare their log files: `ServerRoot`, the event MPM, mod_authz_core
+/// and mod_mime with Debian's types, the `modules` named (`setenvif` for
+/// `mod_setenvif.so`), `Listen` on `port`, the `ServerName` and the pid file.
+pub fn server_head(root: &Path, port: u16, name: &str, modules: &[&str]) -> String {
+    let r = root.display();
+    let mut head = format!("ServerRoot {r}\n");
+    for m in ["mpm_event", "authz_core", "mime"].iter().chain(modules) {
+        head += &format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n");
+    }
+    head + &format!(
+        "TypesConfig /etc/mime.types\nListen 127.0.0.1:{port}\nServerName {name}\nPidFile {r}/server.pid\n"
+    )
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
