@@ -125,7 +125,10 @@ fn same(a: IpAddr, b: IpAddr) -> bool {
     canon(a) == canon(b)
 }
 
-fn reverse(addr: IpAddr) -> Option<String> {
+/// The name the address's PTR record gives, as written, asked now and
+/// waited for (`apr_getnameinfo`): for start-up, where Apache asks the
+/// same way (`-S`'s names of address-only virtual hosts).
+pub fn reverse(addr: IpAddr) -> Option<String> {
     let sa = raw_addr(SocketAddr::new(addr, 0));
     let mut host = [0 as libc::c_char; 1025];
     // SAFETY: `sa` is a valid sockaddr of the length given; `host` is a

@@ -10,7 +10,7 @@ pub(crate) mod answer_memo;
 pub(crate) mod clock;
 pub mod config;
 pub(crate) mod dirconf;
-pub(crate) mod dns;
+pub mod dns;
 pub mod engine;
 pub(crate) mod env;
 pub(crate) mod error_backend;

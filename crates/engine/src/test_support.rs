@@ -8,6 +8,11 @@ use crate::http::{AccessEntry, Headers, Log, Request, Version};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// Owned copies of `words`, as a directive's arguments are held.
+pub(crate) fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
 /// A log that keeps nothing.
 pub(crate) struct Quiet;
 

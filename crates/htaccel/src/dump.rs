@@ -141,9 +141,8 @@ fn server_name(conf: &ServerConf, main_name: &str, address: Option<&str>) -> Str
         return bare.to_string();
     }
     match address.map(|a| a.trim_start_matches('[').trim_end_matches(']').parse()) {
-        Some(Ok(ip)) => {
-            name_of_address(ip).unwrap_or_else(|| "bogus_host_without_reverse_dns".into())
-        }
+        Some(Ok(ip)) => htaccel_engine::dns::reverse(ip)
+            .unwrap_or_else(|| "bogus_host_without_reverse_dns".into()),
         _ => main_name.to_string(),
     }
 }
@@ -177,49 +176,6 @@ pub fn guessed_name_warning(loaded: &Loaded) -> Option<String> {
             "AH00558: htaccel: Could not reliably determine the server's fully qualified domain name, using {name}. Set the 'ServerName' directive globally to suppress this message"
         )
     })
-}
-
-/// The host name an address resolves back to (`getnameinfo`).
-fn name_of_address(ip: std::net::IpAddr) -> Option<String> {
-    // SAFETY: all-zero bytes are a valid sockaddr_storage.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match ip {
-        std::net::IpAddr::V4(v4) => {
-            // SAFETY: sockaddr_storage is large and aligned enough for any
-            // socket address.
-            let sin = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in) };
-            sin.sin_family = libc::AF_INET as libc::sa_family_t;
-            sin.sin_addr.s_addr = u32::from_ne_bytes(v4.octets());
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        std::net::IpAddr::V6(v6) => {
-            // SAFETY: as above.
-            let sin6 = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in6) };
-            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            sin6.sin6_addr.s6_addr = v6.octets();
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    let mut host = [0 as libc::c_char; 1025];
-    // SAFETY: the address is initialised for `len` bytes; the output buffer
-    // and its length match; no service is asked for.
-    let rc = unsafe {
-        libc::getnameinfo(
-            &storage as *const _ as *const libc::sockaddr,
-            len as libc::socklen_t,
-            host.as_mut_ptr(),
-            host.len() as libc::socklen_t,
-            std::ptr::null_mut(),
-            0,
-            libc::NI_NAMEREQD,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: getnameinfo wrote a NUL-terminated string into `host`.
-    let name = unsafe { std::ffi::CStr::from_ptr(host.as_ptr()) };
-    Some(name.to_string_lossy().into_owned())
 }
 
 /// `-D DUMP_VHOSTS`: each address with the virtual hosts on it; specific

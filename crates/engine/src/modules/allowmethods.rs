@@ -110,9 +110,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), u16> {
 mod tests {
     use super::*;
 
-    fn words(w: &[&str]) -> Vec<String> {
-        w.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::test_support::strings as words;
 
     #[test]
     fn masks_as_the_module_reads_them() {

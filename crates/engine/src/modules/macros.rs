@@ -353,9 +353,7 @@ fn quoted(value: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
+    use crate::test_support::strings as s;
 
     #[test]
     fn substitutes_as_the_module_does() {
