@@ -126,6 +126,37 @@ fn macro_and_read_time_errors_match_apache() {
     }
 }
 
+/// Apache loads every module as it reads the file, before any other
+/// directive runs: a filter named before its module's `LoadModule` is
+/// known, and a server without mod_mime reads no types file. Both start
+/// where `apache2 -t` says Syntax OK.
+#[test]
+fn modules_loaded_later_in_the_file_count_as_in_apache() {
+    let root = TempDir::new("cli-load-order");
+    let r = root.path().display().to_string();
+    // No conf/mime.types under this ServerRoot.
+    let head = format!(
+        "ServerRoot {r}\n{HEAD}Listen 127.0.0.1:1\nServerName localhost\nErrorLog {r}/error.log\n"
+    );
+    let cases = [
+        (
+            "filter-first",
+            "LoadModule filter_module /usr/lib/apache2/modules/mod_filter.so\n\
+             AddOutputFilterByType DEFLATE text/html\n\
+             LoadModule deflate_module /usr/lib/apache2/modules/mod_deflate.so\n",
+        ),
+        ("no-mod-mime", "DocumentRoot /tmp\n"),
+    ];
+    for (name, body) in cases {
+        root.write(&format!("{name}.conf"), &format!("{head}{body}"));
+        let path = format!("{r}/{name}.conf");
+        let apache = run(APACHE, &["-t", "-f", &path], &[]);
+        let ours = htaccel(&["-t", "-f", &path], &[]);
+        assert!(apache.status.success(), "{name}: {}", text(&apache));
+        assert!(ours.status.success(), "{name}: {}", text(&ours));
+    }
+}
+
 #[test]
 fn dumps_match_apache() {
     let root = server_root("cli-dump");

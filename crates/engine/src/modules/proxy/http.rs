@@ -286,10 +286,11 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         return super::decide_url(ctx, &url, prev);
     }
     if !ctx.site.env.is_loaded("mod_proxy_http.c") {
-        // Apache: no module handles the scheme.
+        // Apache: no module handles the scheme, named as the URL writes it.
+        let scheme = url.split_once("://").map_or("", |(s, _)| s);
         ctx.reason = Some((
             "warn".into(),
-            format!("AH01144: No protocol handler was valid for the URL {} (scheme 'http'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
+            format!("AH01144: No protocol handler was valid for the URL {} (scheme '{scheme}'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
         ));
         return Decision::Respond(super::respond_error(ctx, 403));
     }
