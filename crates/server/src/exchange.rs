@@ -635,7 +635,17 @@ impl<T: Transport> Conn<T> {
             self.stream.final_status(status);
             // `Date` is the time the request arrived, as Apache's `request_time`.
             match prepared {
-                Some(p) => p.write(&mut self.out.buf, ex.received, &framing),
+                Some(p) => match self
+                    .stream
+                    .sends_fields()
+                    .then(|| p.stream_fields(ex.received, &framing))
+                    .flatten()
+                {
+                    Some(fields) => self
+                        .out
+                        .push_head(|buf| p.write(buf, ex.received, &framing), fields),
+                    None => p.write(&mut self.out.buf, ex.received, &framing),
+                },
                 None => write_head(
                     &mut self.out.buf,
                     status,

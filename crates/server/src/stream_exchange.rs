@@ -8,7 +8,10 @@
 //! response head and body: interim responses sent as such, hop-by-hop
 //! fields dropped, `Date` and `Server` last, the body's chunking, length
 //! or close turned into data and the stream's end, nothing after the head
-//! of a HEAD, 204 or 304 answer.
+//! of a HEAD, 204 or 304 answer. A head the exchange prepared once for
+//! every copy of a kept answer is not read back: its fields were read
+//! once ([`PreparedFields`]) and come beside its text
+//! (`crate::write::Output::push_head`).
 //!
 //! The translation is the same for both protocols; what differs is how a
 //! stream's body is received and its answer sent, which each protocol
@@ -26,7 +29,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Bytes of a file read at a time for the body.
 const FILE_CHUNK: usize = 64 * 1024;
@@ -365,6 +368,200 @@ fn field_name(name: &[u8]) -> Result<http::HeaderName, http::header::InvalidHead
     Ok(known)
 }
 
+/// The lines of a head's text (without its final empty line), found with
+/// memchr: a byte-by-byte split was a tenth of a stream's cost.
+fn lines_of(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start > text.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        start = end + 1;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+}
+
+/// An answer's head read from its HTTP/1.1 text (`head`, up to its empty
+/// line) as a stream sends it; `final_status`: the status the exchange
+/// gave for a final answer ([`Transport::final_status`]).
+fn read_head(head: &[u8], final_status: Option<u16>) -> io::Result<FieldHead> {
+    let text = head.strip_suffix(b"\r\n\r\n").unwrap_or(head);
+    let mut lines = lines_of(text);
+    let status_line = lines.next().unwrap_or_default();
+    let code = status_line
+        .split(|b| *b == b' ')
+        .nth(1)
+        .and_then(|c| std::str::from_utf8(c).ok())
+        .and_then(|c| c.parse::<u16>().ok())
+        .ok_or_else(|| io::Error::other("unreadable status line"))?;
+    let code = match final_status {
+        // An invalid code (600 and up) is a 500 to mod_http2 too
+        // (`ap_die`'s `ap_is_HTTP_VALID_RESPONSE`), as the line says.
+        Some(status) if code >= 200 && (200..600).contains(&status) => status,
+        _ => code,
+    };
+    let status = http::StatusCode::from_u16(code).map_err(io::Error::other)?;
+    let mut response = http::Response::new(());
+    *response.status_mut() = status;
+    response.headers_mut().reserve(FIELDS_EXPECTED);
+    let mut framing = FieldFraming::default();
+    let mut last = Vec::with_capacity(2);
+    for line in lines {
+        let Some((name, value)) = framing.field(line)? else {
+            continue;
+        };
+        if name == http::header::DATE || name == http::header::SERVER {
+            last.push((name, value));
+        } else {
+            response.headers_mut().append(name, value);
+        }
+    }
+    // mod_http2 sends the fields the server adds itself after the
+    // response's own, where HTTP/1.1 has them first.
+    for (name, value) in last {
+        response.headers_mut().append(name, value);
+    }
+    Ok(FieldHead { response, framing })
+}
+
+/// How an answer's HTTP/1.1 fields delimit its body, as its lines are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FieldFraming {
+    length: Option<u64>,
+    chunked: bool,
+}
+
+impl FieldFraming {
+    /// One header line as a stream sends it, noting the body's framing;
+    /// `None`: not a field, or one the stream leaves out (hop-by-hop).
+    fn field(&mut self, line: &[u8]) -> io::Result<Option<(http::HeaderName, http::HeaderValue)>> {
+        let Some(colon) = memchr::memchr(b':', line) else {
+            return Ok(None);
+        };
+        let name = field_name(&line[..colon]).map_err(io::Error::other)?;
+        let value = line[colon + 1..].trim_ascii();
+        if name == http::header::TRANSFER_ENCODING {
+            self.chunked = true;
+        }
+        if name == http::header::CONTENT_LENGTH {
+            self.length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+        }
+        if hop_by_hop(&name) {
+            return Ok(None);
+        }
+        let value = http::HeaderValue::from_bytes(value).map_err(io::Error::other)?;
+        Ok(Some((name, value)))
+    }
+}
+
+/// A response head as a stream sends it: status and fields (hop-by-hop
+/// ones left out, `Date` and `Server` last), and its body's framing.
+#[derive(Debug)]
+pub(crate) struct FieldHead {
+    response: http::Response<()>,
+    framing: FieldFraming,
+}
+
+/// An answer's prepared head (`crate::write::PreparedHead`) read once into
+/// a stream's fields: each copy of the answer then sends them without its
+/// HTTP/1.1 text being read again. The lines are split where the
+/// connection's own fields go, as in the text.
+#[derive(Debug)]
+pub(crate) struct PreparedFields {
+    status: http::StatusCode,
+    before: http::HeaderMap,
+    after: Vec<(http::HeaderName, http::HeaderValue)>,
+    date: Option<http::HeaderValue>,
+    server: Option<http::HeaderValue>,
+    framing: FieldFraming,
+}
+
+impl PreparedFields {
+    /// The fields of a head whose lines are `before` and `after` the
+    /// connection's own; `None` for a head a stream must read as text
+    /// (an interim or invalid status, a field it cannot carry).
+    pub(crate) fn read(
+        status: u16,
+        before: &[u8],
+        after: &[u8],
+        date: Option<&[u8]>,
+        server: &[u8],
+    ) -> Option<PreparedFields> {
+        if !(200..600).contains(&status) {
+            return None;
+        }
+        let mut framing = FieldFraming::default();
+        let mut fields = |text: &[u8]| -> Option<Vec<(http::HeaderName, http::HeaderValue)>> {
+            let text = text.strip_suffix(b"\r\n").unwrap_or(text);
+            lines_of(text)
+                .filter(|line| !line.is_empty())
+                .filter_map(|line| framing.field(line).transpose())
+                .collect::<io::Result<_>>()
+                .ok()
+        };
+        let mut before_map = http::HeaderMap::with_capacity(FIELDS_EXPECTED);
+        for (name, value) in fields(before)? {
+            before_map.append(name, value);
+        }
+        let after = fields(after)?;
+        let value = |v: &[u8]| http::HeaderValue::from_bytes(v.trim_ascii()).ok();
+        Some(PreparedFields {
+            status: http::StatusCode::from_u16(status).ok()?,
+            before: before_map,
+            after,
+            date: match date {
+                Some(d) => Some(value(d)?),
+                None => None,
+            },
+            server: match server {
+                [] => None,
+                s => Some(value(s)?),
+            },
+            framing,
+        })
+    }
+
+    /// The head for one exchange framed by `f`: the fields a stream keeps
+    /// of the connection's own (a length the server adds, `Alt-Svc`) where
+    /// the text has them, `Date` (`now`'s unless the answer has its own)
+    /// and `Server` last.
+    pub(crate) fn head(&self, now: SystemTime, f: &crate::write::Framing) -> FieldHead {
+        let mut response = http::Response::new(());
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        *headers = self.before.clone();
+        let mut framing = self.framing;
+        if let Some(n) = f.content_length {
+            headers.append(http::header::CONTENT_LENGTH, http::HeaderValue::from(n));
+            framing.length = Some(n);
+        }
+        framing.chunked |= f.chunked;
+        if let Some(alt) = f
+            .alt_svc
+            .as_deref()
+            .and_then(|a| http::HeaderValue::from_str(a).ok())
+        {
+            headers.append(http::header::ALT_SVC, alt);
+        }
+        for (name, value) in &self.after {
+            headers.append(name.clone(), value.clone());
+        }
+        let date = match &self.date {
+            Some(own) => own.clone(),
+            None => crate::write::with_date(now, |d| {
+                http::HeaderValue::from_bytes(d).unwrap_or(http::HeaderValue::from_static(""))
+            }),
+        };
+        headers.append(http::header::DATE, date);
+        if let Some(server) = &self.server {
+            headers.append(http::header::SERVER, server.clone());
+        }
+        FieldHead { response, framing }
+    }
+}
+
 impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
     /// A stream whose request `head` was made by [`request_head`]
     /// (`chunked` as it said), its body still to come from `body`
@@ -440,70 +637,22 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
 
     /// Read one answer's head (complete in `head`) and start the response.
     async fn start_response(&mut self, head: &[u8]) -> io::Result<()> {
-        let text = head.strip_suffix(b"\r\n\r\n").unwrap_or(head);
-        // Lines found with memchr: a byte-by-byte split was a tenth of a
-        // stream's cost.
-        let mut start = 0;
-        let mut lines = std::iter::from_fn(|| {
-            if start > text.len() {
-                return None;
-            }
-            let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
-            let line = &text[start..end];
-            start = end + 1;
-            Some(line.strip_suffix(b"\r").unwrap_or(line))
-        });
-        let status_line = lines.next().unwrap_or_default();
-        let code = status_line
-            .split(|b| *b == b' ')
-            .nth(1)
-            .and_then(|c| std::str::from_utf8(c).ok())
-            .and_then(|c| c.parse::<u16>().ok())
-            .ok_or_else(|| io::Error::other("unreadable status line"))?;
-        let code = match self.final_status {
-            // An invalid code (600 and up) is a 500 to mod_http2 too
-            // (`ap_die`'s `ap_is_HTTP_VALID_RESPONSE`), as the line says.
-            Some(status) if code >= 200 && (200..600).contains(&status) => status,
-            _ => code,
-        };
-        let status = http::StatusCode::from_u16(code).map_err(io::Error::other)?;
-        let mut response = http::Response::new(());
-        *response.status_mut() = status;
-        response.headers_mut().reserve(FIELDS_EXPECTED);
-        let mut length = None;
-        let mut chunked = false;
-        let mut last = Vec::with_capacity(2);
-        for line in lines {
-            let Some(colon) = memchr::memchr(b':', line) else {
-                continue;
-            };
-            let name = field_name(&line[..colon]).map_err(io::Error::other)?;
-            let value = line[colon + 1..].trim_ascii();
-            if name == http::header::TRANSFER_ENCODING {
-                chunked = true;
-            }
-            if name == http::header::CONTENT_LENGTH {
-                length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-            }
-            if hop_by_hop(&name) {
-                continue;
-            }
-            let value = http::HeaderValue::from_bytes(value).map_err(io::Error::other)?;
-            if name == http::header::DATE || name == http::header::SERVER {
-                last.push((name, value));
-            } else {
-                response.headers_mut().append(name, value);
-            }
-        }
-        // mod_http2 sends the fields the server adds itself after the
-        // response's own, where HTTP/1.1 has them first.
-        for (name, value) in last {
-            response.headers_mut().append(name, value);
-        }
+        let head = read_head(head, self.final_status)?;
+        self.begin(head).await
+    }
+
+    /// Start the response whose head is `head`: an interim answer sent as
+    /// such, a final one with its body's framing taken on.
+    async fn begin(&mut self, head: FieldHead) -> io::Result<()> {
+        let FieldHead {
+            mut response,
+            framing,
+        } = head;
         if self.responded {
             return Err(io::ErrorKind::BrokenPipe.into());
         }
-        if status.is_informational() {
+        let code = response.status().as_u16();
+        if response.status().is_informational() {
             if code == 103 && !self.early_hints {
                 self.outbound = Outbound::Head(Vec::new());
                 return Ok(());
@@ -515,6 +664,7 @@ impl<B: RequestBody + 'static, S: ResponseSink> StreamTransport<B, S> {
             self.outbound = Outbound::Head(Vec::new());
             return Ok(());
         }
+        let FieldFraming { length, chunked } = framing;
         let no_body =
             self.head_request || code == 204 || code == 304 || (!chunked && length == Some(0));
         self.responded = true;
@@ -731,6 +881,14 @@ impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B,
         for piece in out.pieces() {
             result = match piece {
                 Piece::Bytes(b) => self.take_bytes(b, timeout).await,
+                // A head the exchange also gave as fields is sent as they
+                // are, unless text of another head came before it.
+                Piece::Head { text, fields } => match (&self.outbound, fields.take()) {
+                    (Outbound::Head(partial), Some(head)) if partial.is_empty() => {
+                        self.begin(*head).await
+                    }
+                    _ => self.take_bytes(text, timeout).await,
+                },
                 Piece::File { file, offset, len } => {
                     self.take_file(file, offset, len, timeout).await
                 }
@@ -764,6 +922,10 @@ impl<B: RequestBody + 'static, S: ResponseSink> Transport for StreamTransport<B,
     }
 
     fn carries_one_request(&self) -> bool {
+        true
+    }
+
+    fn sends_fields(&self) -> bool {
         true
     }
 
@@ -879,5 +1041,104 @@ mod tests {
             &head[..],
             &b"GET / HTTP/2.0\r\nX-A: 1\r\nHost: a.test\r\nX-B: 2\r\n\r\n"[..]
         );
+    }
+
+    /// A prepared answer's fields, as streams take them, are what reading
+    /// its written text gives, for every framing the exchange decides.
+    #[test]
+    fn prepared_fields_are_the_texts_fields() {
+        use crate::write::{check_headers, Framing, HeadFacts, PreparedHead};
+        use htaccel_engine::http::{Body, Response};
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let answers: &[(u16, &[(&str, &str)])] = &[
+            (
+                200,
+                &[
+                    ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT"),
+                    ("ETag", "\"5-abc\""),
+                    ("Accept-Ranges", "bytes"),
+                    ("Content-Length", "5"),
+                    ("Content-Type", "text/html"),
+                ],
+            ),
+            (
+                404,
+                &[
+                    ("X-A", "1"),
+                    ("x-a", "2"),
+                    ("Set-Cookie", "a=1"),
+                    ("Set-Cookie", "b=2"),
+                    ("Content-Type", "text/plain"),
+                    ("Content-Language", "en"),
+                ],
+            ),
+            (
+                200,
+                &[
+                    ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
+                    ("Server", "own"),
+                    ("X", "y"),
+                ],
+            ),
+            (
+                200,
+                &[("Transfer-Encoding", "chunked"), ("Keep-Alive", "x")],
+            ),
+            (
+                200,
+                &[("X-Fold", "a\r\n b"), ("Content-Type", "text/plain")],
+            ),
+            (
+                204,
+                &[("Content-Length", "3"), ("Content-Type", "text/plain")],
+            ),
+            (304, &[("ETag", "\"x\""), ("Content-Length", "0")]),
+            (306, &[("Location", "/x")]),
+        ];
+        for (status, fields) in answers {
+            let mut resp = Response::new(*status);
+            for (a, b) in fields.iter() {
+                resp.add_header(a.to_string(), b.to_string());
+            }
+            resp.body = Body::bytes(b"12345".to_vec());
+            for head in [false, true] {
+                for (content_length, chunked, alt_svc, upgrade) in [
+                    (None, false, None, None),
+                    (Some(7), false, Some("h3=\":443\"; ma=86400"), None),
+                    (None, true, None, Some("h2c")),
+                ] {
+                    let p = PreparedHead::new(&resp, head, "Apache").expect("prepared");
+                    let facts = HeadFacts::of(&resp, check_headers(&resp.headers).unwrap());
+                    let f = Framing {
+                        content_length,
+                        chunked,
+                        alt_svc: alt_svc.map(String::from),
+                        upgrade: upgrade.map(Arc::from),
+                        keep_alive: Some((5, Some(99))),
+                        connection: Some("Keep-Alive"),
+                        ..Framing::fixed(*status, false, 5, head, false, &facts)
+                    };
+                    let mut text = Vec::new();
+                    p.write(&mut text, now, &f);
+                    let read = read_head(&text, Some(*status)).unwrap();
+                    let prepared = p.stream_fields(now, &f).expect("fields");
+                    let list = |h: &FieldHead| -> Vec<(String, Vec<u8>)> {
+                        h.response
+                            .headers()
+                            .iter()
+                            .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+                            .collect()
+                    };
+                    let case = format!("{status} {fields:?} head={head} {f:?}");
+                    assert_eq!(prepared.response.status(), read.response.status(), "{case}");
+                    assert_eq!(list(&prepared), list(&read), "{case}");
+                    assert_eq!(prepared.framing, read.framing, "{case}");
+                }
+            }
+        }
+        // A status no stream can send as it is takes the text's path.
+        let p = PreparedHead::new(&Response::new(600), false, "A").expect("prepared");
+        let f = Framing::fixed(600, false, 0, false, false, &p.facts);
+        assert!(p.stream_fields(now, &f).is_none());
     }
 }

@@ -57,6 +57,13 @@ pub(crate) trait Transport {
         false
     }
 
+    /// Whether this transport sends a response head as fields (HTTP/2,
+    /// HTTP/3) and takes them from [`Output::push_head`] where the
+    /// exchange has them, rather than reading them back from the text.
+    fn sends_fields(&self) -> bool {
+        false
+    }
+
     /// The status a multiplexed protocol's own limits answer this
     /// stream's request with (`crate::stream_limits`, which replace
     /// HTTP/1.1's limits for every stream).

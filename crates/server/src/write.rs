@@ -41,16 +41,18 @@
 //! `EAGAIN`.
 
 use crate::chars::{find_token, is_chunked, is_ctrl};
+use crate::stream_exchange::{FieldHead, PreparedFields};
 use bytes::Bytes;
 use htaccel_engine::header_table;
 use htaccel_engine::http::{status, Response};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, IoSlice};
 use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::Interest;
 use tokio::net::TcpStream;
@@ -325,12 +327,16 @@ pub(crate) struct PreparedHead {
     /// Prepared for a `HEAD` request (else for any other method).
     pub head: bool,
     pub facts: HeadFacts,
+    status: u16,
     status_line: &'static str,
     date: Option<Vec<u8>>,
     server: Vec<u8>,
     /// The header lines, with the server's own headers to go at `split`.
     lines: Vec<u8>,
     split: usize,
+    /// The same head as a stream of HTTP/2 or HTTP/3 sends it, read from
+    /// the lines on the first stream that needs it.
+    fields: OnceLock<Option<PreparedFields>>,
 }
 
 impl PreparedHead {
@@ -361,12 +367,33 @@ impl PreparedHead {
         Some(PreparedHead {
             head,
             facts,
+            status: resp.status,
             status_line: status::status_line(resp.status),
             date: own("Date"),
             server: own("Server").unwrap_or_else(|| server.as_bytes().to_vec()),
             lines,
             split: split?,
+            fields: OnceLock::new(),
         })
+    }
+
+    /// The head as a stream sends it, for one exchange framed by `f` (the
+    /// fields [`PreparedHead::write`] writes, without the connection's
+    /// own); `None` where a stream must read the written text instead.
+    pub(crate) fn stream_fields(&self, now: SystemTime, f: &Framing) -> Option<FieldHead> {
+        let fields = self
+            .fields
+            .get_or_init(|| {
+                PreparedFields::read(
+                    self.status,
+                    &self.lines[..self.split],
+                    &self.lines[self.split..],
+                    self.date.as_deref(),
+                    &self.server,
+                )
+            })
+            .as_ref()?;
+        Some(fields.head(now, f))
     }
 
     /// Write the head for one exchange framed by `f` (whose own headers are
@@ -546,9 +573,14 @@ pub(crate) fn itoa(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
-#[derive(Debug)]
 enum Seg {
     Buf(Range<usize>),
+    /// A response head's text in `buf`, with its fields for a stream,
+    /// which sends those instead (taken by the first that reads them).
+    Head {
+        text: Range<usize>,
+        fields: Cell<Option<Box<FieldHead>>>,
+    },
     Bytes(Bytes),
     File {
         file: Arc<File>,
@@ -557,10 +589,25 @@ enum Seg {
     },
 }
 
+impl std::fmt::Debug for Seg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Seg::Buf(r) => f.debug_tuple("Buf").field(r).finish(),
+            Seg::Head { text, .. } => f.debug_struct("Head").field("text", text).finish(),
+            Seg::Bytes(b) => f.debug_tuple("Bytes").field(&b.len()).finish(),
+            Seg::File { offset, len, .. } => f
+                .debug_struct("File")
+                .field("offset", offset)
+                .field("len", len)
+                .finish(),
+        }
+    }
+}
+
 impl Seg {
     fn len(&self) -> u64 {
         match self {
-            Seg::Buf(r) => r.len() as u64,
+            Seg::Buf(r) | Seg::Head { text: r, .. } => r.len() as u64,
             Seg::Bytes(b) => b.len() as u64,
             Seg::File { len, .. } => *len,
         }
@@ -570,6 +617,12 @@ impl Seg {
 /// One queued piece of output, as [`Output::pieces`] lends it.
 pub(crate) enum Piece<'a> {
     Bytes(&'a [u8]),
+    /// A response head: its text, and its fields for a stream (see
+    /// [`Output::push_head`]).
+    Head {
+        text: &'a [u8],
+        fields: &'a Cell<Option<Box<FieldHead>>>,
+    },
     File {
         file: &'a File,
         offset: u64,
@@ -617,12 +670,9 @@ impl Output {
             .segs
             .iter()
             .rev()
-            .find_map(|s| {
-                if let Seg::Buf(r) = s {
-                    Some(r.end)
-                } else {
-                    None
-                }
+            .find_map(|s| match s {
+                Seg::Buf(r) | Seg::Head { text: r, .. } => Some(r.end),
+                _ => None,
             })
             .unwrap_or(0);
         self.buf.len() - covered
@@ -641,6 +691,20 @@ impl Output {
             }
         }
         self.segs.push(Seg::Buf(start..self.buf.len()));
+    }
+
+    /// Queue a response head written by `write`, with the same head as
+    /// `fields` for a transport that sends fields rather than text (a
+    /// stream of HTTP/2 or HTTP/3, which would otherwise read the fields
+    /// back from the text). The text stays queued, and counted, either way.
+    pub(crate) fn push_head(&mut self, write: impl FnOnce(&mut Vec<u8>), fields: FieldHead) {
+        self.seal();
+        let start = self.buf.len();
+        write(&mut self.buf);
+        self.segs.push(Seg::Head {
+            text: start..self.buf.len(),
+            fields: Cell::new(Some(Box::new(fields))),
+        });
     }
 
     pub(crate) fn push_bytes(&mut self, b: &Bytes) {
@@ -687,6 +751,13 @@ impl Output {
             let skip = if k == 0 { self.done } else { 0 };
             match seg {
                 Seg::Buf(r) => Piece::Bytes(&self.buf[r.start + skip as usize..r.end]),
+                Seg::Head { text, .. } if skip > 0 => {
+                    Piece::Bytes(&self.buf[text.start + skip as usize..text.end])
+                }
+                Seg::Head { text, fields } => Piece::Head {
+                    text: &self.buf[text.clone()],
+                    fields,
+                },
                 Seg::Bytes(b) => Piece::Bytes(&b[skip as usize..]),
                 Seg::File { file, offset, len } => Piece::File {
                     file,
@@ -723,7 +794,7 @@ impl Output {
                 for (k, seg) in self.segs[self.head..].iter().enumerate() {
                     let skip = if k == 0 { self.done as usize } else { 0 };
                     let s: &[u8] = match seg {
-                        Seg::Buf(r) => &self.buf[r.clone()],
+                        Seg::Buf(r) | Seg::Head { text: r, .. } => &self.buf[r.clone()],
                         Seg::Bytes(b) => b,
                         Seg::File { .. } => break,
                     };

@@ -197,7 +197,7 @@ impl Transport for TlsStream {
         out.seal();
         for piece in out.pieces() {
             match piece {
-                Piece::Bytes(b) => self.send(b, timeout).await?,
+                Piece::Bytes(b) | Piece::Head { text: b, .. } => self.send(b, timeout).await?,
                 Piece::File { file, offset, len } => {
                     self.send_file(file, offset, len, timeout).await?
                 }
