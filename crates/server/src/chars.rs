@@ -166,6 +166,7 @@ pub(crate) use htaccel_engine::header_table::find_token;
 
 /// [`find_token`] for `close` and for `keep-alive` (a `Connection` value),
 /// in one pass over the list.
+#[inline]
 pub(crate) fn close_and_keep_alive(list: &[u8]) -> (bool, bool) {
     let (mut close, mut keep) = (false, false);
     let mut i = 0;

@@ -148,6 +148,7 @@ pub(crate) fn parse_hostinfo(u: &[u8]) -> Option<Uri> {
 /// What `ap_parse_uri` and the strict checks of `ap_parse_request_line`
 /// decide about a target: `Err(())` is a 400. On success, the host named by
 /// the target (absolute `http` target, or `CONNECT`), if any.
+#[inline]
 pub(crate) fn check_target(method: &[u8], target: &[u8], secure: bool) -> Result<TargetHost, ()> {
     // ap_parse_uri treats a run of leading slashes as one: "//x" is a path.
     let mut skip = 0;
@@ -227,6 +228,7 @@ pub(crate) fn fix_uri_host(host: &[u8]) -> Result<Option<Host>, ()> {
 /// `fix_hostname` for a `Host` header value: whether it names a host (an
 /// empty value leaves the host name unset), or `Err` for a 400. Nothing is
 /// allocated: the engine derives the host name from the header itself.
+#[inline]
 pub(crate) fn host_header_ok(v: &[u8]) -> Result<bool, ()> {
     if v.is_empty() {
         return Ok(false);

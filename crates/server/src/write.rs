@@ -665,6 +665,7 @@ impl Output {
     }
 
     /// Bytes at the end of `buf` not yet covered by a segment.
+    #[inline]
     fn unsealed(&self) -> usize {
         let covered = self
             .segs
@@ -679,6 +680,7 @@ impl Output {
     }
 
     /// Cover the bytes appended to `buf` since the last segment.
+    #[inline]
     pub(crate) fn seal(&mut self) {
         let start = self.buf.len() - self.unsealed();
         if start == self.buf.len() {
