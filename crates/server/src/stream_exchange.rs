@@ -1050,51 +1050,7 @@ mod tests {
         use crate::write::{check_headers, Framing, HeadFacts, PreparedHead};
         use htaccel_engine::http::{Body, Response};
         let now = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let answers: &[(u16, &[(&str, &str)])] = &[
-            (
-                200,
-                &[
-                    ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT"),
-                    ("ETag", "\"5-abc\""),
-                    ("Accept-Ranges", "bytes"),
-                    ("Content-Length", "5"),
-                    ("Content-Type", "text/html"),
-                ],
-            ),
-            (
-                404,
-                &[
-                    ("X-A", "1"),
-                    ("x-a", "2"),
-                    ("Set-Cookie", "a=1"),
-                    ("Set-Cookie", "b=2"),
-                    ("Content-Type", "text/plain"),
-                    ("Content-Language", "en"),
-                ],
-            ),
-            (
-                200,
-                &[
-                    ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
-                    ("Server", "own"),
-                    ("X", "y"),
-                ],
-            ),
-            (
-                200,
-                &[("Transfer-Encoding", "chunked"), ("Keep-Alive", "x")],
-            ),
-            (
-                200,
-                &[("X-Fold", "a\r\n b"), ("Content-Type", "text/plain")],
-            ),
-            (
-                204,
-                &[("Content-Length", "3"), ("Content-Type", "text/plain")],
-            ),
-            (304, &[("ETag", "\"x\""), ("Content-Length", "0")]),
-            (306, &[("Location", "/x")]),
-        ];
+        let answers = crate::write::tests::PREPARED_ANSWERS;
         for (status, fields) in answers {
             let mut resp = Response::new(*status);
             for (a, b) in fields.iter() {

@@ -866,8 +866,68 @@ fn sendfile(sock: i32, fd: i32, offset: u64, len: u64) -> io::Result<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Answers whose heads the server prepares, for the tests that hold a
+    /// prepared head to what the general writer and the streams make.
+    pub(crate) const PREPARED_ANSWERS: &[(u16, &[(&str, &str)])] = &[
+        (
+            200,
+            &[
+                ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT"),
+                ("ETag", "\"5-abc\""),
+                ("Accept-Ranges", "bytes"),
+                ("Content-Length", "5"),
+                ("Content-Type", "text/html"),
+            ],
+        ),
+        (
+            200,
+            &[
+                ("X-A", "1"),
+                ("Content-Type", "text/plain"),
+                ("Content-Language", "en"),
+            ],
+        ),
+        (
+            404,
+            &[
+                ("X-A", "1"),
+                ("x-a", "2"),
+                ("Set-Cookie", "a=1"),
+                ("Set-Cookie", "b=2"),
+                ("Content-Type", "text/plain"),
+                ("Content-Language", "en"),
+            ],
+        ),
+        (
+            200,
+            &[
+                ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
+                ("Server", "own"),
+                ("X", "y"),
+            ],
+        ),
+        (
+            200,
+            &[("Content-Length", "0"), ("Transfer-Encoding", "chunked")],
+        ),
+        (
+            200,
+            &[("Transfer-Encoding", "chunked"), ("Keep-Alive", "x")],
+        ),
+        (
+            200,
+            &[("X-Fold", "a\r\n b"), ("Content-Type", "text/plain")],
+        ),
+        (
+            204,
+            &[("Content-Length", "3"), ("Content-Type", "text/plain")],
+        ),
+        (304, &[("ETag", "\"x\""), ("Content-Length", "0")]),
+        (306, &[("Location", "/x")]),
+    ];
 
     fn head(status: u16, headers: &[(&str, &str)], f: &Framing) -> String {
         let headers: Vec<(Cow<'static, str>, String)> = headers
@@ -903,46 +963,7 @@ mod tests {
     #[test]
     fn prepared_heads_write_what_the_writer_writes() {
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let answers: &[(u16, &[(&str, &str)])] = &[
-            (
-                200,
-                &[
-                    ("Last-Modified", "Tue, 14 Nov 2023 22:13:20 GMT"),
-                    ("ETag", "\"5-abc\""),
-                    ("Accept-Ranges", "bytes"),
-                    ("Content-Length", "5"),
-                    ("Content-Type", "text/html"),
-                ],
-            ),
-            (
-                200,
-                &[
-                    ("X-A", "1"),
-                    ("Content-Type", "text/plain"),
-                    ("Content-Language", "en"),
-                ],
-            ),
-            (
-                200,
-                &[
-                    ("Date", "Mon, 01 Jan 2024 00:00:00 GMT"),
-                    ("Server", "own"),
-                    ("X", "y"),
-                ],
-            ),
-            (
-                200,
-                &[("Content-Length", "0"), ("Transfer-Encoding", "chunked")],
-            ),
-            (
-                200,
-                &[("X-Fold", "a\r\n b"), ("Content-Type", "text/plain")],
-            ),
-            (
-                204,
-                &[("Content-Length", "3"), ("Content-Type", "text/plain")],
-            ),
-        ];
+        let answers = PREPARED_ANSWERS;
         for (status, fields) in answers {
             let mut resp = Response::new(*status);
             for (a, b) in fields.iter() {
