@@ -362,6 +362,69 @@ impl<'a> Ctx<'a> {
         new
     }
 
+    /// `ap_internal_redirect_handler`'s new request: `url` ("path?args",
+    /// as a handler asks for it; the path ends at the first `?` or `#`, as
+    /// `ap_parse_uri` ends it) parsed and normalised, made by
+    /// [`Ctx::internal_redirect`] with this request's method, `prepare`d
+    /// by the asking module, and taken through its phases. `Err`: the
+    /// answer when it cannot be made (the recursion limit, a path that
+    /// does not normalise), this request's error.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn redirect_to_url(
+        &mut self,
+        url: &str,
+        prepare: impl FnOnce(&mut Ctx<'a>),
+    ) -> Result<(Ctx<'a>, Result<(), Status>), Response> {
+        let limit = self.site.limit_internal_recursion;
+        if self.redirects >= limit {
+            self.site.log.error("error", "core", Some(self.req.remote()), &format!(
+                "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
+            // The error is this request's: its output filters (`Header
+            // always`) apply, as Apache's ap_die runs on it.
+            return Err(crate::errors::die(self, 500));
+        }
+        let path_end = url.find(['?', '#']).unwrap_or(url.len());
+        let path = &url[..path_end];
+        let query = url[path_end..]
+            .strip_prefix('?')
+            .map(|q| q.split('#').next().unwrap_or("").to_string());
+        let parsed = crate::uri::ParsedTarget {
+            unparsed: match &query {
+                Some(q) => format!("{path}?{q}"),
+                None => path.to_string(),
+            },
+            scheme: None,
+            authority: None,
+            host_override: None,
+            path: Some(path.to_string()),
+            query: query.clone(),
+            fragment: None,
+            uri: path.to_string(),
+        };
+        let opts = crate::uri::NormalizeOptions {
+            encoded_slashes: self.site.encoded_slashes,
+            ..Default::default()
+        };
+        let normalized = crate::uri::normalize(&parsed, &opts);
+        let new_uri = match &normalized {
+            Ok(u) => String::from_utf8_lossy(&u.path).into_owned(),
+            Err(_) => path.to_string(),
+        };
+        let mut new = self.internal_redirect(new_uri, query, self.prev_status);
+        new.method = self.method.clone();
+        prepare(&mut new);
+        if let Err(e) = normalized {
+            if let Some(level) = e.level {
+                self.site
+                    .log
+                    .error(level, "core", Some(self.req.remote()), &e.message);
+            }
+            return Err(crate::errors::die(&mut new, e.status));
+        }
+        let phases = new.process_internal();
+        Ok((new, phases))
+    }
+
     /// A sub-request for `target` (a URI path, possibly relative to this
     /// request's directory, possibly with a query), run up to the handler.
     pub fn sub_request(&self, target: &str) -> (Ctx<'a>, Result<(), Status>) {

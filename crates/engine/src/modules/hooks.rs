@@ -16,9 +16,9 @@ use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers, http2,
-    http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, speling, ssl, status,
-    userdir, vhost_alias,
+    actions, alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers,
+    http2, http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, speling, ssl,
+    status, unsupported, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -202,11 +202,29 @@ pub static BACKENDS: &[Backend] = &[
 
 /// Files the default handler refuses (403): a PHP file where PHP-FPM
 /// stands in for mod_php but no handler claimed it, a CGI script where
-/// CGI is not allowed.
-pub static FILE_REFUSALS: &[FileRefusal] = &[php::handler::refuses_as_file, cgi::refuses_as_file];
+/// CGI is not allowed, a file a script runner htaccel does not have
+/// would run.
+pub static FILE_REFUSALS: &[FileRefusal] = &[
+    php::handler::refuses_as_file,
+    cgi::refuses_as_file,
+    unsupported::refuses_as_file,
+];
 
-/// The internal redirects a handler may have scheduled.
-pub static REDIRECTS: &[Redirect] = &[rewrite::hooks::redirect_next];
+/// The handlers that answer with an internal redirect, which the handler
+/// phase follows (to a backend too): mod_rewrite's redirect-handler, then
+/// mod_actions (`APR_HOOK_LAST`, after every handler that answers by name:
+/// see [`claimed_by_name`]).
+pub static REDIRECTS: &[Redirect] = &[rewrite::hooks::redirect_next, actions::redirect_next];
+
+/// Whether a handler that answers by name ([`HANDLERS`]) claims the
+/// handler `name`, ahead of a module that hooks last (mod_actions).
+pub fn claimed_by_name(name: &str) -> bool {
+    name == rewrite::hooks::REDIRECT_HANDLER
+        || status::claims(name)
+        || md::status::claims(name)
+        || negotiation::claims(name)
+        || name == "httpd/unix-directory"
+}
 
 /// The content filters, first of the output filters (mod_filter's
 /// chains, mod_deflate inserted first).

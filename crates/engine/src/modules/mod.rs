@@ -3,6 +3,7 @@
 //! People who know Apache find a directive where Apache keeps it.
 
 pub mod access_compat;
+pub mod actions;
 pub mod alias;
 pub mod allowmethods;
 pub mod auth_basic;
@@ -56,6 +57,7 @@ macro_rules! dir_slots {
             authz: $crate::modules::authz_core::AuthzDir,
             access_compat: $crate::modules::access_compat::AccessCompatDir,
             allowmethods: $crate::modules::allowmethods::AllowMethodsDir,
+            actions: $crate::modules::actions::ActionsDir,
             speling: $crate::modules::speling::SpelingDir,
             authn_core: $crate::modules::authn_core::AuthnCoreDir,
             auth_basic: $crate::modules::auth_basic::AuthBasicDir,
@@ -129,6 +131,7 @@ macro_rules! read_slots {
     ($then:ident) => {
         $then! {
             macros: $crate::modules::macros::MacroTable,
+            runners: $crate::modules::unsupported::LoadedRunners,
         }
     };
 }
@@ -223,6 +226,7 @@ pub static ALL: &[&Module] = &[
     &http3::MODULE,
     &xsendfile::MODULE,
     &allowmethods::MODULE,
+    &actions::MODULE,
     &macros::MODULE,
     &speling::MODULE,
     &cgi::CGI_MODULE,

@@ -6,6 +6,7 @@
 //! directive) rather than ignoring rules a site relies on.
 
 use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_FILEINFO, RSRC_CONF};
+use crate::request::Ctx;
 
 /// Nothing to carry: the directives here never configure anything.
 #[derive(Clone, Debug, Default)]
@@ -64,6 +65,126 @@ pub static STAND_INS: &[&Module] = &[
 ];
 
 /// The stand-in for the module `identifier` names, if it has one.
+/// A module htaccel does not have that runs the files it handles (a
+/// script runner or an interpreter): while a configuration loads it, the
+/// default handler never sends those files as they are. Apache with the
+/// module would run them; without it, Apache would send their source.
+#[derive(Debug)]
+pub struct Runner {
+    pub identifier: &'static str,
+    pub name: &'static str,
+    /// The handler names it answers to (`AddHandler`, `SetHandler`, or a
+    /// content type standing for the handler).
+    pub handlers: &'static [&'static str],
+    /// It runs PHP: every file named like a PHP script is refused too,
+    /// whatever its handler (its handler names are the site's choice).
+    pub runs_php: bool,
+}
+
+/// The script runners a configuration may load, with their stock handler
+/// names.
+pub static RUNNERS: &[Runner] = &[
+    Runner {
+        identifier: "fcgid_module",
+        name: "mod_fcgid",
+        handlers: &["fcgid-script"],
+        runs_php: true,
+    },
+    Runner {
+        identifier: "suphp_module",
+        name: "mod_suphp",
+        handlers: &["application/x-httpd-suphp", "x-httpd-php", "x-httpd-suphp"],
+        runs_php: true,
+    },
+    Runner {
+        identifier: "lsapi_module",
+        name: "mod_lsapi",
+        handlers: &["application/x-httpd-lsphp"],
+        runs_php: true,
+    },
+    Runner {
+        identifier: "wsgi_module",
+        name: "mod_wsgi",
+        handlers: &["wsgi-script"],
+        runs_php: false,
+    },
+    Runner {
+        identifier: "perl_module",
+        name: "mod_perl",
+        handlers: &["perl-script", "modperl"],
+        runs_php: false,
+    },
+    Runner {
+        identifier: "python_module",
+        name: "mod_python",
+        handlers: &["mod_python", "python-program"],
+        runs_php: false,
+    },
+    Runner {
+        identifier: "lua_module",
+        name: "mod_lua",
+        handlers: &["lua-script"],
+        runs_php: false,
+    },
+    Runner {
+        identifier: "include_module",
+        name: "mod_include",
+        handlers: &[
+            "server-parsed",
+            "text/x-server-parsed-html",
+            "text/x-server-parsed-html3",
+        ],
+        runs_php: false,
+    },
+];
+
+/// The script runners a configuration loads (its read slot, kept with
+/// the configuration for the default handler).
+#[derive(Clone, Debug, Default)]
+pub struct LoadedRunners(Vec<&'static Runner>);
+
+impl LoadedRunners {
+    pub fn load(&mut self, runner: &'static Runner) {
+        if !self.0.iter().any(|known| std::ptr::eq(*known, runner)) {
+            self.0.push(runner);
+        }
+    }
+}
+
+/// The script runner named `identifier`, if it is one.
+pub fn runner(identifier: &str) -> Option<&'static Runner> {
+    RUNNERS.iter().find(|r| r.identifier == identifier)
+}
+
+/// The default handler's refusal (403, with the error-log line) of a file
+/// that a script runner the configuration loads would have run.
+pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
+    let runners = &ctx.site.env.read.runners.0;
+    if runners.is_empty() {
+        return false;
+    }
+    // What is not a file is answered as the default handler answers it
+    // (a missing one is a 404, as the runner would give).
+    if ctx.finfo.map(|f| f.kind) != Some(crate::fs::Kind::File) {
+        return false;
+    }
+    let handler = ctx.handler_name().unwrap_or("");
+    let Some(runner) = runners.iter().find(|r| {
+        r.handlers.contains(&handler)
+            || (r.runs_php && crate::modules::php::handler::looks_like_php(&ctx.filename))
+    }) else {
+        return false;
+    };
+    ctx.reason = Some((
+        "error".into(),
+        format!(
+            "{}: not sent: the configuration loads {} ({}), which htaccel does not have, and the file is one it would run (htaccel never sends a script's source; run PHP on PHP-FPM with SetHandler \"proxy:unix:…|fcgi://localhost\")",
+            ctx.filename, runner.name, runner.identifier
+        ),
+    ));
+    true
+}
+
 pub fn stand_in(identifier: &str) -> Option<&'static Module> {
     STAND_INS
         .iter()

@@ -262,11 +262,19 @@ fn run_load_module(
         Some(m) => w.env.modules.push(m),
         None => {
             let stand_in = crate::modules::unsupported::stand_in(identifier);
+            let runner = crate::modules::unsupported::runner(identifier);
             let settings = if stand_in.is_some() {
                 "; its settings are accepted where they do nothing without it, the directive that would turn it on is refused"
+            } else if runner.is_some_and(|r| r.runs_php) {
+                "; the files it would run (PHP files among them) are answered 403, never sent"
+            } else if runner.is_some() {
+                "; the files it would run are answered 403, never sent"
             } else {
                 ""
             };
+            if let Some(r) = runner {
+                w.env.read.runners.load(r);
+            }
             w.warn(
                 inv.origin,
                 format!(

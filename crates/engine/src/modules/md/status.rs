@@ -25,6 +25,11 @@ fn json_response(text: String) -> Response {
 }
 
 /// `md_status_handler`.
+/// Whether the handler `name` is `md-status`.
+pub fn claims(name: &str) -> bool {
+    name == HANDLER
+}
+
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     if ctx.handler_name() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
         return None;

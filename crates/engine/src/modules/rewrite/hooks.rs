@@ -5,7 +5,7 @@
 //! result, and the [`Host`] that lets the loop read the request.
 
 use super::exec::{self, absolute_uri, Outcome, PerDir, State};
-use super::host::{document_root, lossy, server_name, server_port, HostCtx};
+use super::host::{document_root, server_name, server_port, HostCtx};
 use super::opt;
 use super::parse::{flag, Rule};
 use crate::http::Response;
@@ -655,89 +655,43 @@ pub fn redirect_next<'a>(
     ctx: &mut Ctx<'a>,
 ) -> Option<Result<(Ctx<'a>, Result<(), Status>), Response>> {
     let target = ctx.modules.rewrite.redirect.take()?;
-    let limit = ctx.site.limit_internal_recursion;
-    if ctx.redirects >= limit {
-        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
-            "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
-        // The error is this request's: its output filters (`Header always`)
-        // apply, as Apache's ap_die runs on it.
-        let resp = crate::errors::die(ctx, 500);
-        return Some(Err(resp));
-    }
-    // The handler asks for "filename?args"; Apache's ap_parse_uri ends the
-    // path at the first '?' or '#'.
-    let full = match &ctx.args {
+    // The handler asks for "filename?args".
+    let url = match &ctx.args {
         Some(a) => format!("{target}?{a}"),
         None => target,
     };
-    let path_end = full.find(['?', '#']).unwrap_or(full.len());
-    let path = &full[..path_end];
-    let query = full[path_end..]
-        .strip_prefix('?')
-        .map(|q| q.split('#').next().unwrap_or("").to_string());
-    let parsed = crate::uri::ParsedTarget {
-        unparsed: match &query {
-            Some(q) => format!("{path}?{q}"),
-            None => path.to_string(),
-        },
-        scheme: None,
-        authority: None,
-        host_override: None,
-        path: Some(path.to_string()),
-        query: query.clone(),
-        fragment: None,
-        uri: path.to_string(),
-    };
-    let opts = crate::uri::NormalizeOptions {
-        encoded_slashes: ctx.site.encoded_slashes,
-        ..Default::default()
-    };
-    let normalized = crate::uri::normalize(&parsed, &opts);
-    let new_uri = match &normalized {
-        Ok(u) => lossy(&u.path),
-        Err(_) => path.to_string(),
-    };
-    let mut new = ctx.internal_redirect(new_uri, query, ctx.prev_status);
-    new.method = ctx.method.clone();
-    if let Some((_, v)) = ctx
+    let vary = ctx
         .headers_out
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
-    {
-        new.headers_out.push(("Vary".into(), v.clone()));
-    }
-    if super::trace::enabled() {
-        super::trace::line(format!(
-            "internal redirect {} -> {}{}",
-            ctx.uri,
-            new.uri,
-            new.args
-                .as_deref()
-                .map(|a| format!("?{a}"))
-                .unwrap_or_default()
-        ));
-    }
-    if let Err(e) = normalized {
-        if let Some(level) = e.level {
-            ctx.site
-                .log
-                .error(level, "core", Some(ctx.req.remote()), &e.message);
+        .map(|(_, v)| v.clone());
+    let from = ctx.uri.clone();
+    let next = ctx.redirect_to_url(&url, |new| {
+        if let Some(v) = vary {
+            new.headers_out.push(("Vary".into(), v));
         }
-        let resp = crate::errors::die(&mut new, e.status);
-        return Some(Err(resp));
-    }
-    let phases = new.process_internal();
+    });
     if super::trace::enabled() {
-        super::trace::line(format!(
-            "  {} -> file {}{} ({})",
-            new.uri,
-            new.filename,
-            new.path_info,
-            match &phases {
-                Ok(()) => "phases passed".to_string(),
-                Err(s) => format!("status {s}"),
-            }
-        ));
+        if let Ok((new, phases)) = &next {
+            super::trace::line(format!(
+                "internal redirect {from} -> {}{}",
+                new.uri,
+                new.args
+                    .as_deref()
+                    .map(|a| format!("?{a}"))
+                    .unwrap_or_default()
+            ));
+            super::trace::line(format!(
+                "  {} -> file {}{} ({})",
+                new.uri,
+                new.filename,
+                new.path_info,
+                match phases {
+                    Ok(()) => "phases passed".to_string(),
+                    Err(s) => format!("status {s}"),
+                }
+            ));
+        }
     }
-    Some(Ok((new, phases)))
+    Some(next)
 }
