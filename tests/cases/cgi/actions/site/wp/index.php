@@ -1,0 +1,1 @@
+<?php $db_password = "SECRET-SOURCE-MARKER"; ?>
