@@ -185,7 +185,7 @@ impl Output {
             None
         } else {
             ctx.content_type.as_ref().map(|t| {
-                if t == "httpd/unix-directory" {
+                if t == crate::http::DIR_MAGIC_TYPE {
                     "text/html".to_string()
                 } else {
                     t.clone()

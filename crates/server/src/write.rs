@@ -377,9 +377,9 @@ impl PreparedHead {
         })
     }
 
-    /// The head as a stream sends it, for one exchange framed by `f` (the
-    /// fields [`PreparedHead::write`] writes, without the connection's
-    /// own); `None` where a stream must read the written text instead.
+    /// The head as a stream sends it, for one exchange framed by `f`: the
+    /// fields [`PreparedHead::write`] writes, less those a stream leaves
+    /// out (hop-by-hop); `None` where a stream must read the written text.
     pub(crate) fn stream_fields(&self, now: SystemTime, f: &Framing) -> Option<FieldHead> {
         let fields = self
             .fields

@@ -28,6 +28,10 @@ pub mod vary;
 
 pub use tls::TlsInfo;
 
+/// The content type of a directory (Apache's `DIR_MAGIC_TYPE`), which
+/// mod_autoindex answers to.
+pub const DIR_MAGIC_TYPE: &str = "httpd/unix-directory";
+
 use bytes::Bytes;
 use std::borrow::Cow;
 use std::fs::File;

@@ -223,7 +223,7 @@ pub fn claimed_by_name(name: &str) -> bool {
         || status::claims(name)
         || md::status::claims(name)
         || negotiation::claims(name)
-        || name == "httpd/unix-directory"
+        || autoindex::claims(name)
 }
 
 /// The content filters, first of the output filters (mod_filter's

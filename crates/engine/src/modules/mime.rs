@@ -182,7 +182,7 @@ pub fn type_checker(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         kind: Kind::Dir, ..
     }) = ctx.finfo
     {
-        ctx.content_type = Some("httpd/unix-directory".into());
+        ctx.content_type = Some(crate::http::DIR_MAGIC_TYPE.into());
         return Ok(true);
     }
     let basename = match memchr::memrchr(b'/', ctx.filename.as_bytes()) {

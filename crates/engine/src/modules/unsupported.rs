@@ -64,7 +64,6 @@ pub static STAND_INS: &[&Module] = &[
     &MIME_MAGIC,
 ];
 
-/// The stand-in for the module `identifier` names, if it has one.
 /// A module htaccel does not have that runs the files it handles (a
 /// script runner or an interpreter): while a configuration loads it, the
 /// default handler never sends those files as they are. Apache with the
@@ -185,6 +184,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
     true
 }
 
+/// The stand-in for the module `identifier` names, if it has one.
 pub fn stand_in(identifier: &str) -> Option<&'static Module> {
     STAND_INS
         .iter()

@@ -28,6 +28,11 @@ const TITLE_SCAN_LEN: u64 = 8191;
 /// connection).
 const APACHE_WRITE_BUFFER: usize = 8000;
 
+/// Whether the handler `name` is the directory listing's.
+pub fn claims(name: &str) -> bool {
+    name == crate::http::DIR_MAGIC_TYPE
+}
+
 /// The handler hook: a directory reached by GET or HEAD with no other
 /// handler set (a `ScriptAlias` or `SetHandler` takes it away, and the
 /// default handler then answers 404). A directory whose index was not
@@ -35,7 +40,7 @@ const APACHE_WRITE_BUFFER: usize = 8000;
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Status>> {
     let directory = ctx.finfo.is_some_and(|f| f.kind == Kind::Dir)
         && (ctx.method == "GET" || ctx.method == "HEAD")
-        && !matches!(ctx.handler.as_deref(), Some(h) if h != "httpd/unix-directory");
+        && !matches!(ctx.handler.as_deref(), Some(h) if h != crate::http::DIR_MAGIC_TYPE);
     if !directory {
         return None;
     }

@@ -18,7 +18,7 @@ pub mod config;
 pub mod handler;
 
 pub use config::{AutoindexDir, Ignore};
-pub use handler::{handler, listing};
+pub use handler::{claims, handler, listing};
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;

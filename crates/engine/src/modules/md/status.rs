@@ -24,12 +24,12 @@ fn json_response(text: String) -> Response {
     resp
 }
 
-/// `md_status_handler`.
 /// Whether the handler `name` is `md-status`.
 pub fn claims(name: &str) -> bool {
     name == HANDLER
 }
 
+/// `md_status_handler`.
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     if ctx.handler_name() != Some(HANDLER) || !ctx.site.env.is_loaded("md_module") {
         return None;

@@ -166,13 +166,13 @@ pub fn fix_encoding(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     Ok(())
 }
 
-/// The `type-map` handler (see `typemap.rs`); `None` when the request is
-/// not for a type map.
 /// Whether the handler `name` is the type-map handler's.
 pub fn claims(name: &str) -> bool {
     name == "type-map" || name == MAP_FILE_MAGIC_TYPE
 }
 
+/// The `type-map` handler (see `typemap.rs`); `None` when the request is
+/// not for a type map.
 pub fn type_map_handler(ctx: &mut Ctx<'_>) -> Option<Result<crate::http::Response, Status>> {
     typemap::handle(ctx)
 }

@@ -376,8 +376,7 @@ fn fill_lengths(filename: &str, vars: &mut [Variant]) {
 /// Whether the request is for a type map (the `type-map` handler, or a
 /// file of type `application/x-type-map` with no handler).
 fn is_map(ctx: &Ctx<'_>) -> bool {
-    ctx.handler_name()
-        .is_some_and(|h| h == "type-map" || h == super::MAP_FILE_MAGIC_TYPE)
+    ctx.handler_name().is_some_and(super::claims)
 }
 
 /// The handler: `None` when the request is not for a type map (or the

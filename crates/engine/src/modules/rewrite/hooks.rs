@@ -691,6 +691,11 @@ pub fn redirect_next<'a>(
                     Err(s) => format!("status {s}"),
                 }
             ));
+        } else {
+            super::trace::line(format!(
+                "internal redirect {from} -> {url} (not made: answered {})",
+                next.as_ref().err().map_or(0, |r| r.status)
+            ));
         }
     }
     Some(next)

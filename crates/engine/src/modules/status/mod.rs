@@ -78,14 +78,14 @@ pub(crate) fn start(
     ))
 }
 
-/// The status handlers, when the request's handler is one of them and the
-/// method is `GET` (or `HEAD`); `None` lets the default handler answer, as
-/// Apache's handler declines.
 /// Whether the handler `name` is one of this module's pages.
 pub fn claims(name: &str) -> bool {
     name == STATUS_HANDLER || name == STATUS_MAGIC_TYPE || name == METRICS_HANDLER
 }
 
+/// The status handlers, when the request's handler is one of them and the
+/// method is `GET` (or `HEAD`); `None` lets the default handler answer, as
+/// Apache's handler declines.
 pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, Status>> {
     let name = ctx.handler_name()?;
     let status = name == STATUS_HANDLER || name == STATUS_MAGIC_TYPE;
