@@ -223,24 +223,10 @@ fn test_expr(ctx: &mut Ctx<'_>, expr: &Expr) -> Option<Captures> {
         }
         Ok(yes) => {
             if let Some(v) = outcome.vary {
-                merge_vary(&mut ctx.headers_out, &v);
+                crate::modules::core::if_section::merge_vary(&mut ctx.headers_out, &v);
             }
             yes.then_some(outcome.captures)
         }
-    }
-}
-
-/// `apr_table_merge` of `Vary` into a response-header list.
-fn merge_vary(headers: &mut Vec<(String, String)>, value: &str) {
-    match headers
-        .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
-    {
-        Some((_, v)) => {
-            v.push_str(", ");
-            v.push_str(value);
-        }
-        None => headers.push(("Vary".to_string(), value.to_string())),
     }
 }
 

@@ -220,17 +220,18 @@ fn holds(ctx: &mut Ctx<'_>, cond: &Expr, origin: &Origin) -> bool {
     }
 }
 
-/// `apr_table_merge(headers_out, "Vary", value)`.
-pub fn merge_vary(headers: &mut Vec<(String, String)>, value: &str) {
+/// `apr_table_merge(headers_out, "Vary", value)`, on any header list
+/// (the request's tables, a [`crate::http::Response`]'s).
+pub fn merge_vary<N: AsRef<str> + From<&'static str>>(headers: &mut Vec<(N, String)>, value: &str) {
     match headers
         .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
+        .find(|(n, _)| n.as_ref().eq_ignore_ascii_case("Vary"))
     {
         Some((_, v)) => {
             v.push_str(", ");
             v.push_str(value);
         }
-        None => headers.push(("Vary".to_string(), value.to_string())),
+        None => headers.push(("Vary".into(), value.to_string())),
     }
 }
 

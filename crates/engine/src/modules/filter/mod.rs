@@ -265,7 +265,7 @@ fn provider_matches(
                 match outcome.value {
                     Ok(yes) => {
                         if let Some(vary) = outcome.vary {
-                            merge_vary(resp, &vary);
+                            crate::modules::core::if_section::merge_vary(&mut resp.headers, &vary);
                         }
                         yes
                     }
@@ -305,21 +305,6 @@ fn provider_matches(
         return true;
     }
     false
-}
-
-/// `apr_table_merge(r->headers_out, "Vary", value)`.
-fn merge_vary(resp: &mut Response, value: &str) {
-    match resp
-        .headers
-        .iter_mut()
-        .find(|(n, _)| n.eq_ignore_ascii_case("Vary"))
-    {
-        Some((_, v)) => {
-            v.push_str(", ");
-            v.push_str(value);
-        }
-        None => resp.add_header("Vary", value),
-    }
 }
 
 /// What a matched provider's protocol flags (`DEFLATE`'s own, set by
