@@ -95,7 +95,7 @@ impl DeflateDir {
 // Configuration
 
 /// C's `atoi`: optional sign and digits after leading blanks, else 0.
-fn atoi(s: &str) -> i64 {
+pub(crate) fn atoi(s: &str) -> i64 {
     let t = s.trim_start();
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -303,10 +303,11 @@ fn header<'r>(resp: &'r Response, name: &str) -> Option<&'r str> {
     resp.header(name)
 }
 
-/// `ap_get_token` as mod_deflate walks `Accept-Encoding`: the first token
-/// named `gzip` (any case) and the `q` parameter written after it, if any.
-/// `None` when no such token; `Some(None)` when it has no parameter.
-fn gzip_token(accepts: &str) -> Option<Option<&str>> {
+/// `ap_get_token` as mod_deflate and mod_brotli walk `Accept-Encoding`:
+/// the first token named `coding` (any case) and the `q` parameter
+/// written after it, if any. `None` when no such token; `Some(None)` when
+/// it has no parameter.
+fn coding_token<'a>(accepts: &'a str, coding: &str) -> Option<Option<&'a str>> {
     let b = accepts.as_bytes();
     let mut i = 0;
     // ap_get_token: skip blanks, read to a separator (`;` or `,`, and
@@ -343,7 +344,7 @@ fn gzip_token(accepts: &str) -> Option<Option<&str>> {
         if s == e {
             return None;
         }
-        if accepts[s..e].eq_ignore_ascii_case("gzip") {
+        if accepts[s..e].eq_ignore_ascii_case(coding) {
             break;
         }
         while i < b.len() && b[i] == b';' {
@@ -370,18 +371,26 @@ fn gzip_token(accepts: &str) -> Option<Option<&str>> {
 
 /// Whether `Accept-Encoding` lets mod_deflate send gzip.
 pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    accepts_coding(accept_encoding, "gzip")
+}
+
+/// Whether `Accept-Encoding` names `coding` without refusing it with a
+/// `q` written as zero (Apache's literal test, shared by mod_deflate and
+/// mod_brotli).
+pub(crate) fn accepts_coding(accept_encoding: Option<&str>, coding: &str) -> bool {
     let Some(a) = accept_encoding else {
         return false;
     };
-    match gzip_token(a) {
+    match coding_token(a, coding) {
         None => false,
         Some(None) => true,
         Some(Some(q)) => !(q.len() >= 3 && "q=0.000".starts_with(q)),
     }
 }
 
-/// The encodings a response already has, as mod_deflate reads them.
-fn existing_encoding(ctx: &Ctx<'_>, resp: &Response) -> Option<String> {
+/// The encodings a response already has, as mod_deflate and mod_brotli
+/// read them.
+pub(crate) fn existing_encoding(ctx: &Ctx<'_>, resp: &Response) -> Option<String> {
     let out = header(resp, "Content-Encoding").map(str::to_string);
     let err = ctx
         .err_headers_out
@@ -395,7 +404,7 @@ fn existing_encoding(ctx: &Ctx<'_>, resp: &Response) -> Option<String> {
 }
 
 /// Every token is one of the identity codings mod_negotiation knows.
-fn only_identity(encoding: &str) -> bool {
+pub(crate) fn only_identity(encoding: &str) -> bool {
     encoding
         .split([',', ';'])
         .map(|t| t.trim_matches([' ', '\t']))
@@ -404,7 +413,7 @@ fn only_identity(encoding: &str) -> bool {
 }
 
 /// `apr_table_mergen`: `, value` after the first entry, or a new entry.
-fn merge_header(resp: &mut Response, name: &str, value: &str) {
+pub(crate) fn merge_header(resp: &mut Response, name: &str, value: &str) {
     match resp
         .headers
         .iter_mut()
@@ -433,7 +442,7 @@ fn table_add(resp: &mut Response, name: &str, value: String) {
 
 /// `apr_table_setn`: the first entry takes the value where it stands and
 /// the others go; without one, a new entry ([`table_add`]).
-fn table_set(resp: &mut Response, name: &str, value: String) {
+pub(crate) fn table_set(resp: &mut Response, name: &str, value: String) {
     let mut found = false;
     resp.headers.retain_mut(|(n, v)| {
         if !n.eq_ignore_ascii_case(name) {
@@ -451,9 +460,28 @@ fn table_set(resp: &mut Response, name: &str, value: String) {
     }
 }
 
-/// The body as mod_deflate's buckets deliver it, `None` when it cannot be
-/// read or is larger than [`MAX_INPUT`].
-fn feed(body: &Body, enc: &mut zlib::Encoder, stop_early: bool) -> Result<(), String> {
+/// A compressor fed as a filter is: bucket by bucket, noting whether it
+/// passed output on before the end of the body.
+pub(crate) trait Encoder {
+    fn write(&mut self, data: &[u8]) -> Result<(), String>;
+    /// Output went down the chain before the end: the response's head
+    /// left without a length.
+    fn passed_early(&self) -> bool;
+}
+
+impl Encoder for zlib::Encoder {
+    fn write(&mut self, data: &[u8]) -> Result<(), String> {
+        zlib::Encoder::write(self, data)
+    }
+
+    fn passed_early(&self) -> bool {
+        zlib::Encoder::passed_early(self)
+    }
+}
+
+/// The body as Apache's buckets deliver it to a content filter (a file in
+/// mmap-sized pieces); with `stop_early`, only until output was passed on.
+pub(crate) fn feed(body: &Body, enc: &mut impl Encoder, stop_early: bool) -> Result<(), String> {
     for part in &body.parts {
         match part {
             BodyPart::Bytes(b) => enc.write(b)?,

@@ -12,6 +12,7 @@ pub mod authn_file;
 pub mod authz_core;
 pub mod authz_groupfile;
 pub mod autoindex;
+pub mod brotli;
 pub mod cgi;
 pub mod core;
 pub mod deflate;
@@ -66,6 +67,7 @@ macro_rules! dir_slots {
             alias: $crate::modules::alias::AliasDir,
             filter: $crate::modules::filter::FilterDir,
             deflate: $crate::modules::deflate::DeflateDir,
+            brotli: $crate::modules::brotli::BrotliDir,
             php: $crate::modules::php::PhpDir,
             env: $crate::modules::env::EnvDir,
             setenvif: $crate::modules::setenvif::SetEnvIfDir,
@@ -216,6 +218,7 @@ pub static ALL: &[&Module] = &[
     &autoindex::MODULE,
     &filter::MODULE,
     &deflate::MODULE,
+    &brotli::MODULE,
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,
@@ -287,6 +290,16 @@ static SOCACHE_SHMCB_MODULE: Module = Module {
     builtin: false,
     directives: &[],
 };
+
+/// What loading a module needs beyond htaccel itself: the shared
+/// libraries its Apache counterpart links, without which Apache's
+/// `LoadModule` fails too.
+pub fn load_check(module: &Module, file: &str) -> Result<(), String> {
+    if std::ptr::eq(module, &brotli::MODULE) {
+        return brotli::load_check(file);
+    }
+    Ok(())
+}
 
 /// The module `LoadModule <identifier> …` names.
 pub fn by_identifier(identifier: &str) -> Option<&'static Module> {

@@ -259,7 +259,10 @@ fn run_load_module(
         }
     }
     match module {
-        Some(m) => w.env.modules.push(m),
+        Some(m) => {
+            crate::modules::load_check(m, file)?;
+            w.env.modules.push(m)
+        }
         None => {
             let stand_in = crate::modules::unsupported::stand_in(identifier);
             let runner = crate::modules::unsupported::runner(identifier);

@@ -11,7 +11,7 @@
 //! mark that drops everything before it, in the section and when
 //! sections merge.
 
-use super::{lookup, Known};
+use super::{lookup, Coding, Known};
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::expr::Expr;
@@ -81,17 +81,36 @@ pub enum Dispatch {
     Expr(Arc<Expr>),
 }
 
+/// One provider of a smart filter: the content filter it runs, and what
+/// selects it.
+#[derive(Clone, Debug)]
+pub struct Provider {
+    pub coding: Coding,
+    pub dispatch: Dispatch,
+}
+
+/// Where a smart filter runs among the content filters (`FilterDeclare`'s
+/// type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `RESOURCE`, the default of `FilterDeclare`: before every
+    /// `CONTENT_SET` filter.
+    Resource,
+    /// `CONTENT_SET`, the type of a filter its first provider declared.
+    ContentSet,
+}
+
 /// A smart filter (`FilterDeclare`, or the first `FilterProvider` or
-/// `AddOutputFilterByType` naming it in a section). Its providers are all
-/// `DEFLATE`, the one content filter htaccel has.
+/// `AddOutputFilterByType` naming it in a section).
 #[derive(Clone, Debug)]
 pub struct SmartFilter {
     /// The name as written (Apache's table is case-sensitive).
     pub fname: String,
     /// In the order they are tried.
-    pub providers: Vec<Dispatch>,
+    pub providers: Vec<Provider>,
     /// `FilterProtocol NAME flags`: the filter's own flags.
     pub proto: Proto,
+    pub place: Place,
 }
 
 /// The per-directory slot.
@@ -104,10 +123,11 @@ pub struct FilterDir {
     pub chain: Option<Vec<Option<String>>>,
     /// The core's `SetOutputFilter` names; `None` when not set here.
     pub set_output: Option<Vec<String>>,
-    /// `FilterProtocol NAME DEFLATE flags`: the flags of the `DEFLATE`
-    /// filter itself. Apache changes them for the whole process; here they
-    /// hold where the directive does (docs/deviations.md).
-    pub deflate_proto: Option<Proto>,
+    /// `FilterProtocol NAME PROVIDER flags`: the flags of the content
+    /// filter itself, by filter. Apache changes them for the whole
+    /// process; here they hold where the directive does
+    /// (docs/deviations.md).
+    pub provider_proto: Vec<(Coding, Proto)>,
 }
 
 impl FilterDir {
@@ -136,8 +156,24 @@ impl FilterDir {
             declared,
             chain,
             set_output: new.set_output.clone().or_else(|| base.set_output.clone()),
-            deflate_proto: new.deflate_proto.or(base.deflate_proto),
+            provider_proto: {
+                let mut flags = new.provider_proto.clone();
+                for &(coding, proto) in &base.provider_proto {
+                    if !flags.iter().any(|(c, _)| *c == coding) {
+                        flags.push((coding, proto));
+                    }
+                }
+                flags
+            },
         }
+    }
+
+    /// The protocol flags of a content filter as a provider.
+    pub fn provider_flags(&self, coding: Coding) -> Proto {
+        self.provider_proto
+            .iter()
+            .find(|(c, _)| *c == coding)
+            .map_or_else(Proto::default, |(_, p)| *p)
     }
 
     /// The chain's names in force: those after its last mark.
@@ -152,23 +188,24 @@ impl FilterDir {
     }
 
     /// `filter_declare`: a new, empty filter of that name in this section.
-    fn declare(&mut self, fname: &str) {
+    fn declare(&mut self, fname: &str, place: Place) {
         self.declared.retain(|d| d.fname != fname);
         self.declared.push(Arc::new(SmartFilter {
             fname: fname.to_string(),
             providers: Vec::new(),
             proto: Proto::default(),
+            place,
         }));
     }
 
     /// `add_filter`: a provider in front of the filter's others, the
-    /// filter declared here first if it is not.
-    fn add_provider(&mut self, fname: &str, dispatch: Dispatch) {
+    /// filter declared here first (with the provider's type) if it is not.
+    fn add_provider(&mut self, fname: &str, provider: Provider) {
         if self.declared_here(fname).is_none() {
-            self.declare(fname);
+            self.declare(fname, Place::ContentSet);
         }
         if let Some(d) = self.declared.iter_mut().find(|d| d.fname == fname) {
-            Arc::make_mut(d).providers.insert(0, dispatch);
+            Arc::make_mut(d).providers.insert(0, provider);
         }
     }
 
@@ -208,16 +245,11 @@ fn remove_from_chain(chain: &mut Vec<Option<String>>, name: &str) {
     }
 }
 
-/// Filters are found by name when a request runs, so a filter line may
-/// come before its module's `LoadModule`.
-fn deflate_loaded(w: &Walker<'_>) -> bool {
-    w.loaded_by_reading("deflate_module")
-}
-
-/// The provider named, as `ap_get_output_filter_handle` finds it.
-fn provider(w: &Walker<'_>, directive: &str, pname: &str) -> Result<(), String> {
-    match lookup(pname, deflate_loaded(w)) {
-        Known::Deflate => Ok(()),
+/// The provider named, as `ap_get_output_filter_handle` finds it among
+/// the filters of the modules loaded so far.
+fn provider(w: &Walker<'_>, directive: &str, pname: &str) -> Result<Coding, String> {
+    match lookup(pname, |m| w.loaded_by_reading(m)) {
+        Known::Coding(c) => Ok(c),
         Known::Unsupported => Err(format!(
             "{directive} {pname}: the {pname} filter is not supported by htaccel yet"
         )),
@@ -231,11 +263,12 @@ fn run_by_type(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
         return Err("AddOutputFilterByType requires at least two arguments".into());
     }
     for pname in inv.words[0].split(';').filter(|p| !p.is_empty()) {
-        provider(w, "AddOutputFilterByType", pname)?;
+        let coding = provider(w, "AddOutputFilterByType", pname)?;
         let fname = format!("BYTYPE:{pname}");
         let f = &mut c.filter;
         let seen = f.declared_here(&fname).is_some();
-        f.add_provider(&fname, Dispatch::Types(inv.words[1..].to_vec()));
+        let dispatch = Dispatch::Types(inv.words[1..].to_vec());
+        f.add_provider(&fname, Provider { coding, dispatch });
         if !seen {
             f.chain_word(&fname);
         }
@@ -255,17 +288,27 @@ fn run_declare(_: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
             }
         }
     }
-    c.filter.declare(fname);
+    let content_set = inv
+        .words
+        .get(1)
+        .is_some_and(|p| p.eq_ignore_ascii_case("CONTENT_SET"));
+    let place = if content_set {
+        Place::ContentSet
+    } else {
+        Place::Resource
+    };
+    c.filter.declare(fname, place);
     Ok(())
 }
 
 /// `FilterProvider name provider expression`.
 fn run_provider(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let (fname, pname, text) = (&inv.words[0], &inv.words[1], &inv.words[2]);
-    provider(w, "FilterProvider", pname)?;
+    let coding = provider(w, "FilterProvider", pname)?;
     let expr = Expr::parse_restricted(text, w.ctx.htaccess)
         .map_err(|err| format!("Error parsing FilterProvider expression:{err}"))?;
-    c.filter.add_provider(fname, Dispatch::Expr(Arc::new(expr)));
+    let dispatch = Dispatch::Expr(Arc::new(expr));
+    c.filter.add_provider(fname, Provider { coding, dispatch });
     Ok(())
 }
 
@@ -292,11 +335,18 @@ fn run_protocol(_: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Re
             }
         }
         Some(flags) => {
-            // Every provider is DEFLATE.
-            if declared.providers.is_empty() || !inv.words[1].eq_ignore_ascii_case("DEFLATE") {
+            let pname = &inv.words[1];
+            let Some(coding) = declared
+                .providers
+                .iter()
+                .map(|p| p.coding)
+                .find(|&c| lookup(pname, |_| true) == Known::Coding(c))
+            else {
                 return Err("FilterProtocol: No such provider for this filter".into());
-            }
-            f.deflate_proto = Some(Proto::parse(flags));
+            };
+            let proto = Proto::parse(flags);
+            f.provider_proto.retain(|(c, _)| *c != coding);
+            f.provider_proto.push((coding, proto));
         }
     }
     Ok(())
@@ -315,14 +365,13 @@ fn run_trace(_: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Resul
 
 /// `SetOutputFilter name[;name…]` (the core's).
 fn run_set_output(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
-    let loaded = deflate_loaded(w);
     let names: Vec<String> = inv.words[0]
         .split(';')
         .take_while(|n| !n.is_empty())
         .map(str::to_string)
         .collect();
     for n in &names {
-        if lookup(n, loaded) == Known::Unsupported {
+        if lookup(n, |m| w.loaded_by_reading(m)) == Known::Unsupported {
             return Err(format!(
                 "SetOutputFilter {n}: the {n} filter is not supported by htaccel yet"
             ));
@@ -441,19 +490,26 @@ mod tests {
         assert!(names(&FilterDir::merge(&parent, &cleared)).is_empty());
     }
 
+    fn by_type(t: &str) -> Provider {
+        Provider {
+            coding: Coding::Deflate,
+            dispatch: Dispatch::Types(vec![t.into()]),
+        }
+    }
+
     #[test]
     fn a_section_declares_its_own_filters() {
         let mut parent = FilterDir::default();
-        parent.add_provider("BYTYPE:DEFLATE", Dispatch::Types(vec!["text/html".into()]));
+        parent.add_provider("BYTYPE:DEFLATE", by_type("text/html"));
         let mut child = FilterDir::default();
-        child.add_provider("BYTYPE:DEFLATE", Dispatch::Types(vec!["text/css".into()]));
-        child.add_provider("BYTYPE:DEFLATE", Dispatch::Types(vec!["text/plain".into()]));
+        child.add_provider("BYTYPE:DEFLATE", by_type("text/css"));
+        child.add_provider("BYTYPE:DEFLATE", by_type("text/plain"));
         let m = FilterDir::merge(&parent, &child);
         assert_eq!(m.declared.len(), 1);
         let types: Vec<&str> = m.declared[0]
             .providers
             .iter()
-            .map(|p| match p {
+            .map(|p| match &p.dispatch {
                 Dispatch::Types(t) => t[0].as_str(),
                 Dispatch::Expr(_) => "expr",
             })

@@ -2,10 +2,14 @@
 //! filters (`FilterDeclare`, `FilterProvider`, `FilterChain`,
 //! `FilterProtocol`, and `AddOutputFilterByType`, which declares one named
 //! `BYTYPE:<provider>`), the core's `SetOutputFilter`, and mod_mime's
-//! `AddOutputFilter` (recorded by [`super::mime`]). The only content
-//! filter htaccel has is mod_deflate's `DEFLATE`; other filters Apache's
-//! loaded modules provide are refused loudly, unknown names are skipped
-//! with Apache's error-log line.
+//! `AddOutputFilter` (recorded by [`super::mime`]). The content filters
+//! htaccel has are mod_deflate's `DEFLATE` and mod_brotli's
+//! `BROTLI_COMPRESS` ([`Coding`]); other filters Apache's loaded modules
+//! provide are refused loudly, unknown names are skipped with Apache's
+//! error-log line. They run in Apache's order: smart filters declared
+//! without a type (`RESOURCE`) first, then mod_mime's, `SetOutputFilter`'s
+//! and the chain's `CONTENT_SET` ones as they were inserted; the first
+//! that compresses leaves the others an encoded response, which they pass.
 //!
 //! A smart filter keeps mod_filter's quirks (see [`directives`] for how
 //! sections declare them): it acts only on 200 responses (unless
@@ -29,23 +33,47 @@ use crate::http::conditional::Clock;
 use crate::http::range::{byterange_filter, RangeLimits, RangeOutcome};
 use crate::http::{Body, Response};
 use crate::request::{Ctx, Status};
-use directives::{Dispatch, Proto, SmartFilter};
+use directives::{Dispatch, Place, Proto, SmartFilter};
 use std::borrow::Cow;
 use std::sync::Arc;
+
+/// A content filter htaccel has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coding {
+    /// mod_deflate's `DEFLATE`.
+    Deflate,
+    /// mod_brotli's `BROTLI_COMPRESS`.
+    Brotli,
+}
+
+impl Coding {
+    /// Run the filter on a response.
+    fn run(self, ctx: &mut Ctx<'_>, resp: &mut Response) {
+        match self {
+            Coding::Deflate => crate::modules::deflate::compress(ctx, resp),
+            Coding::Brotli => crate::modules::brotli::compress(ctx, resp),
+        }
+    }
+}
 
 /// A filter as htaccel knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Known {
-    Deflate,
+    Coding(Coding),
     /// Apache has it with the modules loaded; htaccel does not.
     Unsupported,
     Unknown,
 }
 
-fn lookup(name: &str, deflate_loaded: bool) -> Known {
-    if deflate_loaded && name.eq_ignore_ascii_case("DEFLATE") {
-        Known::Deflate
-    } else if deflate_loaded && name.eq_ignore_ascii_case("INFLATE") {
+/// The filter registered under `name` (any case) by the modules
+/// `is_loaded` says are loaded.
+fn lookup(name: &str, is_loaded: impl Fn(&str) -> bool) -> Known {
+    let named = |n: &str| name.eq_ignore_ascii_case(n);
+    if named("DEFLATE") && is_loaded("deflate_module") {
+        Known::Coding(Coding::Deflate)
+    } else if named("BROTLI_COMPRESS") && is_loaded("brotli_module") {
+        Known::Coding(Coding::Brotli)
+    } else if named("INFLATE") && is_loaded("deflate_module") {
         Known::Unsupported
     } else {
         Known::Unknown
@@ -71,18 +99,18 @@ fn for_each_mime_filter(ctx: &Ctx<'_>, mut each: impl FnMut(&str)) {
     }
 }
 
-/// How `DEFLATE` is attached to a request.
+/// The content filters attached to a request.
 #[derive(Debug, Default)]
 struct Attached {
-    /// Inserted directly (`SetOutputFilter`, `AddOutputFilter`).
-    direct: bool,
+    /// Inserted directly (`AddOutputFilter`, then `SetOutputFilter`).
+    direct: Vec<Coding>,
     /// The smart filters of the chain, in its order.
     smart: Vec<Arc<SmartFilter>>,
 }
 
 impl Attached {
     fn any(&self) -> bool {
-        self.direct || !self.smart.is_empty()
+        !self.direct.is_empty() || !self.smart.is_empty()
     }
 
     /// `filter_insert` keeps `Range` from the request when the first of
@@ -98,16 +126,13 @@ impl Attached {
 fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
     let f = &ctx.conf.filter;
     let mut a = Attached::default();
-    // Asked only when a filter is named (most requests name none).
-    let mut loaded = None;
     let mut refused = None;
     let mut consider = |name: &str, from_mime: bool| {
         if refused.is_some() {
             return;
         }
-        let loaded = *loaded.get_or_insert_with(|| ctx.site.env.is_loaded("deflate_module"));
-        match lookup(name, loaded) {
-            Known::Deflate => a.direct = true,
+        match lookup(name, |m| ctx.site.env.is_loaded(m)) {
+            Known::Coding(c) => a.direct.push(c),
             Known::Unsupported if from_mime => {
                 refused = Some(format!(
                     "AddOutputFilter {name}: the {name} filter is not supported by htaccel yet"
@@ -236,26 +261,22 @@ fn no_transform(resp: &Response) -> bool {
         .is_some_and(|v| v.to_ascii_lowercase().contains("no-transform"))
 }
 
-/// `filter_harness` and `filter_lookup`: whether one of `filter`'s
-/// providers takes the response. An expression's request headers go into
-/// `Vary` whether it matched or not; one that fails to evaluate does not
-/// match. On a proxied request (`r->proxyreq`) the protocol flags may turn
-/// the filter, or its provider (`DEFLATE`'s flags, `provider`), away.
-fn provider_matches(
-    ctx: &Ctx<'_>,
-    resp: &mut Response,
-    filter: &SmartFilter,
-    provider: Proto,
-) -> bool {
+/// `filter_harness` and `filter_lookup`: the content filter of the first
+/// of `filter`'s providers that takes the response. An expression's
+/// request headers go into `Vary` whether it matched or not; one that
+/// fails to evaluate does not match. On a proxied request
+/// (`r->proxyreq`) the protocol flags may turn the filter, or a provider
+/// (its content filter's own flags), away.
+fn provider_matches(ctx: &Ctx<'_>, resp: &mut Response, filter: &SmartFilter) -> Option<Coding> {
     let proxied = ctx.filename.starts_with("proxy:");
     if proxied
         && (filter.proto.has(Proto::NO_PROXY)
             || (filter.proto.has(Proto::TRANSFORM) && no_transform(resp)))
     {
-        return false;
+        return None;
     }
-    for dispatch in &filter.providers {
-        let matched = match dispatch {
+    for provider in &filter.providers {
+        let matched = match &provider.dispatch {
             Dispatch::Types(types) => type_matches(types, resp.header("Content-Type")),
             Dispatch::Expr(expr) => {
                 let outcome = expr.eval(&Dispatching {
@@ -284,11 +305,12 @@ fn provider_matches(
         if !matched {
             continue;
         }
+        let flags = ctx.conf.filter.provider_flags(provider.coding);
         if proxied {
-            if provider.has(Proto::NO_PROXY) {
+            if flags.has(Proto::NO_PROXY) {
                 continue;
             }
-            if provider.has(Proto::TRANSFORM) {
+            if flags.has(Proto::TRANSFORM) {
                 if no_transform(resp) {
                     continue;
                 }
@@ -302,9 +324,9 @@ fn provider_matches(
                 );
             }
         }
-        return true;
+        return Some(provider.coding);
     }
-    false
+    None
 }
 
 /// What a matched provider's protocol flags (`DEFLATE`'s own, set by
@@ -354,29 +376,39 @@ pub fn may_need_body(ctx: &Ctx<'_>) -> bool {
     attached(ctx, false).is_ok_and(|a| a.any())
 }
 
-/// The content filters on a response that came from a handler: `DEFLATE`
-/// if it is attached directly, or a smart filter's provider takes the
-/// response.
+/// The content filters on a response that came from a handler, in
+/// Apache's order: the direct ones, and the smart filters whose provider
+/// takes the response.
 pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let Ok(a) = attached(ctx, false) else {
         return;
     };
-    let provider_proto = ctx.conf.filter.deflate_proto.unwrap_or_default();
-    let mut matched = 0;
-    if resp.status == 200 || ctx.env.contains("filter-errordocs") {
-        matched = a
-            .smart
-            .iter()
-            .filter(|filter| provider_matches(ctx, resp, filter, provider_proto))
-            .count();
+    // Smart filters act on 200 answers (or with `filter-errordocs`).
+    let smart_on = resp.status == 200 || ctx.env.contains("filter-errordocs");
+    let mut first = Vec::new();
+    let mut last = Vec::new();
+    if smart_on {
+        for filter in &a.smart {
+            if let Some(coding) = provider_matches(ctx, resp, filter) {
+                match filter.place {
+                    Place::Resource => first.push(coding),
+                    Place::ContentSet => last.push(coding),
+                }
+            }
+        }
     }
-    let by_provider = matched > 0;
-    let selected = a.direct || by_provider;
+    let matched: Vec<Coding> = first.iter().chain(&last).copied().collect();
+    let order: Vec<Coding> = first
+        .iter()
+        .chain(&a.direct)
+        .chain(&last)
+        .copied()
+        .collect();
     let head = ctx.method == "HEAD";
     let restore = head
         && resp.status == 200
         && resp.body.is_empty()
-        && (selected || ctx.range_deferred.is_some());
+        && (!order.is_empty() || ctx.range_deferred.is_some());
     let restored = restore
         && match head_body(ctx, resp) {
             Some(b) => {
@@ -387,15 +419,15 @@ pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
         };
     // Each matching provider's flags, once the length was read above.
     let mut ranges_back = false;
-    for _ in 0..matched {
-        ranges_back |= apply_provider_flags(resp, provider_proto);
+    for coding in matched {
+        ranges_back |= apply_provider_flags(resp, ctx.conf.filter.provider_flags(coding));
     }
     if a.holds_range() && !ranges_back {
         // `Range` was taken from the request and never given back.
         ctx.range_deferred = None;
     }
-    if selected {
-        crate::modules::deflate::compress(ctx, resp);
+    for coding in order {
+        coding.run(ctx, resp);
     }
     if restored && ctx.range_deferred.is_none() {
         resp.body = Body::empty();
@@ -453,9 +485,15 @@ mod tests {
 
     #[test]
     fn filter_names() {
-        assert_eq!(lookup("deflate", true), Known::Deflate);
-        assert_eq!(lookup("DEFLATE", false), Known::Unknown);
-        assert_eq!(lookup("INFLATE", true), Known::Unsupported);
-        assert_eq!(lookup("BROTLI_COMPRESS", true), Known::Unknown);
+        let both = |_: &str| true;
+        let deflate = |m: &str| m == "deflate_module";
+        assert_eq!(lookup("deflate", both), Known::Coding(Coding::Deflate));
+        assert_eq!(lookup("DEFLATE", |_: &str| false), Known::Unknown);
+        assert_eq!(lookup("INFLATE", both), Known::Unsupported);
+        assert_eq!(
+            lookup("brotli_compress", both),
+            Known::Coding(Coding::Brotli)
+        );
+        assert_eq!(lookup("BROTLI_COMPRESS", deflate), Known::Unknown);
     }
 }
