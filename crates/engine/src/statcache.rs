@@ -295,14 +295,17 @@ fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
 }
 
 /// Whether an absolute path has no `//`, `/./` or `/../` (the cache keys
-/// only paths in this form), found in one pass.
+/// only paths in this form), found in one plain pass over its bytes.
 fn is_clean(s: &str) -> bool {
     let b = s.as_bytes();
-    memchr::memchr_iter(b'/', b).all(|i| {
-        !matches!(
-            &b[i + 1..],
-            [b'/', ..] | [b'.', b'/', ..] | [b'.', b'.', b'/', ..]
-        )
+    // The bytes after each `/` decide: another `/`, or `.` and `..`
+    // followed by `/`.
+    b.iter().enumerate().all(|(i, &c)| {
+        c != b'/'
+            || !matches!(
+                &b[i + 1..],
+                [b'/', ..] | [b'.', b'/', ..] | [b'.', b'.', b'/', ..]
+            )
     })
 }
 

@@ -735,17 +735,24 @@ fn normalize_segments(buf: &mut Vec<u8>, flags: NormalizeFlags) -> bool {
 
 /// Whether [`normalize_path`] would leave `buf` as it is and accept it: an
 /// absolute path with no dot segment (every one follows a `/`), no slashes
-/// to merge and no escape to decode. It looks only at the byte after each
-/// `/` (found by a vectorised search), where the loop looks at every byte:
-/// most request paths are already normal.
+/// to merge and no escape to decode. One pass over the bytes, looking
+/// after each `/`: most request paths are already normal, and short
+/// enough that a plain scan costs less than searches set up per slash.
 fn is_normal(buf: &[u8], flags: NormalizeFlags) -> bool {
-    buf.first() == Some(&b'/')
-        && !(flags.decode_unreserved && memchr::memchr(b'%', buf).is_some())
-        && memchr::memchr_iter(b'/', buf).all(|i| match buf.get(i + 1) {
-            Some(b'.') => false,
-            Some(b'/') => !flags.merge_slashes,
-            _ => true,
-        })
+    if buf.first() != Some(&b'/') {
+        return false;
+    }
+    let mut previous = 0u8;
+    for &b in buf {
+        match (previous, b) {
+            (b'/', b'.') => return false,
+            (b'/', b'/') if flags.merge_slashes => return false,
+            (_, b'%') if flags.decode_unreserved => return false,
+            _ => {}
+        }
+        previous = b;
+    }
+    true
 }
 
 /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".

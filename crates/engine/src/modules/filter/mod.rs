@@ -383,6 +383,10 @@ pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let Ok(a) = attached(ctx, false) else {
         return;
     };
+    if !a.any() && ctx.range_deferred.is_none() {
+        // Most answers: no content filter, no ranges held back.
+        return;
+    }
     // Smart filters act on 200 answers (or with `filter-errordocs`).
     let smart_on = resp.status == 200 || ctx.env.contains("filter-errordocs");
     let mut first = Vec::new();
