@@ -113,7 +113,9 @@ pub(crate) fn atoi(s: &str) -> i64 {
     }
 }
 
-fn in_range(inv: &Invocation<'_>, lo: i64, hi: i64, msg: &str) -> Result<i32, String> {
+/// A numeric setting read with `atoi` and refused outside `lo..=hi` with
+/// the module's message (mod_deflate's and mod_brotli's checks).
+pub(crate) fn in_range(inv: &Invocation<'_>, lo: i64, hi: i64, msg: &str) -> Result<i32, String> {
     let i = atoi(&inv.words[0]);
     if i < lo || i > hi {
         return Err(msg.to_string());

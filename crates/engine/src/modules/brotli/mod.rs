@@ -24,7 +24,7 @@ use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::{Body, Response};
 use crate::modules::deflate::{
-    accepts_coding, atoi, existing_encoding, feed, merge_header, only_identity, table_set,
+    accepts_coding, existing_encoding, feed, in_range, merge_header, only_identity, table_set,
     AlterEtag, Encoder, MAX_INPUT,
 };
 use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
@@ -64,14 +64,6 @@ impl BrotliDir {
 // ---------------------------------------------------------------------------
 // Configuration
 
-fn in_range(inv: &Invocation<'_>, lo: i64, hi: i64, msg: &str) -> Result<u32, String> {
-    let v = atoi(&inv.words[0]);
-    if v < lo || v > hi {
-        return Err(msg.to_string());
-    }
-    Ok(v as u32)
-}
-
 /// `BrotliFilterNote [Input|Output|Ratio] name`.
 fn run_note(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
     let b = &mut c.brotli;
@@ -102,7 +94,7 @@ pub static DIRECTIVES: &[Directive] = &[
         about: "Compression quality between 0 and 11 (higher quality means slower compression)",
         run: Run::Handler(|_w, inv, c| {
             let v = in_range(inv, 0, 11, "BrotliCompressionQuality must be between 0 and 11")?;
-            c.brotli.quality = Some(v);
+            c.brotli.quality = Some(v as u32);
             Ok(())
         }),
     },
@@ -113,7 +105,7 @@ pub static DIRECTIVES: &[Directive] = &[
         about: "Sliding window size between 10 and 24 (larger windows can improve compression, but require more memory)",
         run: Run::Handler(|_w, inv, c| {
             let v = in_range(inv, 10, 24, "BrotliCompressionWindow must be between 10 and 24")?;
-            c.brotli.lgwin = Some(v);
+            c.brotli.lgwin = Some(v as u32);
             Ok(())
         }),
     },
@@ -129,7 +121,7 @@ pub static DIRECTIVES: &[Directive] = &[
                 24,
                 "BrotliCompressionMaxInputBlock must be between 16 and 24",
             )?;
-            c.brotli.lgblock = Some(v);
+            c.brotli.lgblock = Some(v as u32);
             Ok(())
         }),
     },
