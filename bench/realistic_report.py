@@ -348,7 +348,8 @@ def section(drawn=None):
         o += _both_cores(*found["points_both_cores"], shown=one[0] if one else None)
     if "instructions" in found:
         o += _instructions(*found["instructions"])
-    return "\n".join(o)
+    # A blank line before the next section's title.
+    return "\n".join(o + [""])
 
 
 def main():
