@@ -60,10 +60,59 @@ pub struct DeflateDir {
     pub mem_level: Option<i32>,
     pub buffer_size: Option<usize>,
     pub alter_etag: Option<AlterEtag>,
-    /// `DeflateFilterNote`: note names for input size, output size, ratio.
-    pub note_input: Option<String>,
-    pub note_output: Option<String>,
-    pub note_ratio: Option<String>,
+    /// `DeflateFilterNote`.
+    pub notes: FilterNotes,
+}
+
+/// `DeflateFilterNote` and `BrotliFilterNote`: the names of the request
+/// notes (`%{name}n` in an access log) for the input size, the output size
+/// and the ratio of a compressed answer.
+#[derive(Clone, Debug, Default)]
+pub struct FilterNotes {
+    pub input: Option<String>,
+    pub output: Option<String>,
+    pub ratio: Option<String>,
+}
+
+impl FilterNotes {
+    pub fn merge(base: &FilterNotes, new: &FilterNotes) -> FilterNotes {
+        FilterNotes {
+            input: new.input.clone().or_else(|| base.input.clone()),
+            output: new.output.clone().or_else(|| base.output.clone()),
+            ratio: new.ratio.clone().or_else(|| base.ratio.clone()),
+        }
+    }
+
+    /// `NOTE [Input|Output|Ratio] name` (one word: the ratio's name);
+    /// `false` for another kind, which the module words as its error.
+    pub(crate) fn set(&mut self, words: &[String]) -> bool {
+        let Some(name) = words.get(1) else {
+            self.ratio = Some(words[0].clone());
+            return true;
+        };
+        let slot = match words[0].to_ascii_lowercase().as_str() {
+            "ratio" => &mut self.ratio,
+            "input" => &mut self.input,
+            "output" => &mut self.output,
+            _ => return false,
+        };
+        *slot = Some(name.clone());
+        true
+    }
+
+    /// The notes of one answer: the input size, the output size, the ratio,
+    /// as the module words them.
+    pub(crate) fn write(&self, ctx: &mut Ctx<'_>, values: [String; 3]) {
+        for (name, value) in [&self.input, &self.output, &self.ratio]
+            .into_iter()
+            .zip(values)
+        {
+            if let Some(name) = name {
+                ctx.notes.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                ctx.notes.push((name.clone(), value));
+            }
+        }
+    }
 }
 
 impl DeflateDir {
@@ -74,9 +123,7 @@ impl DeflateDir {
             mem_level: new.mem_level.or(base.mem_level),
             buffer_size: new.buffer_size.or(base.buffer_size),
             alter_etag: new.alter_etag.or(base.alter_etag),
-            note_input: new.note_input.clone().or_else(|| base.note_input.clone()),
-            note_output: new.note_output.clone().or_else(|| base.note_output.clone()),
-            note_ratio: new.note_ratio.clone().or_else(|| base.note_ratio.clone()),
+            notes: FilterNotes::merge(&base.notes, &new.notes),
         }
     }
 
@@ -126,15 +173,8 @@ pub(crate) fn in_range(inv: &Invocation<'_>, lo: i64, hi: i64, msg: &str) -> Res
 /// `DeflateFilterNote [Input|Output|Ratio] name`: request notes for the
 /// access log (`%{name}n`).
 fn run_note(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
-    let d = &mut c.deflate;
-    match inv.words.get(1) {
-        None => d.note_ratio = Some(inv.words[0].clone()),
-        Some(name) => match inv.words[0].to_ascii_lowercase().as_str() {
-            "ratio" => d.note_ratio = Some(name.clone()),
-            "input" => d.note_input = Some(name.clone()),
-            "output" => d.note_output = Some(name.clone()),
-            _ => return Err(format!("Unknown note type {}", inv.words[0])),
-        },
+    if !c.deflate.notes.set(&inv.words) {
+        return Err(format!("Unknown note type {}", inv.words[0]));
     }
     Ok(())
 }
@@ -572,16 +612,42 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     } else {
         Some(enc.finish())
     };
-    match encoding.as_deref() {
-        None => table_set(resp, "Content-Encoding", "gzip".into()),
-        Some(e) if e.eq_ignore_ascii_case("identity") => {
-            table_set(resp, "Content-Encoding", "gzip".into())
+    encoded_as(
+        resp,
+        encoding.as_deref(),
+        "gzip",
+        conf.alter_etag.unwrap_or_default(),
+    );
+    let Some(gz) = gz else {
+        // A HEAD whose length Apache could not learn: no length at all.
+        resp.body = Body::empty();
+        return;
+    };
+    // The deflate stream alone, without mod_deflate's header and trailer.
+    let stream = (gz.bytes.len() - zlib::GZIP_HEADER.len() - 8) as u64;
+    set_notes(ctx, &conf, len, stream);
+    set_compressed_body(ctx, resp, gz.bytes, early);
+}
+
+/// The headers of an answer a content filter encodes with `coding`:
+/// `Content-Encoding` (replacing `identity`, else added to the codings
+/// there), no `Content-Length` nor `Content-MD5`, and the `ETag` as
+/// `*AlterETag` says (the suffix `-coding` inside its closing quote).
+pub(crate) fn encoded_as(
+    resp: &mut Response,
+    encoding: Option<&str>,
+    coding: &str,
+    etag: AlterEtag,
+) {
+    match encoding {
+        Some(e) if !e.eq_ignore_ascii_case("identity") => {
+            merge_header(resp, "Content-Encoding", coding)
         }
-        Some(_) => merge_header(resp, "Content-Encoding", "gzip"),
+        _ => table_set(resp, "Content-Encoding", coding.to_string()),
     }
     resp.remove_header("Content-Length");
     resp.remove_header("Content-MD5");
-    match conf.alter_etag.unwrap_or_default() {
+    match etag {
         AlterEtag::NoChange => {}
         AlterEtag::Remove => resp.remove_header("ETag"),
         AlterEtag::AddSuffix => {
@@ -591,53 +657,44 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
                 .find(|(n, _)| n.eq_ignore_ascii_case("ETag"))
             {
                 if v.len() > 2 && v.ends_with('"') {
-                    v.insert_str(v.len() - 1, "-gzip");
+                    v.insert_str(v.len() - 1, &format!("-{coding}"));
                 }
             }
         }
     }
-    let Some(gz) = gz else {
-        // A HEAD whose length Apache could not learn: no length at all.
-        resp.body = Body::empty();
-        return;
-    };
-    // The deflate stream alone, without mod_deflate's header and trailer.
-    let stream = (gz.bytes.len() - zlib::GZIP_HEADER.len() - 8) as u64;
-    set_notes(ctx, &conf, len, stream);
-    let out_len = gz.bytes.len();
-    resp.body = Body::bytes(gz.bytes);
+}
+
+/// The compressed body in place of the answer's, framed as Apache framed
+/// it: chunked when output went on before the end (`early`), else with
+/// its length.
+pub(crate) fn set_compressed_body(ctx: &Ctx<'_>, resp: &mut Response, bytes: Vec<u8>, early: bool) {
+    let out_len = bytes.len();
+    resp.body = Body::bytes(bytes);
     if early {
         // Apache had no length when the headers went out.
         resp.set_header("Transfer-Encoding", "chunked");
     } else {
         if ctx.body_passed_unflushed {
-            // mod_deflate held everything it was given until the end.
+            // The filter held everything it was given until the end.
             resp.remove_header("Transfer-Encoding");
         }
         table_set(resp, "Content-Length", out_len.to_string());
     }
 }
 
-/// `DeflateFilterNote`: sizes and ratio for the access log.
+/// `DeflateFilterNote`: sizes and ratio for the access log, `-` for a
+/// size of 0 (and for the ratio of an empty body).
 fn set_notes(ctx: &mut Ctx<'_>, conf: &DeflateDir, input: u64, output: u64) {
     let or_dash = |n: u64, v: String| if n > 0 { v } else { "-".to_string() };
-    let notes = [
-        (&conf.note_input, or_dash(input, input.to_string())),
-        (&conf.note_output, or_dash(output, output.to_string())),
-        (
-            &conf.note_ratio,
-            or_dash(
-                input,
-                (output * 100).checked_div(input).unwrap_or(0).to_string(),
-            ),
-        ),
-    ];
-    for (name, value) in notes {
-        if let Some(name) = name {
-            ctx.notes.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            ctx.notes.push((name.clone(), value));
-        }
-    }
+    let ratio = (output * 100).checked_div(input).unwrap_or(0).to_string();
+    conf.notes.write(
+        ctx,
+        [
+            or_dash(input, input.to_string()),
+            or_dash(output, output.to_string()),
+            or_dash(input, ratio),
+        ],
+    );
 }
 
 #[cfg(test)]

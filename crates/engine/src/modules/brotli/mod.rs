@@ -24,8 +24,8 @@ use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::http::{Body, Response};
 use crate::modules::deflate::{
-    accepts_coding, existing_encoding, feed, in_range, merge_header, only_identity, table_set,
-    AlterEtag, Encoder, MAX_INPUT,
+    accepts_coding, encoded_as, existing_encoding, feed, in_range, merge_header, only_identity,
+    set_compressed_body, AlterEtag, Encoder, FilterNotes, MAX_INPUT,
 };
 use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 use crate::request::Ctx;
@@ -41,10 +41,8 @@ pub struct BrotliDir {
     pub lgwin: Option<u32>,
     pub lgblock: Option<u32>,
     pub alter_etag: Option<AlterEtag>,
-    /// `BrotliFilterNote`: note names for input size, output size, ratio.
-    pub note_input: Option<String>,
-    pub note_output: Option<String>,
-    pub note_ratio: Option<String>,
+    /// `BrotliFilterNote`.
+    pub notes: FilterNotes,
 }
 
 impl BrotliDir {
@@ -54,9 +52,7 @@ impl BrotliDir {
             lgwin: new.lgwin.or(base.lgwin),
             lgblock: new.lgblock.or(base.lgblock),
             alter_etag: new.alter_etag.or(base.alter_etag),
-            note_input: new.note_input.clone().or_else(|| base.note_input.clone()),
-            note_output: new.note_output.clone().or_else(|| base.note_output.clone()),
-            note_ratio: new.note_ratio.clone().or_else(|| base.note_ratio.clone()),
+            notes: FilterNotes::merge(&base.notes, &new.notes),
         }
     }
 }
@@ -66,15 +62,8 @@ impl BrotliDir {
 
 /// `BrotliFilterNote [Input|Output|Ratio] name`.
 fn run_note(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
-    let b = &mut c.brotli;
-    match inv.words.get(1) {
-        None => b.note_ratio = Some(inv.words[0].clone()),
-        Some(name) => match inv.words[0].to_ascii_lowercase().as_str() {
-            "ratio" => b.note_ratio = Some(name.clone()),
-            "input" => b.note_input = Some(name.clone()),
-            "output" => b.note_output = Some(name.clone()),
-            _ => return Err(format!("Unknown BrotliFilterNote type '{}'", inv.words[0])),
-        },
+    if !c.brotli.notes.set(&inv.words) {
+        return Err(format!("Unknown BrotliFilterNote type '{}'", inv.words[0]));
     }
     Ok(())
 }
@@ -270,29 +259,12 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
             .error("error", "brotli", Some(ctx.req.remote()), e);
         return;
     }
-    match encoding.as_deref() {
-        Some(e) if !e.eq_ignore_ascii_case("identity") => {
-            merge_header(resp, "Content-Encoding", "br")
-        }
-        _ => table_set(resp, "Content-Encoding", "br".into()),
-    }
-    resp.remove_header("Content-Length");
-    resp.remove_header("Content-MD5");
-    match conf.alter_etag.unwrap_or_default() {
-        AlterEtag::NoChange => {}
-        AlterEtag::Remove => resp.remove_header("ETag"),
-        AlterEtag::AddSuffix => {
-            if let Some((_, v)) = resp
-                .headers
-                .iter_mut()
-                .find(|(n, _)| n.eq_ignore_ascii_case("ETag"))
-            {
-                if v.len() > 2 && v.ends_with('"') {
-                    v.insert_str(v.len() - 1, "-br");
-                }
-            }
-        }
-    }
+    encoded_as(
+        resp,
+        encoding.as_deref(),
+        "br",
+        conf.alter_etag.unwrap_or_default(),
+    );
     let ((bytes, total_in), early) = match compressed {
         // A 304: the headers alone.
         None | Some(Err(_)) => return,
@@ -304,18 +276,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         }
     };
     set_notes(ctx, &conf, total_in, bytes.len() as u64);
-    let out_len = bytes.len();
-    resp.body = Body::bytes(bytes);
-    if early {
-        // Apache had no length when the headers went out.
-        resp.set_header("Transfer-Encoding", "chunked");
-    } else {
-        if ctx.body_passed_unflushed {
-            // mod_brotli held everything it was given until the end.
-            resp.remove_header("Transfer-Encoding");
-        }
-        table_set(resp, "Content-Length", out_len.to_string());
-    }
+    set_compressed_body(ctx, resp, bytes, early);
 }
 
 /// `BrotliFilterNote`: sizes as numbers, the ratio `-` for an empty body.
@@ -323,17 +284,8 @@ fn set_notes(ctx: &mut Ctx<'_>, conf: &BrotliDir, input: u64, output: u64) {
     let ratio = (output * 100)
         .checked_div(input)
         .map_or_else(|| "-".to_string(), |r| r.to_string());
-    let notes = [
-        (&conf.note_input, input.to_string()),
-        (&conf.note_output, output.to_string()),
-        (&conf.note_ratio, ratio),
-    ];
-    for (name, value) in notes {
-        if let Some(name) = name {
-            ctx.notes.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            ctx.notes.push((name.clone(), value));
-        }
-    }
+    conf.notes
+        .write(ctx, [input.to_string(), output.to_string(), ratio]);
 }
 
 #[cfg(test)]
