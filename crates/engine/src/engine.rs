@@ -416,6 +416,7 @@ impl Log for Engine {
             bytes_out: entry.bytes_out,
             bytes_in: entry.bytes_in,
             env: entry.env,
+            notes: entry.notes,
             ..Default::default()
         };
         site.log.access_with(entry, &details);

@@ -19,15 +19,20 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     }
     // What the access logs' `env=` conditions will read, as the variables
     // stand once the answer is made (mod_log_config reads them at the end).
-    if ctx.engine.log_env_all {
-        resp.log_env
-            .extend(ctx.env.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+    let env: Vec<(String, String)> = if ctx.engine.log_env_all {
+        ctx.env
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
     } else {
-        for name in &ctx.engine.log_env_names {
-            if let Some(value) = ctx.env.get(name) {
-                resp.log_env.push((name.clone(), value.to_string()));
-            }
-        }
+        ctx.engine
+            .log_env_names
+            .iter()
+            .filter_map(|name| Some((name.clone(), ctx.env.get(name)?.to_string())))
+            .collect()
+    };
+    if !env.is_empty() {
+        resp.log_vars.get_or_insert_with(Default::default).env = env;
     }
     // mod_log_config's `%h`, as `HostnameLookups` has it for the request.
     resp.remote_host = ctx.remote_host();
@@ -57,6 +62,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     for filter in hooks::PROTOCOL_FILTERS {
         if let Err(status) = filter(ctx, resp) {
             error_bucket(ctx, resp, status, unmerged);
+            keep_notes(ctx, resp);
             return;
         }
     }
@@ -90,6 +96,16 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             resp.body = crate::http::Body::empty();
             resp.stream = crate::http::Unannounced::No;
         }
+    }
+    keep_notes(ctx, resp);
+}
+
+/// The request notes as the filters leave them, for the access log's
+/// `%{NAME}n` (mod_deflate's and mod_brotli's sizes and ratio, notes
+/// mod_headers set).
+fn keep_notes(ctx: &Ctx<'_>, resp: &mut Response) {
+    if !ctx.notes.is_empty() {
+        resp.log_vars.get_or_insert_with(Default::default).notes = ctx.notes.clone();
     }
 }
 

@@ -1226,6 +1226,7 @@ mod tests {
             remote_user: None,
             bytes_out: None,
             env: &[],
+            notes: &[],
             remote_host: None,
             bytes_in: None,
         }

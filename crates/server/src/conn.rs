@@ -327,8 +327,8 @@ pub(crate) struct Conn<T> {
     pub(crate) slot: Slot,
     /// `out.position()` when the current answer began (for `%O`).
     pub(crate) answer_start: Cell<Option<u64>>,
-    /// The current answer's `log_env`, for its access-log line.
-    pub(crate) log_env: RefCell<Vec<(String, String)>>,
+    /// The current answer's `log_vars`, for its access-log line.
+    pub(crate) log_vars: RefCell<Option<Box<htaccel_engine::http::LogVars>>>,
     /// The current answer's client name for `%h`, if it has one.
     pub(crate) log_remote_host: RefCell<Option<String>>,
     /// Bytes read from the client so far, and where the current request
@@ -398,7 +398,7 @@ impl<T: Transport> Conn<T> {
             body_stage: stages.body,
             slot: Slot::accepted(),
             answer_start: Cell::new(None),
-            log_env: RefCell::new(Vec::new()),
+            log_vars: RefCell::new(None),
             log_remote_host: RefCell::new(None),
             total_read: 0,
             request_start: 0,

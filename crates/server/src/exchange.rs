@@ -542,7 +542,7 @@ impl<T: Transport> Conn<T> {
         prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
         self.answer_start.set(Some(self.out.position()));
-        self.log_env.replace(resp.log_env.clone());
+        self.log_vars.replace(resp.log_vars.clone());
         self.log_remote_host.replace(resp.remote_host.clone());
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
@@ -710,7 +710,7 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) {
         let answer_start = self.answer_start.take();
-        let env = self.log_env.take();
+        let vars = self.log_vars.take();
         let remote_host = self.log_remote_host.take();
         let duration = started.elapsed();
         htaccel_engine::stats::request_done(bytes_sent, duration.as_micros() as u64);
@@ -734,7 +734,8 @@ impl<T: Transport> Conn<T> {
             bytes_out: Some(
                 answer_start.map_or(0, |start| self.out.position().saturating_sub(start)),
             ),
-            env: &env,
+            env: vars.as_ref().map_or(&[], |v| &v.env),
+            notes: vars.as_ref().map_or(&[], |v| &v.notes),
             remote_host: remote_host.as_deref(),
             bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
         });

@@ -173,6 +173,7 @@ fn log_408(
         remote_user: None,
         bytes_out: Some(0),
         env: &[],
+        notes: &[],
         remote_host: None,
         bytes_in: None,
     });

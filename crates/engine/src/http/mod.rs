@@ -421,10 +421,9 @@ pub struct Response {
     /// list alone (checked and serialised once), shared by every copy of an
     /// answer the answer memo hands out; `None` for an answer made once.
     pub head_cache: Option<HeadCache>,
-    /// The request's environment variables the access logs' `env=`
-    /// conditions name, as they were when the answer was made (empty
-    /// when no log has a condition).
-    pub log_env: Vec<(String, String)>,
+    /// What the access log reads of the request once the answer is made
+    /// (`None` when there is nothing: most answers).
+    pub log_vars: Option<Box<LogVars>>,
     /// The client's name for the access log's `%h`, where
     /// `HostnameLookups` found one; else `%h` is the address.
     pub remote_host: Option<String>,
@@ -485,7 +484,7 @@ impl Response {
             status_line: None,
             entity_in_headers: false,
             head_cache: None,
-            log_env: Vec::new(),
+            log_vars: None,
             remote_host: None,
             upgrade_offer: None,
             h2c_upgrade: None,
@@ -512,6 +511,16 @@ impl Response {
     pub fn remove_header(&mut self, name: &str) {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
     }
+}
+
+/// What the access log reads of a request, kept with its answer.
+#[derive(Clone, Debug, Default)]
+pub struct LogVars {
+    /// The environment variables the access logs name (`%{VAR}e`, `env=`
+    /// conditions), as they were when the answer was made.
+    pub env: Vec<(String, String)>,
+    /// The request notes once the output filters ran (`%{NAME}n`).
+    pub notes: Vec<(String, String)>,
 }
 
 /// The engine as the server sees it.
@@ -644,8 +653,10 @@ pub struct AccessEntry<'a> {
     pub remote_user: Option<&'a str>,
     /// Bytes sent, status line and headers included (`%O`), when known.
     pub bytes_out: Option<u64>,
-    /// [`Response::log_env`] of the answer.
+    /// [`LogVars::env`] of the answer.
     pub env: &'a [(String, String)],
+    /// [`LogVars::notes`] of the answer.
+    pub notes: &'a [(String, String)],
     /// [`Response::remote_host`] of the answer (`%h`).
     pub remote_host: Option<&'a str>,
     /// Bytes received for the request, request line, headers and body
