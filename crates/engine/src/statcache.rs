@@ -66,10 +66,12 @@ struct Clock {
 
 /// What a change drops from the cache.
 pub enum Forget<'a> {
-    /// `entry` changed inside `dir` (which changed with it).
+    /// `entry` changed inside `dir`, which changed with it when the entry
+    /// came, went or was renamed (`structural`).
     Entry {
         dir: &'a str,
         entry: &'a str,
+        structural: bool,
     },
     /// Everything at or below the directory path (and the directory itself).
     Subtree(&'a str),
@@ -162,14 +164,30 @@ impl StatCache {
     }
 
     /// Drop what a change made untrue.
-    pub fn apply(&self, what: Forget<'_>) {
+    ///
+    /// The change counter moves only when an answer was dropped: a file
+    /// nothing asked about (a log the server appends to, beside the
+    /// document root) changes no answer. An answer the clock hand evicted
+    /// moved the counter then ([`Clock::evict`]).
+    ///
+    /// Whether anything was dropped (and the counter moved).
+    pub fn apply(&self, what: Forget<'_>) -> bool {
         match what {
-            Forget::Nothing => {}
+            Forget::Nothing => return false,
             Forget::All => self.clear(),
-            Forget::Entry { dir, entry } => {
+            Forget::Entry {
+                dir,
+                entry,
+                structural,
+            } => {
                 let mut c = self.write();
-                c.remove(entry);
-                c.remove(dir_itself(dir));
+                let mut dropped = c.remove(entry);
+                if structural {
+                    dropped |= c.remove(dir_itself(dir));
+                }
+                if !dropped {
+                    return false;
+                }
             }
             Forget::Subtree(prefix) => {
                 let mut c = self.write();
@@ -187,6 +205,7 @@ impl StatCache {
             }
         }
         crate::watch::note_change();
+        true
     }
 }
 
@@ -243,6 +262,9 @@ impl Clock {
                     let (path, f) = (Arc::clone(&s.path), s.follow as usize);
                     self.index[f].remove(&*path);
                     self.slots[i] = None;
+                    // No event about this path will drop anything now:
+                    // what was derived from the answer goes at once.
+                    crate::watch::note_change();
                     return i;
                 }
                 None => return i,
@@ -251,16 +273,19 @@ impl Clock {
         self.hand
     }
 
-    fn remove(&mut self, path: &str) {
-        self.remove_one(path, 0);
-        self.remove_one(path, 1);
+    /// Drop both answers for `path`; whether there was one.
+    fn remove(&mut self, path: &str) -> bool {
+        let lstat = self.remove_one(path, 0);
+        self.remove_one(path, 1) || lstat
     }
 
-    fn remove_one(&mut self, path: &str, f: usize) {
-        if let Some(i) = self.index[f].remove(path) {
-            self.slots[i] = None;
-            self.free.push(i);
-        }
+    fn remove_one(&mut self, path: &str, f: usize) -> bool {
+        let Some(i) = self.index[f].remove(path) else {
+            return false;
+        };
+        self.slots[i] = None;
+        self.free.push(i);
+        true
     }
 }
 
@@ -428,6 +453,48 @@ mod tests {
         std::fs::write(&f, "x").unwrap();
         w.sync();
         assert_eq!(lookup(&w, &f, false).unwrap().size, 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn only_a_change_to_what_was_asked_moves_the_counter() {
+        let d = tmp("asked");
+        let w = Watch::new(Settings::default());
+        let f = d.join("f.txt");
+        let log = d.join("access.log");
+        std::fs::write(&f, "abc").unwrap();
+        std::fs::write(&log, "").unwrap();
+        assert!(lookup(&w, &f, true).is_ok());
+        let dir = format!("{}/", d.display());
+        let text = |p: &Path| p.to_str().unwrap().to_string();
+        let entry = |p: &Path, structural| Forget::Entry {
+            dir: &dir,
+            entry: Box::leak(text(p).into_boxed_str()),
+            structural,
+        };
+        // A log appended to beside the file: nothing asked about it.
+        assert!(!w.stats.apply(entry(&log, false)));
+        // The file itself, written to.
+        assert!(w.stats.apply(entry(&f, false)));
+        assert!(lookup(&w, &f, true).is_ok());
+        // The log created or removed: the directory's own answer goes.
+        assert!(lookup(&w, &d, true).is_ok());
+        assert!(w.stats.apply(entry(&log, true)));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn an_evicted_answer_moves_the_counter() {
+        let d = tmp("evicted");
+        let w = Watch::new(Settings::default());
+        w.stats.set_capacity(2);
+        let before = crate::watch::changes();
+        for name in ["a", "b", "c", "d"] {
+            std::fs::write(d.join(name), name).unwrap();
+            assert!(lookup(&w, &d.join(name), true).is_ok());
+        }
+        assert!(w.stats.len() <= 2);
+        assert!(crate::watch::changes() > before);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

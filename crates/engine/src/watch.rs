@@ -146,10 +146,12 @@ pub trait Subscriber: Send + Sync {
 /// What one drained event means, before it is applied.
 #[derive(Debug, PartialEq, Eq)]
 enum Change {
-    /// `entry` in `dir` changed: its metadata and the directory's own.
+    /// `entry` in `dir` changed: its metadata, and the directory's own
+    /// when the entry came, went or was renamed (`structural`).
     Entry {
         dir: String,
         entry: String,
+        structural: bool,
     },
     Access {
         dir: String,
@@ -642,7 +644,15 @@ impl Watch {
 fn c_stat(c: &Change) -> crate::statcache::Forget<'_> {
     use crate::statcache::Forget as D;
     match c {
-        Change::Entry { dir, entry } => D::Entry { dir, entry },
+        Change::Entry {
+            dir,
+            entry,
+            structural,
+        } => D::Entry {
+            dir,
+            entry,
+            structural: *structural,
+        },
         Change::Access { .. } => D::Nothing,
         Change::Subtree(p) => D::Subtree(p),
         Change::All => D::All,
@@ -829,6 +839,7 @@ impl State {
             out.push(Change::Entry {
                 dir: dir.clone(),
                 entry: entry.clone(),
+                structural,
             });
             // A directory (or a symlink to one) appearing, leaving or
             // changing permissions changes what every path below it is.

@@ -115,3 +115,43 @@ fn negotiated_answers_follow_the_variants_on_disk() {
     settle();
     assert_eq!(answer(s.port, "/mv/index"), (200, "english\n".into()));
 }
+
+/// The access log written beside the document root changes with every
+/// request, and the watcher hears of each write: since nothing asked about
+/// that file, the kept answers stay in use (they were dropped after every
+/// request once).
+#[test]
+fn a_log_beside_the_site_leaves_kept_answers_in_use() {
+    let top = TempDir::new("memo-log-beside");
+    let logs = TempDir::new("memo-log-beside-logs");
+    write_old(&top, "public/a.txt", "AAAA\n");
+    let conf = format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule status_module modules/mod_status.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog {top}/error.log\n\
+         CustomLog {top}/access.log \"%h %r %>s\"\n\
+         DocumentRoot \"{top}/public\"\n\
+         <Directory \"{top}/public\">\n    Require all granted\n</Directory>\n\
+         <Location /metrics>\n    SetHandler htaccel-metrics\n</Location>\n",
+        top = top.path().display(),
+    );
+    let s = Server::with_config(&conf, logs.path());
+    // Three requests to each worker at least (each keeps its own answers,
+    // from a request's second sighting on).
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    for _ in 0..3 * workers + 1 {
+        assert_eq!(s.get("/a.txt"), (200, "AAAA\n".into()));
+    }
+    let (status, metrics) = s.get("/metrics");
+    assert_eq!(status, 200);
+    let hits: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("htaccel_answer_memo_hits_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("the memo's hit counter");
+    assert!(hits > 0, "{metrics}");
+    let logged = std::fs::read_to_string(top.path().join("access.log")).unwrap_or_default();
+    // The log was written all along (the metrics request last).
+    let answered = logged.lines().filter(|l| l.contains("GET /a.txt ")).count();
+    assert_eq!(answered, 3 * workers + 1, "{logged}");
+}
