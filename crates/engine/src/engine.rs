@@ -370,7 +370,7 @@ impl Handler for Engine {
         match crate::answer_memo::lookup(self.id, req, stamp) {
             Lookup::Hit(resp) => {
                 crate::stats::bump(crate::stats::Counter::AnswerMemoHits);
-                Decision::Kept(resp)
+                Decision::Kept(self.with_own_token(resp))
             }
             Lookup::Decide => crate::handler::decide_synced(self, self.site_for(req), req),
             Lookup::Record => {
@@ -473,6 +473,26 @@ impl Ctx<'_> {
 }
 
 impl Engine {
+    /// A kept answer for one more request: when its access-log variables
+    /// hold mod_unique_id's token, the request gets its own.
+    fn with_own_token(&self, kept: Arc<Response>) -> Arc<Response> {
+        if !self.modules.unique_id.loaded {
+            return kept;
+        }
+        let fresh = kept
+            .log_vars
+            .as_ref()
+            .and_then(|v| crate::modules::unique_id::refresh_logged(&v.env, clock_us()));
+        let Some(env) = fresh else {
+            return kept;
+        };
+        let mut own = (*kept).clone();
+        if let Some(vars) = own.log_vars.as_mut() {
+            vars.env = env;
+        }
+        Arc::new(own)
+    }
+
     /// The time a request is answered at, in microseconds since the epoch
     /// (Apache's `r->request_time`, used for weak ETags and `Expires`).
     /// An answer that read it is not kept ([`crate::answer_memo`]).

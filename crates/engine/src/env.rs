@@ -16,12 +16,21 @@ impl Env {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str());
-        if found.is_some() && is_per_stream(name) {
-            // A number of the connection, not of the request: an answer
-            // that reads it is not kept (crate::answer_memo).
+        if found.is_some() && is_per_request(name) {
+            // A value of this request only: an answer that reads it is
+            // not kept (crate::answer_memo).
             crate::answer_memo::note_volatile();
         }
         found
+    }
+    /// A variable's value without telling the answer memo that it was
+    /// read: for a module that carries the value on, not for deciding
+    /// anything from it.
+    pub(crate) fn get_unrecorded(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
@@ -65,8 +74,10 @@ impl Env {
     }
 }
 
-/// mod_http2's variables that name the stream (`H2_STREAM_ID`,
-/// `H2_STREAM_TAG`), which differ between requests alike in every other way.
-fn is_per_stream(name: &str) -> bool {
-    name.len() > 10 && name.as_bytes()[..10].eq_ignore_ascii_case(b"H2_STREAM_")
+/// Variables that differ between requests alike in every other way:
+/// mod_http2's that name the stream (`H2_STREAM_ID`, `H2_STREAM_TAG`) and
+/// mod_unique_id's token (under any `REDIRECT_` prefix).
+pub(crate) fn is_per_request(name: &str) -> bool {
+    (name.len() > 10 && name.as_bytes()[..10].eq_ignore_ascii_case(b"H2_STREAM_"))
+        || crate::modules::unique_id::is_token_name(name)
 }

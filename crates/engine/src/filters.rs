@@ -28,7 +28,17 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         ctx.engine
             .log_env_names
             .iter()
-            .filter_map(|name| Some((name.clone(), ctx.env.get(name)?.to_string())))
+            .filter_map(|name| {
+                // mod_unique_id's token is the log's to write, not an
+                // input of the answer: a kept answer's is drawn again for
+                // each request (`Engine::with_own_token`).
+                let value = if crate::modules::unique_id::is_token_name(name) {
+                    ctx.env.get_unrecorded(name)
+                } else {
+                    ctx.env.get(name)
+                };
+                Some((name.clone(), value?.to_string()))
+            })
             .collect()
     };
     if !env.is_empty() {

@@ -1,6 +1,7 @@
 //! What Apache asks of the operating system through its portable runtime:
-//! the local broken-down time (`apr_time_exp_lt`) and the names of user
-//! and group ids (`apr_uid_name_get`, `apr_gid_name_get`). Each unsafe
+//! the local broken-down time (`apr_time_exp_lt`), the names of user
+//! and group ids (`apr_uid_name_get`, `apr_gid_name_get`) and random
+//! bytes (`ap_random_insecure_bytes`). Each unsafe
 //! call is made here once; mod_rewrite's variables, the expression
 //! parser's, the log formats and mod_autoindex all read these.
 
@@ -14,6 +15,31 @@ pub fn local_tm(secs: i64) -> libc::tm {
     // SAFETY: both pointers are valid for the duration of the call.
     unsafe { libc::localtime_r(&t, &mut tm) };
     tm
+}
+
+/// Fill `buf` with random bytes from the kernel (`getrandom`), for
+/// values that must differ between processes, not for secrets.
+pub fn random_bytes(buf: &mut [u8]) {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: the pointer and length describe `rest`, which the call
+        // only writes into.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n > 0 {
+            filled += n as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // No entropy source at all: the clock still tells processes apart.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+                ^ u128::from(std::process::id());
+            for (b, n) in rest.iter_mut().zip(nanos.to_le_bytes().iter().cycle()) {
+                *b = *n;
+            }
+            return;
+        }
+    }
 }
 
 /// Room for the strings of one passwd or group entry.

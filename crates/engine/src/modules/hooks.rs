@@ -18,7 +18,7 @@ use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
     actions, alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers,
     http2, http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, speling, ssl,
-    status, unsupported, userdir, vhost_alias,
+    status, unique_id, unsupported, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -78,11 +78,13 @@ pub static EARLY_ANSWERS: &[EarlyAnswer] = &[md::post_read_request];
 
 /// `post_read_request`: once a request (or an internal redirect) exists,
 /// with the server-level configuration only. mod_remoteip first, so that
-/// what follows sees the client's address.
+/// what follows sees the client's address; mod_unique_id after
+/// mod_setenvif (both in the middle, in Debian's load order).
 pub static POST_READ_REQUEST: &[Notice] = &[
     remoteip::post_read_request,
     headers::early,
     setenvif::post_read_request,
+    unique_id::post_read_request,
 ];
 
 /// `translate_name`: the URI to a file name. mod_rewrite's server rules

@@ -37,6 +37,7 @@ pub mod setenvif;
 pub mod speling;
 pub mod ssl;
 pub mod status;
+pub mod unique_id;
 pub mod unsupported;
 pub mod userdir;
 pub mod vhost_alias;
@@ -154,6 +155,7 @@ macro_rules! engine_slots {
             status: $crate::modules::status::StatusSettings = $crate::modules::status::start,
             proxy_protocol: $crate::modules::remoteip::ProxyProtocol = $crate::modules::remoteip::start,
             md: $crate::modules::md::MdEngine = $crate::modules::md::start,
+            unique_id: $crate::modules::unique_id::UniqueIds = $crate::modules::unique_id::start,
         }
     };
 }
@@ -213,6 +215,7 @@ pub static ALL: &[&Module] = &[
     &env::MODULE,
     &setenvif::MODULE,
     &remoteip::MODULE,
+    &unique_id::MODULE,
     &reqtimeout::MODULE,
     &status::MODULE,
     &autoindex::MODULE,
