@@ -50,7 +50,13 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     // DEFLATE inserted first).
     if !error && resp.arrival != crate::http::Arrival::Later {
         for filter in hooks::CONTENT_FILTERS {
-            filter(ctx, resp);
+            if let Err(status) = filter(ctx, resp) {
+                // A content filter failed before anything was sent: the
+                // handler's `AP_FILTER_ERROR` becomes the status's page.
+                error_bucket(ctx, resp, status, Vec::new());
+                keep_notes(ctx, resp);
+                return;
+            }
         }
     }
     // `r->err_headers_out` as the header filters leave it, for as long as

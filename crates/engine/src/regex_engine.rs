@@ -75,11 +75,28 @@ impl Regex {
     /// Compile a pattern given as the bytes Apache would see. Every byte
     /// of 0x80 and above is one character, as in PCRE without UTF.
     pub fn new_bytes(pattern: &[u8], case_insensitive: bool) -> Result<Regex, String> {
+        Self::compile(pattern, case_insensitive, true)
+    }
+
+    /// Compile `pattern` as a module that asks for `AP_REG_NO_DEFAULT`
+    /// does (mod_substitute): `DOLLAR_ENDONLY` kept, but no `DOTALL`, so
+    /// `.` does not match a newline.
+    pub fn new_without_dotall(pattern: &str, case_insensitive: bool) -> Result<Regex, String> {
+        let mut re = Self::compile(
+            &htaccel_conf::string_to_bytes(pattern),
+            case_insensitive,
+            false,
+        )?;
+        re.pattern = pattern.to_string();
+        Ok(re)
+    }
+
+    fn compile(pattern: &[u8], case_insensitive: bool, dotall: bool) -> Result<Regex, String> {
         let source = String::from_utf8_lossy(pattern);
         let pattern = &*pcre_syntax::translate(pattern);
         let fast = regex::bytes::RegexBuilder::new(pattern)
             .unicode(false)
-            .dot_matches_new_line(true)
+            .dot_matches_new_line(dotall)
             .case_insensitive(case_insensitive)
             .size_limit(SIZE_LIMIT)
             .dfa_size_limit(DFA_SIZE_LIMIT)
@@ -87,13 +104,16 @@ impl Regex {
         let mut shape = Shape::General;
         let engine = match fast {
             Ok(re) => {
-                shape = Shape::of(pattern, case_insensitive);
+                // The shortcuts read `.` as DOTALL reads it.
+                if dotall {
+                    shape = Shape::of(pattern, case_insensitive);
+                }
                 Engine::Fast(re)
             }
             Err(fast_err) => {
                 let backtrack = fancy_regex::RegexBuilder::new(pattern)
                     .bytes_mode(fancy_regex::BytesMode::Ascii)
-                    .dot_matches_new_line(true)
+                    .dot_matches_new_line(dotall)
                     .case_insensitive(case_insensitive)
                     .backtrack_limit(BACKTRACK_LIMIT)
                     .delegate_size_limit(SIZE_LIMIT)

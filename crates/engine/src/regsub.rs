@@ -17,6 +17,17 @@ const MAX_GROUPS: usize = 10;
 /// Fill `template` from the match `caps` (spans into `source`, group 0
 /// first). `None` when the result would be too long.
 pub fn pregsub(template: &[u8], source: &[u8], caps: &[Option<(usize, usize)>]) -> Option<Vec<u8>> {
+    pregsub_within(template, source, caps, MAX_LEN)
+}
+
+/// [`pregsub`] with the caller's bound (`ap_pregsub_ex`'s `maxlen`): `None`
+/// when the result would reach `max_len` bytes; 0 is no bound.
+pub fn pregsub_within(
+    template: &[u8],
+    source: &[u8],
+    caps: &[Option<(usize, usize)>],
+    max_len: usize,
+) -> Option<Vec<u8>> {
     let group = |n: usize| -> &[u8] {
         match caps.get(n).copied().flatten() {
             Some((s, e)) if n < MAX_GROUPS && s < e && e <= source.len() => &source[s..e],
@@ -37,7 +48,7 @@ pub fn pregsub(template: &[u8], source: &[u8], caps: &[Option<(usize, usize)>]) 
         } else {
             out.push(c);
         }
-        if out.len() >= MAX_LEN {
+        if max_len > 0 && out.len() >= max_len {
             return None;
         }
     }

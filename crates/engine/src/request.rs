@@ -107,6 +107,10 @@ pub struct Ctx<'a> {
     /// `Transfer-Encoding: chunked`; a filter that holds all of its output
     /// until the end (mod_deflate) makes the length known again.
     pub body_passed_unflushed: bool,
+    /// Offsets in the response body after which a content filter sent a
+    /// `FLUSH` bucket down the chain (mod_substitute, every thousand
+    /// pieces); the next filter that compresses flushes there.
+    pub flushes: Vec<u64>,
     /// The modules' per-request state (mod_rewrite's scheduled internal
     /// redirect, `[END]`, `[T=]`/`[H=]`; what authentication inherits).
     pub modules: RequestSlots,
@@ -314,6 +318,7 @@ impl<'a> Ctx<'a> {
             output_done: false,
             accept_encoding_hidden_at_first_pass: false,
             body_passed_unflushed: false,
+            flushes: Vec::new(),
             modules: Default::default(),
             user: None,
             auth_type: None,

@@ -509,6 +509,8 @@ pub(crate) trait Encoder {
     /// Output went down the chain before the end: the response's head
     /// left without a length.
     fn passed_early(&self) -> bool;
+    /// A `FLUSH` bucket: everything the encoder holds goes on.
+    fn flush(&mut self) -> Result<(), String>;
 }
 
 impl Encoder for zlib::Encoder {
@@ -519,14 +521,27 @@ impl Encoder for zlib::Encoder {
     fn passed_early(&self) -> bool {
         zlib::Encoder::passed_early(self)
     }
+
+    fn flush(&mut self) -> Result<(), String> {
+        zlib::Encoder::flush(self);
+        Ok(())
+    }
 }
 
-/// The body as Apache's buckets deliver it to a content filter (a file in
-/// mmap-sized pieces); with `stop_early`, only until output was passed on.
-pub(crate) fn feed(body: &Body, enc: &mut impl Encoder, stop_early: bool) -> Result<(), String> {
+/// The body as Apache's buckets deliver it to a content filter: each part
+/// held in memory at once, a file in mmap-sized pieces. `each` says whether
+/// to stop.
+pub(crate) fn for_each_bucket(
+    body: &Body,
+    mut each: impl FnMut(&[u8]) -> Result<bool, String>,
+) -> Result<(), String> {
     for part in &body.parts {
         match part {
-            BodyPart::Bytes(b) => enc.write(b)?,
+            BodyPart::Bytes(b) => {
+                if each(b)? {
+                    return Ok(());
+                }
+            }
             BodyPart::File { file, offset, len } => {
                 let mut buf = vec![0u8; (*len).min(READ_CHUNK as u64) as usize];
                 let mut done = 0u64;
@@ -534,19 +549,47 @@ pub(crate) fn feed(body: &Body, enc: &mut impl Encoder, stop_early: bool) -> Res
                     let n = (*len - done).min(buf.len() as u64) as usize;
                     file.read_exact_at(&mut buf[..n], offset + done)
                         .map_err(|e| format!("reading the response body: {e}"))?;
-                    enc.write(&buf[..n])?;
                     done += n as u64;
-                    if stop_early && enc.passed_early() {
+                    if each(&buf[..n])? {
                         return Ok(());
                     }
                 }
             }
         }
-        if stop_early && enc.passed_early() {
-            return Ok(());
-        }
     }
     Ok(())
+}
+
+/// A compressor fed bucket by bucket, with a `FLUSH` after each offset of
+/// `flushes` (what an earlier filter sent, [`Ctx::flushes`]); with
+/// `stop_early`, only until output was passed on.
+pub(crate) fn feed(
+    body: &Body,
+    flushes: &[u64],
+    enc: &mut impl Encoder,
+    stop_early: bool,
+) -> Result<(), String> {
+    let mut at = 0u64;
+    let mut next_flush = flushes.iter().copied().peekable();
+    for_each_bucket(body, |mut bucket| {
+        while let Some(&flush) = next_flush.peek() {
+            let before = flush.saturating_sub(at);
+            if before > bucket.len() as u64 {
+                break;
+            }
+            let (now, rest) = bucket.split_at(before as usize);
+            if !now.is_empty() {
+                enc.write(now)?;
+            }
+            enc.flush()?;
+            at += now.len() as u64;
+            bucket = rest;
+            next_flush.next();
+        }
+        enc.write(bucket)?;
+        at += bucket.len() as u64;
+        Ok(stop_early && enc.passed_early())
+    })
 }
 
 /// The `DEFLATE` filter on a response (`deflate_out_filter`). A `HEAD`
@@ -600,7 +643,8 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         );
         return;
     };
-    if let Err(e) = feed(&resp.body, &mut enc, head) {
+    let flushes = std::mem::take(&mut ctx.flushes);
+    if let Err(e) = feed(&resp.body, &flushes, &mut enc, head) {
         ctx.site
             .log
             .error("error", "deflate", Some(ctx.req.remote()), &e);
@@ -626,7 +670,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     // The deflate stream alone, without mod_deflate's header and trailer.
     let stream = (gz.bytes.len() - zlib::GZIP_HEADER.len() - 8) as u64;
     set_notes(ctx, &conf, len, stream);
-    set_compressed_body(ctx, resp, gz.bytes, early);
+    set_filtered_body(ctx, resp, gz.bytes, early);
 }
 
 /// The headers of an answer a content filter encodes with `coding`:
@@ -664,10 +708,10 @@ pub(crate) fn encoded_as(
     }
 }
 
-/// The compressed body in place of the answer's, framed as Apache framed
-/// it: chunked when output went on before the end (`early`), else with
-/// its length.
-pub(crate) fn set_compressed_body(ctx: &Ctx<'_>, resp: &mut Response, bytes: Vec<u8>, early: bool) {
+/// A content filter's output in place of the answer's body, framed as
+/// Apache framed it: chunked when output went on before the end
+/// (`early`), else with its length.
+pub(crate) fn set_filtered_body(ctx: &Ctx<'_>, resp: &mut Response, bytes: Vec<u8>, early: bool) {
     let out_len = bytes.len();
     resp.body = Body::bytes(bytes);
     if early {

@@ -64,7 +64,7 @@ pub type EngineCheck = fn(&Engine) -> Result<(), String>;
 /// An output filter that edits the response's header tables.
 pub type HeaderFilter = fn(&mut Ctx<'_>, &mut Output);
 /// An output filter on the whole response (body and headers).
-pub type ResponseFilter = fn(&mut Ctx<'_>, &mut Response);
+pub type ResponseFilter = fn(&mut Ctx<'_>, &mut Response) -> Result<(), Status>;
 /// A protocol filter on the whole response, after its headers were made:
 /// `Err` is an error bucket sent down the chain (the response becomes that
 /// status's error page, `crate::filters::output`).

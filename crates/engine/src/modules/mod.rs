@@ -37,6 +37,7 @@ pub mod setenvif;
 pub mod speling;
 pub mod ssl;
 pub mod status;
+pub mod substitute;
 pub mod unique_id;
 pub mod unsupported;
 pub mod userdir;
@@ -69,6 +70,7 @@ macro_rules! dir_slots {
             filter: $crate::modules::filter::FilterDir,
             deflate: $crate::modules::deflate::DeflateDir,
             brotli: $crate::modules::brotli::BrotliDir,
+            substitute: $crate::modules::substitute::SubstituteDir,
             php: $crate::modules::php::PhpDir,
             env: $crate::modules::env::EnvDir,
             setenvif: $crate::modules::setenvif::SetEnvIfDir,
@@ -222,6 +224,7 @@ pub static ALL: &[&Module] = &[
     &filter::MODULE,
     &deflate::MODULE,
     &brotli::MODULE,
+    &substitute::MODULE,
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,

@@ -46,6 +46,7 @@ pub enum Parameter {
 #[derive(Clone, Copy, Debug)]
 pub enum Operation {
     Process = 0,
+    Flush = 1,
     Finish = 2,
 }
 

@@ -25,7 +25,7 @@ use crate::dirconf::DirConf;
 use crate::http::{Body, Response};
 use crate::modules::deflate::{
     accepts_coding, encoded_as, existing_encoding, feed, in_range, merge_header, only_identity,
-    set_compressed_body, AlterEtag, Encoder, FilterNotes, MAX_INPUT,
+    set_filtered_body, AlterEtag, Encoder, FilterNotes, MAX_INPUT,
 };
 use crate::registry::{Args, Directive, Module, Run, RSRC_CONF};
 use crate::request::Ctx;
@@ -180,16 +180,22 @@ impl Stream {
         })
     }
 
-    /// `BROTLI_OPERATION_FINISH` until the encoder has nothing more.
-    fn finish(mut self) -> Result<(Vec<u8>, u64), String> {
+    /// `op` until the encoder has nothing more (mod_brotli's `flush`).
+    fn drain(&mut self, op: Operation) -> Result<(), String> {
         loop {
-            if !self.state.compress(Operation::Finish, &[], &mut 0) {
+            if !self.state.compress(op, &[], &mut 0) {
                 return Err("AH03460: Error while compressing data".into());
             }
             if !self.state.take_output(&mut self.out) {
-                return Ok((self.out, self.total_in));
+                return Ok(());
             }
         }
+    }
+
+    /// `BROTLI_OPERATION_FINISH`: the whole output and the input's size.
+    fn finish(mut self) -> Result<(Vec<u8>, u64), String> {
+        self.drain(Operation::Finish)?;
+        Ok((self.out, self.total_in))
     }
 }
 
@@ -209,6 +215,13 @@ impl Encoder for Stream {
 
     fn passed_early(&self) -> bool {
         self.early
+    }
+
+    /// A `FLUSH` bucket: `BROTLI_OPERATION_FLUSH`, and the output passed on.
+    fn flush(&mut self) -> Result<(), String> {
+        self.drain(Operation::Flush)?;
+        self.early = true;
+        Ok(())
     }
 }
 
@@ -242,9 +255,10 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     let conf = ctx.conf.brotli.clone();
     // Compressed first, so that a failure leaves the answer as it was.
     let head = ctx.method == "HEAD";
+    let flushes = std::mem::take(&mut ctx.flushes);
     let compressed = (resp.status != 304).then(|| {
         Stream::new(&conf).and_then(|mut stream| {
-            feed(&resp.body, &mut stream, head)?;
+            feed(&resp.body, &flushes, &mut stream, head)?;
             let early = stream.passed_early();
             if head && early {
                 Ok(None)
@@ -276,7 +290,7 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
         }
     };
     set_notes(ctx, &conf, total_in, bytes.len() as u64);
-    set_compressed_body(ctx, resp, bytes, early);
+    set_filtered_body(ctx, resp, bytes, early);
 }
 
 /// `BrotliFilterNote`: sizes as numbers, the ratio `-` for an empty body.

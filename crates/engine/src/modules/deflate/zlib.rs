@@ -61,6 +61,7 @@ struct Stream {
 
 /// zlib's flush modes used here.
 const Z_NO_FLUSH: c_int = 0;
+const Z_SYNC_FLUSH: c_int = 2;
 const Z_FINISH: c_int = 4;
 const Z_OK: c_int = 0;
 const Z_STREAM_END: c_int = 1;
@@ -217,8 +218,9 @@ impl Encoder {
         Ok(())
     }
 
-    /// The end of the body: flush zlib, add the trailer.
-    pub fn finish(mut self) -> Gzipped {
+    /// Everything zlib holds, with `mode` (mod_deflate's
+    /// `flush_libz_buffer`), moved to the output.
+    fn drain(&mut self, mode: c_int) {
         let mut done = false;
         loop {
             if self.used > 0 {
@@ -228,7 +230,7 @@ impl Encoder {
             if done {
                 break;
             }
-            let (rc, _, made) = self.stream.deflate(&[], &mut self.buffer, Z_FINISH);
+            let (rc, _, made) = self.stream.deflate(&[], &mut self.buffer, mode);
             self.used = made;
             if rc == Z_BUF_ERROR {
                 break;
@@ -240,7 +242,19 @@ impl Encoder {
         }
         if self.used > 0 {
             self.out.extend_from_slice(&self.buffer[..self.used]);
+            self.used = 0;
         }
+    }
+
+    /// A `FLUSH` bucket: `Z_SYNC_FLUSH`, and the output passed on.
+    pub fn flush(&mut self) {
+        self.drain(Z_SYNC_FLUSH);
+        self.passed_early = true;
+    }
+
+    /// The end of the body: flush zlib, add the trailer.
+    pub fn finish(mut self) -> Gzipped {
+        self.drain(Z_FINISH);
         self.out.extend_from_slice(&self.crc.to_le_bytes());
         self.out
             .extend_from_slice(&(self.total_in as u32).to_le_bytes());

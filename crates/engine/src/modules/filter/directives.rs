@@ -91,7 +91,7 @@ pub struct Provider {
 
 /// Where a smart filter runs among the content filters (`FilterDeclare`'s
 /// type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Place {
     /// `RESOURCE`, the default of `FilterDeclare`: before every
     /// `CONTENT_SET` filter.

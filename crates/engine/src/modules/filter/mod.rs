@@ -44,14 +44,29 @@ pub enum Coding {
     Deflate,
     /// mod_brotli's `BROTLI_COMPRESS`.
     Brotli,
+    /// mod_substitute's `SUBSTITUTE`.
+    Substitute,
 }
 
 impl Coding {
-    /// Run the filter on a response.
-    fn run(self, ctx: &mut Ctx<'_>, resp: &mut Response) {
+    /// Run the filter on a response; a filter that fails the answer says
+    /// with which status.
+    fn run(self, ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> {
         match self {
             Coding::Deflate => crate::modules::deflate::compress(ctx, resp),
             Coding::Brotli => crate::modules::brotli::compress(ctx, resp),
+            Coding::Substitute => return crate::modules::substitute::substitute(ctx, resp),
+        }
+        Ok(())
+    }
+
+    /// Where the filter sits among the content filters when inserted by
+    /// name (`AddOutputFilter`, `SetOutputFilter`): the type its module
+    /// registered it with.
+    fn place(self) -> Place {
+        match self {
+            Coding::Deflate | Coding::Brotli => Place::ContentSet,
+            Coding::Substitute => Place::Resource,
         }
     }
 }
@@ -73,6 +88,8 @@ fn lookup(name: &str, is_loaded: impl Fn(&str) -> bool) -> Known {
         Known::Coding(Coding::Deflate)
     } else if named("BROTLI_COMPRESS") && is_loaded("brotli_module") {
         Known::Coding(Coding::Brotli)
+    } else if named("SUBSTITUTE") && is_loaded("substitute_module") {
+        Known::Coding(Coding::Substitute)
     } else if named("INFLATE") && is_loaded("deflate_module") {
         Known::Unsupported
     } else {
@@ -379,35 +396,32 @@ pub fn may_need_body(ctx: &Ctx<'_>) -> bool {
 /// The content filters on a response that came from a handler, in
 /// Apache's order: the direct ones, and the smart filters whose provider
 /// takes the response.
-pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
+pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> {
     let Ok(a) = attached(ctx, false) else {
-        return;
+        return Ok(());
     };
     if !a.any() && ctx.range_deferred.is_none() {
         // Most answers: no content filter, no ranges held back.
-        return;
+        return Ok(());
     }
     // Smart filters act on 200 answers (or with `filter-errordocs`).
     let smart_on = resp.status == 200 || ctx.env.contains("filter-errordocs");
-    let mut first = Vec::new();
-    let mut last = Vec::new();
+    let mut matched = Vec::new();
     if smart_on {
         for filter in &a.smart {
             if let Some(coding) = provider_matches(ctx, resp, filter) {
-                match filter.place {
-                    Place::Resource => first.push(coding),
-                    Place::ContentSet => last.push(coding),
-                }
+                matched.push((filter.place, coding));
             }
         }
     }
-    let matched: Vec<Coding> = first.iter().chain(&last).copied().collect();
-    let order: Vec<Coding> = first
-        .iter()
-        .chain(&a.direct)
-        .chain(&last)
-        .copied()
-        .collect();
+    // Apache's chain: filters in the order they were inserted (those named
+    // by `AddOutputFilter`, `SetOutputFilter`, then the smart ones), each
+    // after every filter of its type or an earlier one.
+    let mut order: Vec<(Place, Coding)> = a.direct.iter().map(|c| (c.place(), *c)).collect();
+    order.extend(&matched);
+    order.sort_by_key(|(place, _)| *place);
+    let matched: Vec<Coding> = matched.iter().map(|(_, c)| *c).collect();
+    let order: Vec<Coding> = order.into_iter().map(|(_, c)| c).collect();
     let head = ctx.method == "HEAD";
     let restore = head
         && resp.status == 200
@@ -431,11 +445,12 @@ pub fn content_filters(ctx: &mut Ctx<'_>, resp: &mut Response) {
         ctx.range_deferred = None;
     }
     for coding in order {
-        coding.run(ctx, resp);
+        coding.run(ctx, resp)?;
     }
     if restored && ctx.range_deferred.is_none() {
         resp.body = Body::empty();
     }
+    Ok(())
 }
 
 /// The byte-range filter for a response whose ranges were left for after
