@@ -476,13 +476,10 @@ impl Engine {
     /// A kept answer for one more request: when its access-log variables
     /// hold mod_unique_id's token, the request gets its own.
     fn with_own_token(&self, kept: Arc<Response>) -> Arc<Response> {
-        if !self.modules.unique_id.loaded {
-            return kept;
-        }
         let fresh = kept
             .log_vars
             .as_ref()
-            .and_then(|v| crate::modules::unique_id::refresh_logged(&v.env, clock_us()));
+            .and_then(|v| crate::modules::hooks::renew_logged_variables(self, &v.env, clock_us()));
         let Some(env) = fresh else {
             return kept;
         };

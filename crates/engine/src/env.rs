@@ -79,5 +79,5 @@ impl Env {
 /// mod_unique_id's token (under any `REDIRECT_` prefix).
 pub(crate) fn is_per_request(name: &str) -> bool {
     (name.len() > 10 && name.as_bytes()[..10].eq_ignore_ascii_case(b"H2_STREAM_"))
-        || crate::modules::unique_id::is_token_name(name)
+        || crate::modules::hooks::per_request_variable(name)
 }

@@ -32,7 +32,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
                 // mod_unique_id's token is the log's to write, not an
                 // input of the answer: a kept answer's is drawn again for
                 // each request (`Engine::with_own_token`).
-                let value = if crate::modules::unique_id::is_token_name(name) {
+                let value = if hooks::per_request_variable(name) {
                     ctx.env.get_unrecorded(name)
                 } else {
                     ctx.env.get(name)

@@ -231,6 +231,12 @@ pub struct Watch {
     interval_ms: AtomicU64,
     /// The file-metadata cache behind [`crate::fs::stat`].
     pub stats: StatCache,
+    /// Files the server itself appends to (its logs), which it writes on
+    /// every request: their metadata is never cached, so that the events
+    /// of those writes change no answer ([`Watch::note_own_writes`]).
+    own_writes: std::sync::RwLock<foldhash::HashSet<String>>,
+    /// `own_writes` is not empty.
+    has_own_writes: AtomicBool,
 }
 
 /// The writes to one directory's access files the watcher had heard of
@@ -326,6 +332,8 @@ impl Watch {
             watching: AtomicBool::new(true),
             interval_ms: AtomicU64::new(0),
             stats: StatCache::new(0),
+            own_writes: std::sync::RwLock::new(foldhash::HashSet::default()),
+            has_own_writes: AtomicBool::new(false),
         };
         w.apply_settings(settings);
         w
@@ -358,6 +366,38 @@ impl Watch {
     /// `AccessFileCheckInterval`.
     pub fn check_interval(&self) -> Duration {
         Duration::from_millis(self.interval_ms.load(Ordering::Relaxed))
+    }
+
+    /// The files the server appends to from now on (its log files, as
+    /// absolute paths). A log written beside the document root would
+    /// otherwise report a change after every request, and every kept
+    /// answer would go with it.
+    pub fn note_own_writes(&self, paths: impl IntoIterator<Item = String>) {
+        let mut set = foldhash::HashSet::default();
+        for path in paths {
+            // The path as the walk meets it too, through a symlinked
+            // directory.
+            let real = std::path::Path::new(&path);
+            if let (Some(dir), Some(name)) = (real.parent(), real.file_name()) {
+                if let Ok(dir) = std::fs::canonicalize(dir) {
+                    set.insert(crate::path_text::from_os(dir.join(name).as_os_str()).into_owned());
+                }
+            }
+            set.insert(path);
+        }
+        self.has_own_writes.store(!set.is_empty(), Ordering::SeqCst);
+        *self.own_writes.write().unwrap_or_else(|e| e.into_inner()) = set;
+    }
+
+    /// Whether the server itself appends to `path` (see
+    /// [`Watch::note_own_writes`]).
+    pub fn is_own_write(&self, path: &str) -> bool {
+        self.has_own_writes.load(Ordering::Relaxed)
+            && self
+                .own_writes
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(path)
     }
 
     /// Hear about changes from now on (held weakly: a dropped cache leaves).
@@ -586,7 +626,15 @@ impl Watch {
         let subs: Vec<Arc<dyn Subscriber>> =
             st.subscribers.iter().filter_map(Weak::upgrade).collect();
         for c in &changes {
-            self.stats.apply(c_stat(c));
+            let dropped = self.stats.apply(c_stat(c));
+            // Anything else may have been asked about and evicted since:
+            // what was derived from it goes too. Only the server's own
+            // logs, never cached, change nothing.
+            if let Change::Entry { entry, .. } = c {
+                if !dropped && !self.is_own_write(entry) {
+                    note_change();
+                }
+            }
             let public = match c {
                 Change::Entry { .. } => continue,
                 Change::Access { dir, name } => Invalidation::AccessFile { dir, name },

@@ -69,6 +69,14 @@ impl Generation {
             });
         }
         let engine = Arc::new(Engine::with_vhost_logs(loaded, log.clone(), vhost_logs)?);
+        // The log files it appends to, which may sit beside a document
+        // root: their writes are not changes to any answer.
+        htaccel_engine::watch::global().note_own_writes(
+            log_targets(loaded)
+                .into_iter()
+                .map(|(target, _)| target)
+                .filter(|t| t.starts_with('/')),
+        );
         // mod_ssl's certificates and keys, read with each configuration (a
         // reload renews them, as Apache's graceful restart does).
         let tls_ports = engine.tls_ports();

@@ -73,6 +73,26 @@ pub type ProtocolFilter = fn(&mut Ctx<'_>, &mut Response) -> Result<(), Status>;
 /// request and whether the page is `?auto`'s short form; `None` declines.
 pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
 
+/// Whether `name` is a variable a module sets anew for every request
+/// (mod_unique_id's token, under any `REDIRECT_` prefix): an answer that
+/// reads it is not kept, and an access log's copy is renewed.
+pub fn per_request_variable(name: &str) -> bool {
+    unique_id::is_token_name(name)
+}
+
+/// A kept answer's access-log variables (`env`) for one more request: the
+/// per-request values drawn again; `None` when they hold none.
+pub fn renew_logged_variables(
+    engine: &Engine,
+    env: &[(String, String)],
+    now_us: i64,
+) -> Option<Vec<(String, String)>> {
+    if !engine.modules.unique_id.loaded {
+        return None;
+    }
+    unique_id::refresh_logged(env, now_us)
+}
+
 /// `post_read_request` functions that answer before anything else.
 pub static EARLY_ANSWERS: &[EarlyAnswer] = &[md::post_read_request];
 
