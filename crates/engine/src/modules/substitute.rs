@@ -41,6 +41,10 @@ use std::sync::Arc;
 /// `SubstituteMaxLineLength`'s default (`AP_SUBST_MAX_LINE_LENGTH`).
 const MAX_LINE_LENGTH: u64 = 1 << 20;
 
+/// The most a back-end's body gives Apache's filters at a time
+/// (`ProxyIOBufferSize`'s default, `AP_IOBUFSIZE`).
+const BACKEND_READ: usize = 8192;
+
 /// Groups a replacement may name, `$0`…`$9` (`AP_MAX_REG_MATCH`).
 const GROUPS: usize = 10;
 
@@ -365,10 +369,13 @@ struct Filtered {
 }
 
 /// The filter over a whole body, bucket by bucket.
+/// `piece`: the size of the buckets a back-end's body came in (it is
+/// collected whole), `None` for a body the handler gave at once.
 fn filter_body(
     rules: &[Arc<Rule>],
     body: &Body,
     max: u64,
+    piece: Option<usize>,
 ) -> Result<Result<Filtered, LineTooLong>, String> {
     let max_len = usize::try_from(max).unwrap_or(usize::MAX);
     let mut out = Vec::new();
@@ -377,39 +384,41 @@ fn filter_body(
     // A line begun in an earlier bucket (`linebb`).
     let mut pending: Vec<u8> = Vec::new();
     let mut failed = false;
-    for_each_bucket(body, |bucket| {
-        let mut rest = bucket;
-        let mut passed = false;
-        // Pieces passed on from this bucket since the last flush.
-        let mut pieces = 0;
-        while let Some(nl) = memchr::memchr(b'\n', rest) {
-            let (part, after) = rest.split_at(nl + 1);
-            rest = after;
-            let line = if pending.is_empty() {
-                part.to_vec()
-            } else {
-                pending.extend_from_slice(part);
-                if pending.len() as u64 > max {
-                    failed = true;
-                    return Ok(true);
+    for_each_bucket(body, |whole| {
+        for bucket in whole.chunks(piece.unwrap_or(whole.len()).max(1)) {
+            let mut rest = bucket;
+            let mut passed = false;
+            // Pieces passed on from this bucket since the last flush.
+            let mut pieces = 0;
+            while let Some(nl) = memchr::memchr(b'\n', rest) {
+                let (part, after) = rest.split_at(nl + 1);
+                rest = after;
+                let line = if pending.is_empty() {
+                    part.to_vec()
+                } else {
+                    pending.extend_from_slice(part);
+                    if pending.len() as u64 > max {
+                        failed = true;
+                        return Ok(true);
+                    }
+                    std::mem::take(&mut pending)
+                };
+                match substitute_line(rules, line, max_len, &mut out) {
+                    Ok(n) => pieces += n,
+                    Err(LineTooLong) => {
+                        failed = true;
+                        return Ok(true);
+                    }
                 }
-                std::mem::take(&mut pending)
-            };
-            match substitute_line(rules, line, max_len, &mut out) {
-                Ok(n) => pieces += n,
-                Err(LineTooLong) => {
-                    failed = true;
-                    return Ok(true);
+                if pieces > MAX_PIECES {
+                    flushes.push(out.len() as u64);
+                    pieces = 0;
                 }
+                passed = true;
             }
-            if pieces > MAX_PIECES {
-                flushes.push(out.len() as u64);
-                pieces = 0;
-            }
-            passed = true;
+            pending.extend_from_slice(rest);
+            early |= passed;
         }
-        pending.extend_from_slice(rest);
-        early |= passed;
         Ok(false)
     })?;
     if !failed && !pending.is_empty() {
@@ -437,7 +446,10 @@ pub fn substitute(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> 
         return Ok(());
     }
     let max = conf.max_line_length.unwrap_or(MAX_LINE_LENGTH);
-    let filtered = match filter_body(&conf.rules, &resp.body, max) {
+    // A back-end's body reached Apache's filters in reads of the proxy's
+    // buffer size.
+    let piece = (resp.arrival == crate::http::Arrival::InPieces).then_some(BACKEND_READ);
+    let filtered = match filter_body(&conf.rules, &resp.body, max, piece) {
         Ok(f) => f,
         Err(e) => {
             ctx.site
@@ -467,6 +479,9 @@ pub fn substitute(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> 
         resp.arrival = crate::http::Arrival::InPieces;
         ctx.body_passed_unflushed = flushes.is_empty();
         ctx.flushes = flushes;
+    } else {
+        // Held to the end: the next filter sees all of it at once.
+        resp.arrival = crate::http::Arrival::Whole;
     }
     if ctx.method == "HEAD" && early {
         // A HEAD whose length Apache could not learn: no length at all.
@@ -493,6 +508,7 @@ mod tests {
             &rules,
             &Body::bytes(body.as_bytes().to_vec()),
             MAX_LINE_LENGTH,
+            None,
         ) {
             Ok(Ok(f)) => Ok((String::from_utf8(f.body).unwrap(), f.early)),
             _ => Err(()),
@@ -568,16 +584,16 @@ mod tests {
         let rules = vec![Arc::new(parse_rule("s/foo/bar/").unwrap())];
         let body = Body::bytes(long.clone().into_bytes());
         assert!(matches!(
-            filter_body(&rules, &body, 100),
+            filter_body(&rules, &body, 100, None),
             Ok(Err(LineTooLong))
         ));
         // Without a match the module never measures the line.
         let body = Body::bytes(long.replace("foo", "baz").into_bytes());
-        assert!(matches!(filter_body(&rules, &body, 100), Ok(Ok(_))));
+        assert!(matches!(filter_body(&rules, &body, 100, None), Ok(Ok(_))));
         // A last line without a newline is always measured.
         let body = Body::bytes("y".repeat(300).into_bytes());
         assert!(matches!(
-            filter_body(&rules, &body, 100),
+            filter_body(&rules, &body, 100, None),
             Ok(Err(LineTooLong))
         ));
         // An empty match would repeat forever.
