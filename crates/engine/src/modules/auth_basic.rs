@@ -8,16 +8,28 @@
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
+use crate::expr::{RequestExpr, StrExpr};
 use crate::http::digest::base64_decode_lenient;
 use crate::modules::authn_file::{self, Authn};
 use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
 use crate::request::{Ctx, Status};
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Default)]
 pub struct AuthBasicDir {
     /// `AuthBasicProvider` names, in order (only `file` exists here).
     pub providers: Option<Vec<String>>,
     pub authoritative: Option<bool>,
+    /// `AuthBasicFake`: the user and password expressions (`Some(None)`:
+    /// `off`).
+    pub fake: Option<Option<Arc<FakeCredentials>>>,
+}
+
+/// `AuthBasicFake`'s expressions.
+#[derive(Debug)]
+pub struct FakeCredentials {
+    user: StrExpr,
+    password: StrExpr,
 }
 
 impl AuthBasicDir {
@@ -25,8 +37,88 @@ impl AuthBasicDir {
         AuthBasicDir {
             providers: new.providers.clone().or_else(|| base.providers.clone()),
             authoritative: new.authoritative.or(base.authoritative),
+            fake: new.fake.clone().or_else(|| base.fake.clone()),
         }
     }
+}
+
+/// `AuthBasicFake off`, or `AuthBasicFake USER [PASSWORD]` (string
+/// expressions; the password `password` when none is given).
+fn run_fake(_w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    let user = &inv.words[0];
+    if user.eq_ignore_ascii_case("off") {
+        c.auth_basic.fake = Some(None);
+        return Ok(());
+    }
+    let password = inv.words.get(1).map_or("password", String::as_str);
+    let user_expr = StrExpr::parse(user)
+        .map_err(|e| format!("Could not parse fake username expression '{user}': {e}"))?;
+    let password_expr = StrExpr::parse(password).map_err(|e| {
+        format!("Could not parse fake password expression associated to user '{user}': {e}")
+    })?;
+    c.auth_basic.fake = Some(Some(Arc::new(FakeCredentials {
+        user: user_expr,
+        password: password_expr,
+    })));
+    Ok(())
+}
+
+/// mod_auth_basic's last fixup (`authenticate_basic_fake`): with
+/// `AuthBasicFake`, the request's `Authorization` becomes `Basic` with the
+/// evaluated user and password, for the back-end and the filters after
+/// it; an empty one removes the header instead.
+pub fn fake_fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    let Some(Some(fake)) = ctx.conf.auth_basic.fake.clone() else {
+        return Ok(());
+    };
+    let evaluate =
+        |ctx: &mut Ctx<'_>, expr: &StrExpr, what: &str, code: &str| -> Result<Vec<u8>, Status> {
+            let out = expr.eval(&RequestExpr::new(ctx)).value;
+            out.map_err(|e| {
+                let line = format!(
+                    "{code}: AuthBasicFake: could not evaluate {what} expression for URI '{}': {e}",
+                    ctx.uri
+                );
+                ctx.site
+                    .log
+                    .error("error", "auth_basic", Some(ctx.req.remote()), &line);
+                500
+            })
+        };
+    let user = evaluate(ctx, &fake.user, "user", "AH02455")?;
+    let empty = |ctx: &mut Ctx<'_>, what: &str, code: &str| {
+        let line = format!(
+            "{code}: AuthBasicFake: empty {what} expression for URI '{}', ignoring",
+            ctx.uri
+        );
+        ctx.site
+            .log
+            .error("info", "auth_basic", Some(ctx.req.remote()), &line);
+        ctx.headers_in.to_mut().remove("Authorization");
+    };
+    if user.is_empty() {
+        empty(ctx, "username", "AH02458");
+        return Ok(());
+    }
+    let password = evaluate(ctx, &fake.password, "password", "AH02456")?;
+    if password.is_empty() {
+        empty(ctx, "password", "AH02459");
+        return Ok(());
+    }
+    let mut pair = user;
+    pair.push(b':');
+    pair.extend_from_slice(&password);
+    let line = format!("Basic {}", crate::http::digest::base64(&pair));
+    ctx.site.log.error(
+        "info",
+        "auth_basic",
+        Some(ctx.req.remote()),
+        &format!("AH02457: AuthBasicFake: \"Authorization: {line}\""),
+    );
+    ctx.headers_in
+        .to_mut()
+        .set("Authorization", line.into_bytes());
+    Ok(())
 }
 
 /// What `check_user_id` ended with.
@@ -193,7 +285,7 @@ fn run_digest_algorithm(
 pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "AuthBasicProvider", args: Args::Iterate, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specify the auth providers for a directory or location", run: Run::Handler(run_provider) },
     Directive { name: "AuthBasicAuthoritative", args: Args::Flag, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'Off' to allow access control to be passed along to lower modules if the UserID is not known to this module", run: Run::Handler(|_w, inv, c| { c.auth_basic.authoritative = Some(crate::registry::flag(&inv.words)); Ok(()) }) },
-    Directive { name: "AuthBasicFake", args: Args::Take12, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Fake basic authentication using the given expressions for username and password, 'off' to disable. Password defaults to 'password' if missing.", run: Run::Unsupported },
+    Directive { name: "AuthBasicFake", args: Args::Take12, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Fake basic authentication using the given expressions for username and password, 'off' to disable. Password defaults to 'password' if missing.", run: Run::Handler(run_fake) },
     Directive { name: "AuthBasicUseDigestAlgorithm", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "Set to 'MD5' to use the auth provider's authentication check for digest auth, using a hash of 'user:realm:pass'", run: Run::Handler(run_digest_algorithm) },
 ];
 

@@ -16,9 +16,9 @@ use crate::http::backend::Decision;
 use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
-    actions, alias, allowmethods, authn_core, autoindex, cgi, dir, env, expires, filter, headers,
-    http2, http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif, speling, ssl,
-    status, unique_id, unsupported, userdir, vhost_alias,
+    actions, alias, allowmethods, auth_basic, authn_core, autoindex, cgi, dir, env, expires,
+    filter, headers, http2, http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif,
+    speling, ssl, status, unique_id, unsupported, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -166,6 +166,8 @@ pub static FIXUPS: &[RunAll] = &[
     headers::fixup,
     http2::early_hints,
     speling::fixup,
+    // APR_HOOK_LAST.
+    auth_basic::fake_fixup,
 ];
 
 /// `insert_filter`: the filters a request's configuration attaches

@@ -149,25 +149,10 @@ fn token(request_time_us: i64) -> String {
 
 /// `bytes` in base64url (RFC 4648, section 5) without padding.
 fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [
-            group[0],
-            group.get(1).copied().unwrap_or(0),
-            group.get(2).copied().unwrap_or(0),
-        ];
-        let sextets = [
-            b[0] >> 2,
-            ((b[0] & 0x03) << 4) | (b[1] >> 4),
-            ((b[1] & 0x0f) << 2) | (b[2] >> 6),
-            b[2] & 0x3f,
-        ];
-        for s in &sextets[..group.len() + 1] {
-            out.push(ALPHABET[*s as usize] as char);
-        }
-    }
-    out
+    crate::http::digest::base64(bytes)
+        .trim_end_matches('=')
+        .replace('+', "-")
+        .replace('/', "_")
 }
 
 #[cfg(test)]
