@@ -92,6 +92,12 @@ impl Regex {
     }
 
     fn compile(pattern: &[u8], case_insensitive: bool, dotall: bool) -> Result<Regex, String> {
+        if pcre_syntax::calls_a_group(pattern) {
+            // The fallback engine would read these as subroutine calls,
+            // which it expands: two that call the whole pattern took
+            // gigabytes to compile.
+            return Err("subroutine calls, recursion and \\g references are not supported".into());
+        }
         let source = String::from_utf8_lossy(pattern);
         let pattern = &*pcre_syntax::translate(pattern);
         let fast = regex::bytes::RegexBuilder::new(pattern)
@@ -207,6 +213,15 @@ fn short_reason(err: &regex::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing: the fallback engine read `\g000` as a call of the
+    /// whole pattern, and two such calls took gigabytes to compile.
+    #[test]
+    fn group_calls_are_refused_at_once() {
+        let p = "Z/aQ+qb';\\g000/f^\\\\QUEST_URI +qb';\\g000/f^qb';||m";
+        assert!(Regex::new(p, false).is_err());
+        assert!(Regex::new("(a)(?1)", false).is_err());
+    }
 
     fn m(p: &str, t: &[u8]) -> bool {
         Regex::new(p, false).unwrap().is_match(t)

@@ -65,6 +65,39 @@ fn is_quantifier(rest: &[u8]) -> bool {
     }
 }
 
+/// Whether the pattern calls a group or itself (`\g…`, `(?R)`, `(?1)`,
+/// `(?-1)`, `(?+1)`, `(?&name)`, `(?P>name)`): PCRE's recursion and
+/// subroutine calls, and its `\g` back-references, which the fallback
+/// engine would read as calls.
+pub fn calls_a_group(pattern: &[u8]) -> bool {
+    let mut i = 0;
+    while i < pattern.len() {
+        match pattern[i] {
+            b'\\' => {
+                if pattern.get(i + 1) == Some(&b'g') {
+                    return true;
+                }
+                i += 2;
+            }
+            b'(' if pattern.get(i + 1) == Some(&b'?') => {
+                let rest = &pattern[i + 2..];
+                let call = match rest.first() {
+                    Some(b'R' | b'&') => true,
+                    Some(b'+' | b'-') => rest.get(1).is_some_and(u8::is_ascii_digit),
+                    Some(c) => c.is_ascii_digit() || rest.starts_with(b"P>"),
+                    None => false,
+                };
+                if call {
+                    return true;
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
 /// The pattern with PCRE-only spellings rewritten.
 pub fn translate(pattern: &[u8]) -> Cow<'_, str> {
     if pattern.is_ascii() && !pattern.iter().any(|c| matches!(c, b'\\' | b'{' | b'[')) {
@@ -184,6 +217,32 @@ fn class(pattern: &[u8], mut i: usize, out: &mut String) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_calls_are_found() {
+        for p in [
+            &br"a\g000"[..],
+            br"(a)\g1",
+            br"(a)\g{1}",
+            br"\g<0>",
+            br"(?R)",
+            br"(a)(?1)",
+            br"(a)(?-1)",
+            br"(?<n>a)(?&n)",
+            br"(?P<n>a)(?P>n)",
+        ] {
+            assert!(calls_a_group(p), "{}", String::from_utf8_lossy(p));
+        }
+        for p in [
+            &br"a\\g"[..],
+            br"(?i)a",
+            br"(?:a)(?=b)(?!c)(?<=d)",
+            br"(?P<n>a)(?P=n)",
+            br"(a)\1",
+        ] {
+            assert!(!calls_a_group(p), "{}", String::from_utf8_lossy(p));
+        }
+    }
 
     #[test]
     fn quoting() {
