@@ -295,6 +295,10 @@ pub fn protocol_error(engine: &Engine, e: &crate::http::ProtocolError<'_>) -> Re
         let uri = String::from_utf8_lossy(req.target.as_bytes()).into_owned();
         let mut ctx = Ctx::new(engine, site, req, uri, None);
         ctx.error_note = e.note.map(str::to_string);
+        if matches!(e.status, 405 | 501) {
+            // No handler allowed a method (`r->allowed` empty).
+            ctx.allow_no_method();
+        }
         let mut resp = match e.additional {
             None => error_response(&mut ctx, e.status),
             // An error met while answering another: the built-in page

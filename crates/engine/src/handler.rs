@@ -8,7 +8,6 @@ use crate::error_backend;
 use crate::fs::Kind;
 use crate::http::backend::{BackendError, Decision};
 use crate::http::default_handler;
-use crate::http::range::RangeLimits;
 use crate::http::{Request, Response};
 use crate::modules::core::server_directives::ETagSet;
 use crate::modules::hooks;
@@ -223,14 +222,14 @@ pub(crate) fn settle<'a>(
 }
 
 /// The request's target parsed and normalised with its server's settings
-/// (`AllowEncodedSlashes`): Apache's `r->uri` and `r->args`.
+/// (`AllowEncodedSlashes`, `MergeSlashes`): Apache's `r->uri` and `r->args`.
 pub(crate) fn request_uri(
     site: &Site,
     req: &Request,
 ) -> Result<crate::uri::RequestUri, crate::uri::UriError> {
     let opts = crate::uri::NormalizeOptions {
         encoded_slashes: site.encoded_slashes,
-        ..Default::default()
+        merge_slashes: site.merge_slashes,
     };
     crate::uri::request_uri_with(&req.method, &req.target, req.secure, &opts)
 }
@@ -374,7 +373,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         request_time_us: now,
         now_us: now,
         trace_enabled: ctx.engine.trace_enable,
-        range_limits: RangeLimits::default(),
+        range_limits: ctx.conf.core.range_limits(),
         boundary: &boundary,
     };
     match default_handler::serve(&input) {

@@ -78,6 +78,14 @@ pub enum Run {
     WithoutEffect,
     /// Refused when read: "not supported by htaccel yet".
     Unsupported,
+    /// A setting htaccel has only at Apache's default: that value (its
+    /// words, compared without case) is accepted, since it is what
+    /// htaccel does; any other is refused with `missing`, what htaccel
+    /// would have to do for it.
+    DefaultOnly {
+        default: &'static str,
+        missing: &'static str,
+    },
 }
 
 /// The handler of a directive. It receives the walker (the state of the

@@ -409,7 +409,7 @@ impl<'a> Ctx<'a> {
         };
         let opts = crate::uri::NormalizeOptions {
             encoded_slashes: self.site.encoded_slashes,
-            ..Default::default()
+            merge_slashes: self.site.merge_slashes,
         };
         let normalized = crate::uri::normalize(&parsed, &opts);
         let new_uri = match &normalized {
@@ -618,13 +618,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// `<Location>`/`<LocationMatch>` against the URI.
+    /// `<Location>`/`<LocationMatch>` against the URI, its slashes merged
+    /// even under `MergeSlashes Off` (as Apache's location walk does).
     fn location_walk(&mut self) {
         let mut conf = self.conf.clone();
+        let merged;
+        let uri = if self.site.merge_slashes || !self.uri.contains("//") {
+            &self.uri
+        } else {
+            merged = crate::uri::merge_slashes(&self.uri);
+            &merged
+        };
         for loc in &self.site.locations {
             let hit = match &loc.regex {
-                Some(re) => re.is_match(&crate::path_text::bytes(&self.uri)),
-                None => location_matches(&loc.path, &self.uri),
+                Some(re) => re.is_match(&crate::path_text::bytes(uri)),
+                None => location_matches(&loc.path, uri),
             };
             if hit {
                 conf = Arc::new(DirConf::merge(&conf, &loc.conf));

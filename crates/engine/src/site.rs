@@ -33,6 +33,8 @@ pub struct Site {
     pub limit_internal_recursion: u32,
     /// `AllowEncodedSlashes` (this server's own: a vhost does not inherit it).
     pub encoded_slashes: crate::uri::EncodedSlashes,
+    /// `MergeSlashes` (a vhost's, else the main server's; default on).
+    pub merge_slashes: bool,
     pub server_admin: Option<String>,
     pub tree: ConfigTree,
     pub env: Environment,
@@ -131,6 +133,10 @@ impl Site {
             // Apache 2.4 does not let a virtual host inherit the main
             // server's AllowEncodedSlashes: unset in the vhost means Off.
             encoded_slashes: conf.encoded_slashes.unwrap_or_default(),
+            merge_slashes: conf
+                .merge_slashes
+                .or_else(|| main.and_then(|m| m.merge_slashes))
+                .unwrap_or(true),
             server_admin: inherit(|c| c.server_admin.clone()),
             tree: ConfigTree::default(),
             env: env.clone(),

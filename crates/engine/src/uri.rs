@@ -628,6 +628,17 @@ pub fn request_uri_with(
     normalize_owned(parsed, opts)
 }
 
+/// Runs of `/` collapsed into one (Apache's `ap_no2slash`).
+pub fn merge_slashes(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if !(c == '/' && out.ends_with('/')) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The flags of Apache's `ap_normalize_path`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NormalizeFlags {

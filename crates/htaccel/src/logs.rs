@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::os::fd::FromRawFd;
+use std::sync::Arc;
 
 /// Apache's log levels, most severe first.
 const LEVELS: &[&str] = &[
@@ -59,7 +60,7 @@ impl Target {
 }
 
 /// One access log: where, in which format, and for which requests.
-pub type AccessLog = (Target, LogFormat, Option<LogCondition>);
+pub type AccessLog = (Arc<Target>, LogFormat, Option<LogCondition>);
 
 pub struct Logs {
     error: Target,

@@ -17,7 +17,7 @@
 //! generation names are opened by the privileged broker (`privsep`),
 //! which reads the configuration as root first.
 
-use crate::logs::Logs;
+use crate::logs::{Logs, Target};
 use crate::pidfile::{self, PidFile};
 use crate::privsep::Files;
 use htaccel_engine::config::server::{CustomLog, ServerConf};
@@ -57,14 +57,21 @@ impl Generation {
         let main = &loaded.build.main;
         let root = &loaded.env.server_root;
         let ssl = loaded.env.is_loaded("ssl_module");
-        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, root, ssl, files)?);
+        let head_options = loaded.build.head_options()?;
+        // The main server's access logs are opened once: a virtual host
+        // writing to them (having none of its own, or through `GlobalLog`)
+        // shares the descriptor or the piped logger, as in Apache.
+        let main_access = open_access(&main.custom_logs, root, files)?;
+        let log: Arc<dyn Log> = Arc::new(open_logs(main, main, &main_access, root, ssl, files)?);
         // A `<VirtualHost>` with an `ErrorLog`, `CustomLog` or `LogLevel`
         // of its own writes to its own logs; the others share the main
         // server's, as in Apache.
         let mut vhost_logs = Vec::new();
         for v in &loaded.build.vhosts {
             vhost_logs.push(match has_own_logs(v) {
-                true => Some(Arc::new(open_logs(v, main, root, ssl, files)?) as Arc<dyn Log>),
+                true => Some(
+                    Arc::new(open_logs(v, main, &main_access, root, ssl, files)?) as Arc<dyn Log>,
+                ),
                 false => None,
             });
         }
@@ -103,6 +110,8 @@ impl Generation {
                 request_line: main.limit_request_line.unwrap_or(8190),
                 field_size: main.limit_request_field_size.unwrap_or(8190),
                 fields: main.limit_request_fields.unwrap_or(100),
+                registered_methods: head_options.registered_methods(),
+                require_http10: head_options.require_http10(),
             },
             timeouts: htaccel_server::Timeouts {
                 timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
@@ -159,15 +168,6 @@ fn error_target(conf: &ServerConf, main: &ServerConf) -> String {
         .unwrap_or_else(|| "/dev/stderr".into())
 }
 
-/// A server's `CustomLog`s, else the main server's.
-fn custom_logs<'a>(conf: &'a ServerConf, main: &'a ServerConf) -> &'a [CustomLog] {
-    if conf.custom_logs.is_empty() {
-        &main.custom_logs
-    } else {
-        &conf.custom_logs
-    }
-}
-
 /// Every log target a generation of `loaded` opens, in the order
 /// [`Generation::build`] opens them, resolved against `ServerRoot`, each
 /// with the words that name it in an error (the privileged broker opens
@@ -180,7 +180,7 @@ pub fn log_targets(loaded: &Loaded) -> Vec<(String, String)> {
     for conf in std::iter::once(main).chain(own) {
         let error = error_target(conf, main);
         out.push((relative_to(root, &error), format!("error log file {error}")));
-        for cl in custom_logs(conf, main) {
+        for cl in &conf.custom_logs {
             out.push((
                 relative_to(root, &cl.target),
                 format!("transfer log file {}", cl.target),
@@ -190,12 +190,38 @@ pub fn log_targets(loaded: &Loaded) -> Vec<(String, String)> {
     out
 }
 
+/// Open the targets of `logs`, in their order.
+fn open_access(
+    logs: &[CustomLog],
+    root: &Path,
+    files: &mut Files,
+) -> Result<Vec<Arc<Target>>, String> {
+    logs.iter()
+        .map(|cl| {
+            files
+                .open_log(&relative_to(root, &cl.target))
+                .map(Arc::new)
+                .map_err(|e| {
+                    format!(
+                        "htaccel: could not open transfer log file {}: {e}",
+                        cl.target
+                    )
+                })
+        })
+        .collect()
+}
+
 /// The logs of one server (the main one or a `<VirtualHost>`): its own
-/// `ErrorLog`, `LogLevel` and `CustomLog`s, each else the main server's;
-/// `LogFormat` nicknames its own, then the main server's.
+/// `ErrorLog` and `LogLevel`, each else the main server's; its own
+/// `CustomLog`s followed by the main server's `GlobalLog`s, or with none
+/// of its own every log of the main server (`main_access`, opened
+/// already); `LogFormat` nicknames its own, then the main server's (the
+/// main server's alone for a `GlobalLog` beside logs of its own, whose
+/// format the main server settled).
 fn open_logs(
     conf: &ServerConf,
     main: &ServerConf,
+    main_access: &[Arc<Target>],
     root: &Path,
     ssl: bool,
     files: &mut Files,
@@ -206,21 +232,31 @@ fn open_logs(
         .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
     let mut formats = main.log_formats.clone();
     formats.extend(conf.log_formats.clone());
+    let compile = |cl: &CustomLog, formats| {
+        Logs::format(&cl.format, formats, ssl).map_err(|e| format!("{}: {e}", cl.origin))
+    };
     let mut access = Vec::new();
-    for cl in custom_logs(conf, main) {
-        let f = files
-            .open_log(&relative_to(root, &cl.target))
-            .map_err(|e| {
-                format!(
-                    "htaccel: could not open transfer log file {}: {e}",
-                    cl.target
-                )
-            })?;
-        access.push((
-            f,
-            Logs::format(&cl.format, &formats, ssl).map_err(|e| format!("{}: {e}", cl.origin))?,
-            cl.condition.clone(),
-        ));
+    if std::ptr::eq(conf, main) || conf.custom_logs.is_empty() {
+        for (cl, target) in main.custom_logs.iter().zip(main_access) {
+            access.push((target.clone(), compile(cl, &formats)?, cl.condition.clone()));
+        }
+    } else {
+        let own = open_access(&conf.custom_logs, root, files)?;
+        for (cl, target) in conf.custom_logs.iter().zip(own) {
+            access.push((target, compile(cl, &formats)?, cl.condition.clone()));
+        }
+        let inherited = main
+            .custom_logs
+            .iter()
+            .zip(main_access)
+            .filter(|(cl, _)| cl.inherit);
+        for (cl, target) in inherited {
+            access.push((
+                target.clone(),
+                compile(cl, &main.log_formats)?,
+                cl.condition.clone(),
+            ));
+        }
     }
     let level = conf
         .log_level

@@ -1,4 +1,5 @@
-//! Each `<VirtualHost>`'s own `CustomLog` and `ErrorLog`, compared with
+//! Each `<VirtualHost>`'s own `CustomLog` and `ErrorLog`, and the main
+//! server's `GlobalLog` that every one writes to, compared with
 //! Debian's apache2 on the same configuration: the differential harness
 //! compares what a client sees, not log files, so this test runs both
 //! servers itself, sends the same requests and compares the files.
@@ -15,6 +16,7 @@ fn conf(root: &Path, port: u16) -> String {
     format!(
         "{head}ErrorLog {r}/main-error.log\n\
          LogFormat \"%v %U %>s\" short\nCustomLog {r}/main-access.log short\n\
+         GlobalLog {r}/global-access.log \"G %v %U\"\n\
          DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  AllowOverride All\n</Directory>\n\
          <VirtualHost *:{port}>\n  ServerName a.example\n  LogFormat \"A %v %U %>s\" short\n  \
          CustomLog {r}/a-access.log short\n  ErrorLog {r}/a-error.log\n</VirtualHost>\n\
@@ -54,6 +56,7 @@ fn logs_of(program: &str, extra: &[&str]) -> Vec<(String, String)> {
     for name in [
         "main-access.log",
         "a-access.log",
+        "global-access.log",
         "main-error.log",
         "a-error.log",
         "c-error.log",
@@ -88,8 +91,13 @@ fn each_virtual_host_writes_its_own_logs_as_apache() {
         apache[1].1.contains("A a.example /index.html 200"),
         "{apache:?}"
     );
+    // `GlobalLog`: a virtual host with its own logs writes there too.
     assert!(
-        !apache[3].1.is_empty() && !apache[4].1.is_empty(),
+        apache[2].1.contains("G a.example /index.html"),
+        "{apache:?}"
+    );
+    assert!(
+        !apache[4].1.is_empty() && !apache[5].1.is_empty(),
         "{apache:?}"
     );
 }

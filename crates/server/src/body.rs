@@ -333,6 +333,8 @@ mod tests {
             request_line: 8190,
             field_size: 8190,
             fields: 100,
+            registered_methods: false,
+            require_http10: false,
         }
     }
 

@@ -197,7 +197,7 @@ impl HeadParser {
                         self.phase = Phase::RequestLine { blanks: blanks + 1 };
                         continue;
                     }
-                    if let Err(e) = self.request_line(buf, line, secure) {
+                    if let Err(e) = self.request_line(buf, line, secure, limits) {
                         return Parse::Error(e);
                     }
                     if self.proto_num == 9 {
@@ -257,6 +257,7 @@ impl HeadParser {
         buf: &[u8],
         line: Range<usize>,
         secure: bool,
+        limits: &Limits,
     ) -> Result<(), HeadError> {
         let base = line.start;
         let t = tokenize(&buf[line.clone()]);
@@ -268,9 +269,20 @@ impl HeadParser {
         self.proto_num = t.proto_num;
         let method = &buf[self.method.clone()];
         let mut bad = t.bad;
-        if !bad && self.proto_num == 9 && method != b"GET" {
-            // Only GET may be an HTTP/0.9 request.
+        if !bad && self.proto_num == 9 && (limits.require_http10 || method != b"GET") {
+            // Only GET may be an HTTP/0.9 request, and none under
+            // `HttpProtocolOptions Require1.0`.
             bad = true;
+        }
+        if !bad && limits.registered_methods {
+            let known =
+                std::str::from_utf8(method).is_ok_and(htaccel_engine::http::method::is_registered);
+            if !known {
+                // `HttpProtocolOptions RegisteredMethods`: the request
+                // line is what the error page and the log show.
+                self.phase = Phase::Fields;
+                return Err(self.error(buf, 501, None));
+            }
         }
         if !bad {
             match check_target(method, &buf[self.uri.clone()], secure) {
@@ -1030,6 +1042,8 @@ mod tests {
             request_line: 8190,
             field_size: 8190,
             fields: 100,
+            registered_methods: false,
+            require_http10: false,
         }
     }
 
@@ -1241,6 +1255,8 @@ mod tests {
             request_line: 8190,
             field_size: 8190,
             fields: 0,
+            registered_methods: false,
+            require_http10: false,
         };
         let mut raw = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();
         for i in 0..9_999 {
@@ -1372,6 +1388,8 @@ mod tests {
             request_line: 19,
             field_size: 100,
             fields: 100,
+            registered_methods: false,
+            require_http10: false,
         };
         let ok = b"GET /aaaaaa HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(matches!(

@@ -116,6 +116,10 @@ pub struct Limits {
     pub field_size: usize,
     /// `LimitRequestFields`: most header fields (0: unlimited, still capped at 10,000).
     pub fields: usize,
+    /// `HttpProtocolOptions RegisteredMethods`: a method nobody registered is a 501.
+    pub registered_methods: bool,
+    /// `HttpProtocolOptions Require1.0`: an HTTP/0.9 request is a 400.
+    pub require_http10: bool,
 }
 
 impl Default for Limits {
@@ -124,6 +128,8 @@ impl Default for Limits {
             request_line: 8190,
             field_size: 8190,
             fields: 100,
+            registered_methods: false,
+            require_http10: false,
         }
     }
 }

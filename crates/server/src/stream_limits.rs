@@ -30,6 +30,8 @@ pub(crate) const HEAD_LIMITS: Limits = Limits {
     request_line: usize::MAX / 2,
     field_size: usize::MAX / 2,
     fields: 0,
+    registered_methods: false,
+    require_http10: false,
 };
 
 /// What becomes of a stream's request.

@@ -388,6 +388,17 @@ impl<'a> Walker<'a> {
             Run::Handler(run) => run(self, &inv, conf),
             Run::WithoutEffect => Ok(()),
             Run::Unsupported => Err(format!("{} is not supported by htaccel yet", inv.name)),
+            Run::DefaultOnly { default, missing } => {
+                let given = inv.words.join(" ");
+                if given.eq_ignore_ascii_case(default) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{name} {given} is not supported by htaccel yet ({missing}); only {name} {default}, Apache's default, is",
+                        name = inv.name
+                    ))
+                }
+            }
         };
         ran.map_err(|message| {
             self.nested_error.take().unwrap_or_else(|| ConfigError {

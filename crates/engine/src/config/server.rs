@@ -56,9 +56,49 @@ pub struct CustomLog {
     pub origin: Origin,
     /// `env=NAME` / `env=!NAME` / `expr=…`: which requests are logged.
     pub condition: Option<LogCondition>,
+    /// Written by `GlobalLog`: virtual hosts with logs of their own write
+    /// to it too.
+    pub inherit: bool,
 }
 
 pub use crate::log_condition::LogCondition;
+
+/// `HttpProtocolOptions` as written: for each pair of opposite words, a
+/// bit for each (both set is an error). The default words are `Strict`,
+/// `LenientMethods` and `Allow0.9`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HttpProtocolOptions {
+    /// 1: `Strict`, 2: `Unsafe`.
+    pub conformance: u8,
+    /// 1: `LenientMethods`, 2: `RegisteredMethods`.
+    pub methods: u8,
+    /// 1: `Allow0.9`, 2: `Require1.0`.
+    pub http09: u8,
+}
+
+impl HttpProtocolOptions {
+    /// A `<VirtualHost>`'s options over the main server's (each pair
+    /// its own where it states one).
+    pub fn merged(base: HttpProtocolOptions, virt: HttpProtocolOptions) -> HttpProtocolOptions {
+        let pick = |v: u8, b: u8| if v != 0 { v } else { b };
+        HttpProtocolOptions {
+            conformance: pick(virt.conformance, base.conformance),
+            methods: pick(virt.methods, base.methods),
+            http09: pick(virt.http09, base.http09),
+        }
+    }
+
+    /// `RegisteredMethods`: a request whose method nobody registered is
+    /// answered 501.
+    pub fn registered_methods(&self) -> bool {
+        self.methods & 2 != 0
+    }
+
+    /// `Require1.0`: an HTTP/0.9 request is answered 400.
+    pub fn require_http10(&self) -> bool {
+        self.http09 & 2 != 0
+    }
+}
 
 /// One server: the main server or a `<VirtualHost>`.
 #[derive(Clone, Debug, Default)]
@@ -92,6 +132,10 @@ pub struct ServerConf {
     pub limit_internal_recursion: Option<u32>,
     /// `AllowEncodedSlashes`: how `%2F` in a request path is treated.
     pub encoded_slashes: Option<crate::uri::EncodedSlashes>,
+    /// `MergeSlashes`.
+    pub merge_slashes: Option<bool>,
+    /// `HttpProtocolOptions`: the words given, each a bit of its pair.
+    pub http_protocol: HttpProtocolOptions,
     /// `AccessFileMaxSize`, `AccessFileMaxDirectives`.
     pub access_file_max_size: Option<u64>,
     pub access_file_max_directives: Option<usize>,
@@ -180,6 +224,26 @@ pub struct ServerBuild {
 }
 
 impl ServerBuild {
+    /// The `HttpProtocolOptions` request heads are read under. Apache
+    /// reads a head under the default server of the address it came to;
+    /// htaccel reads every head under one set of options: the main
+    /// server's without virtual hosts, else the virtual hosts' (each
+    /// over the main server's), which must then agree.
+    pub fn head_options(&self) -> Result<HttpProtocolOptions, String> {
+        let main = self.main.http_protocol;
+        let mut each = self
+            .vhosts
+            .iter()
+            .map(|v| HttpProtocolOptions::merged(main, v.http_protocol));
+        let Some(first) = each.next() else {
+            return Ok(main);
+        };
+        if each.any(|o| o != first) {
+            return Err("HttpProtocolOptions differs between virtual hosts: not supported by htaccel yet (every request head is read under one set of options)".into());
+        }
+        Ok(first)
+    }
+
     pub fn new() -> Self {
         ServerBuild {
             main: ServerConf {

@@ -11,7 +11,7 @@ use crate::config::{Invocation, SectionKind, Walker};
 use crate::dirconf::DirConf;
 use crate::ipset::{IpSet, Subnet, SubnetError};
 use crate::modules::core::method_bit;
-use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG};
+use crate::registry::{Args, Directive, Module, Run, ACCESS_CONF, OR_AUTHCFG, RSRC_CONF};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -475,6 +475,7 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "Require", args: Args::Argv, req_override: OR_AUTHCFG | ACCESS_CONF, about: "specifies authorization directives which one must pass (or not) for a request to suceeed", run: Run::Handler(run_require) },
     Directive { name: "<RequireAll", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must fail and at least one must pass for a request to succeed", run: Run::Handler(run_require_section) },
     Directive { name: "<RequireAny", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which one must pass for a request to succeed", run: Run::Handler(run_require_section) },
+    Directive { name: "<AuthzProviderAlias", args: Args::Section, req_override: RSRC_CONF, about: "container for grouping an authorization provider's directives under a provider alias", run: Run::Unsupported },
     Directive { name: "<RequireNone", args: Args::Section, req_override: OR_AUTHCFG | ACCESS_CONF, about: "container for grouping authorization directives of which none must pass for a request to succeed", run: Run::Handler(run_require_section) },
     Directive { name: "AuthMerging", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF, about: "controls how a <Directory>, <Location>, or similar directive's authorization directives are combined with those of its predecessor", run: Run::Handler(|_w, inv, c| {
         c.authz.merging = Some(match inv.words[0].to_ascii_lowercase().as_str() {

@@ -407,6 +407,16 @@ const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
 
 pub static DIRECTIVES: &[Directive] = &[
     Directive {
+        name: "ModMimeUsePathInfo",
+        args: Args::Flag,
+        req_override: ACCESS_CONF,
+        about: "Set to 'yes' to allow mod_mime to use path info for type checking",
+        run: Run::DefaultOnly {
+            default: "Off",
+            missing: "the extensions of the path info in the type, handler and filter choice",
+        },
+    },
+    Directive {
         name: "TypesConfig",
         args: Args::Take1,
         req_override: RSRC_CONF,

@@ -116,6 +116,10 @@ pub struct CoreDir {
     pub etag: Option<server_directives::ETagSet>,
     pub limit_req_body: Option<u64>,
     pub server_signature: Option<Signature>,
+    /// `MaxRanges`, `MaxRangeOverlaps`, `MaxRangeReversals`, where set.
+    pub max_ranges: Option<crate::http::range::Limit>,
+    pub max_overlaps: Option<crate::http::range::Limit>,
+    pub max_reversals: Option<crate::http::range::Limit>,
     pub files: Vec<Arc<FilesSection>>,
     /// `<If>`/`<ElseIf>`/`<Else>` sections, in order (Apache's `sec_if`).
     pub if_sections: Vec<Arc<if_section::IfSection>>,
@@ -128,6 +132,16 @@ impl Default for CoreDir {
 }
 
 impl CoreDir {
+    /// The range limits in force (Apache's defaults where unset).
+    pub fn range_limits(&self) -> crate::http::range::RangeLimits {
+        let d = crate::http::range::RangeLimits::default();
+        crate::http::range::RangeLimits {
+            max_ranges: self.max_ranges.unwrap_or(d.max_ranges),
+            max_overlaps: self.max_overlaps.unwrap_or(d.max_overlaps),
+            max_reversals: self.max_reversals.unwrap_or(d.max_reversals),
+        }
+    }
+
     pub fn for_section() -> Self {
         CoreDir {
             hostname_lookups: None,
@@ -147,6 +161,9 @@ impl CoreDir {
             etag: None,
             limit_req_body: None,
             server_signature: None,
+            max_ranges: None,
+            max_overlaps: None,
+            max_reversals: None,
             files: Vec::new(),
             if_sections: Vec::new(),
         }
@@ -189,7 +206,10 @@ impl CoreDir {
             handler,
             accept_path_info,
             limit_req_body,
-            server_signature
+            server_signature,
+            max_ranges,
+            max_overlaps,
+            max_reversals
         );
         c.etag = server_directives::ETagSet::merge(base.etag, new.etag);
         if !new.files.is_empty() {

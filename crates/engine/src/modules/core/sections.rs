@@ -495,11 +495,14 @@ fn limit(
         if m == "TRACE" && !except {
             return Err("TRACE cannot be controlled by <Limit>, see TraceEnable".into());
         }
-        if !crate::http::method::is_registered(m) && w.ctx.htaccess {
-            return Err(format!(
-                "Could not register method '{m}' for {} from .htaccess configuration",
-                section_name(inv)
-            ));
+        if !crate::http::method::is_registered(m) {
+            if w.ctx.htaccess {
+                return Err(format!(
+                    "Could not register method '{m}' for {} from .htaccess configuration",
+                    section_name(inv)
+                ));
+            }
+            crate::http::method::register(m)?;
         }
         methods.push(if m == "HEAD" {
             "GET".to_string()

@@ -6,7 +6,7 @@
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
 use crate::registry::{
-    flag, Args, Directive, Run, ACCESS_CONF, EXEC_ON_READ, OR_FILEINFO, RSRC_CONF,
+    flag, Args, Directive, Run, ACCESS_CONF, EXEC_ON_READ, OR_ALL, OR_FILEINFO, RSRC_CONF,
 };
 use std::path::PathBuf;
 
@@ -446,12 +446,185 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "MaxRequestWorkers", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of threads alive at the same time", run: Run::WithoutEffect },
     Directive { name: "MaxConnectionsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying.", run: Run::WithoutEffect },
     Directive { name: "ServerLimit", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of children alive at the same time", run: Run::WithoutEffect },
+    Directive { name: "MaxClients", args: Args::Take1, req_override: RSRC_CONF, about: "Deprecated name of MaxRequestWorkers", run: Run::WithoutEffect },
+    Directive { name: "MaxRequestsPerChild", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of connections a particular child serves before dying. (DEPRECATED, use MaxConnectionsPerChild)", run: Run::WithoutEffect },
+    Directive { name: "AsyncRequestWorkerFactor", args: Args::Take1, req_override: RSRC_CONF, about: "How many additional connects will be accepted per idle worker thread", run: Run::WithoutEffect },
+    Directive { name: "ThreadStackSize", args: Args::Take1, req_override: RSRC_CONF, about: "Size in bytes of stack used by threads handling client connections", run: Run::WithoutEffect },
+    Directive { name: "MaxMemFree", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of 1k blocks a particular child's allocator may hold.", run: Run::WithoutEffect },
+    Directive { name: "CoreDumpDirectory", args: Args::Take1, req_override: RSRC_CONF, about: "The location of the directory Apache changes to before dumping core", run: Run::WithoutEffect },
+    Directive { name: "ScoreBoardFile", args: Args::Take1, req_override: RSRC_CONF, about: "A file for Apache to maintain runtime process management information", run: Run::WithoutEffect },
+    Directive { name: "ReadBufferSize", args: Args::Take1, req_override: ACCESS_CONF | RSRC_CONF, about: "Size (in bytes) of the memory buffers used to read data", run: Run::WithoutEffect },
+    Directive { name: "FlushMaxThreshold", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum threshold above which pending data are flushed to the network", run: Run::WithoutEffect },
+    Directive { name: "FlushMaxPipelined", args: Args::Take1, req_override: RSRC_CONF, about: "Maximum number of pipelined responses (pending) above which they are flushed to the network", run: Run::WithoutEffect },
+    Directive { name: "AcceptFilter", args: Args::Take2, req_override: RSRC_CONF, about: "Set the Accept Filter to use for a protocol", run: Run::WithoutEffect },
+    Directive { name: "Protocol", args: Args::Take1, req_override: RSRC_CONF, about: "Set the Protocol for httpd to use.", run: Run::WithoutEffect },
+    Directive { name: "LimitXMLRequestBody", args: Args::Take1, req_override: OR_ALL, about: "Limit (in bytes) on maximum size of an XML-based request body", run: Run::WithoutEffect },
+    Directive { name: "NameVirtualHost", args: Args::Take1, req_override: RSRC_CONF, about: "A numeric IP address:port, or the name of a host", run: Run::Handler(|w, inv, _| {
+        w.warn(inv.origin, "AH00548: NameVirtualHost has no effect and will be removed in the next release");
+        Ok(())
+    }) },
+    Directive { name: "MergeTrailers", args: Args::Flag, req_override: RSRC_CONF, about: "merge request trailers into request headers or not", run: Run::DefaultOnly { default: "Off", missing: "merging a chunked request's trailer fields into its header" } },
+    Directive { name: "StrictHostCheck", args: Args::Flag, req_override: RSRC_CONF, about: "Controls whether a hostname match is required", run: Run::DefaultOnly { default: "Off", missing: "answering 400 to a Host that no name-based virtual host names" } },
+    Directive { name: "UseCanonicalPhysicalPort", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Whether to use the physical Port when constructing URLs", run: Run::DefaultOnly { default: "Off", missing: "the connection's own port in self-referential URLs" } },
+    Directive { name: "QualifyRedirectURL", args: Args::Flag, req_override: OR_FILEINFO, about: "Controls whether the REDIRECT_URL environment variable is fully qualified", run: Run::DefaultOnly { default: "Off", missing: "a full URL in REDIRECT_URL" } },
+    Directive { name: "SeeRequestTail", args: Args::Flag, req_override: RSRC_CONF, about: "For extended status, \"On\" to see the last 63 chars of the request line, \"Off\" (default) to see the first 63", run: Run::WithoutEffect },
+    Directive { name: "RegexDefaultOptions", args: Args::Raw, req_override: RSRC_CONF, about: "default options for regexes (prefixed by '+' to add, '-' to del)", run: Run::Handler(run_regex_default_options) },
+    Directive { name: "Port", args: Args::Take1, req_override: RSRC_CONF, about: "Port was replaced with Listen in Apache 2.0", run: Run::Handler(|_w, _inv, _c| Err("Port was replaced with Listen in Apache 2.0".into())) },
+    Directive { name: "ServerPath", args: Args::Take1, req_override: RSRC_CONF, about: "The pathname the server can be reached at", run: Run::Unsupported },
+    Directive { name: "MaxRanges", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Maximum number of Ranges in a request before returning the entire resource, or 0 for unlimited", run: Run::Handler(|_w, inv, c| {
+        c.core.max_ranges = Some(range_limit(inv, 200)?);
+        Ok(())
+    }) },
+    Directive { name: "MaxRangeOverlaps", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Maximum number of overlaps in Ranges in a request before returning the entire resource, or 0 for unlimited", run: Run::Handler(|_w, inv, c| {
+        c.core.max_overlaps = Some(range_limit(inv, 20)?);
+        Ok(())
+    }) },
+    Directive { name: "MaxRangeReversals", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Maximum number of reversals in Ranges in a request before returning the entire resource, or 0 for unlimited", run: Run::Handler(|_w, inv, c| {
+        c.core.max_reversals = Some(range_limit(inv, 20)?);
+        Ok(())
+    }) },
+    Directive { name: "HttpProtocolOptions", args: Args::Iterate, req_override: RSRC_CONF, about: "'Allow0.9' or 'Require1.0' (default); 'RegisteredMethods' or 'LenientMethods' (default); 'Unsafe' or 'Strict' (default). Sets HTTP acceptance rules", run: Run::Handler(run_http_protocol_options) },
+    Directive { name: "RegisterHttpMethod", args: Args::Iterate, req_override: RSRC_CONF, about: "Registers non-standard HTTP methods", run: Run::Handler(|w, inv, _| {
+        let build = w.server.as_deref_mut().ok_or("RegisterHttpMethod not allowed here")?;
+        if build.in_virtual_host() {
+            return Err("RegisterHttpMethod cannot occur within <VirtualHost> section".into());
+        }
+        for method in &inv.words {
+            crate::http::method::register(method)?;
+        }
+        Ok(())
+    }) },
+    Directive { name: "MergeSlashes", args: Args::Flag, req_override: RSRC_CONF, about: "Controls whether consecutive slashes in the URI path are merged", run: Run::Handler(|w, inv, _| {
+        w.server()?.merge_slashes = Some(flag(&inv.words));
+        Ok(())
+    }) },
     Directive { name: "AllowEncodedSlashes", args: Args::Take1, req_override: RSRC_CONF, about: "Allow URLs containing '/' encoded as '%2F'", run: Run::Handler(|w, inv, _| {
         let mode = encoded_slashes(&inv.words[0])?;
         w.server()?.encoded_slashes = Some(mode);
         Ok(())
     }) },
 ];
+
+/// `RegexDefaultOptions [none] [+|-]OPTION…`: htaccel compiles every
+/// regex with Apache's default options (`DOTALL`), so a line that leaves
+/// exactly that set is accepted and any other is refused.
+fn run_regex_default_options(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let build = w
+        .server
+        .as_deref_mut()
+        .ok_or("RegexDefaultOptions not allowed here")?;
+    if build.in_virtual_host() {
+        return Err("RegexDefaultOptions cannot occur within <VirtualHost> section".into());
+    }
+    const OPTIONS: [&str; 4] = ["ICASE", "DOTALL", "DOLLAR_ENDONLY", "EXTENDED"];
+    let mut set = [false, true, false, false];
+    for word in &htaccel_conf::split_args(&inv.raw) {
+        if word.eq_ignore_ascii_case("none") {
+            set = [false; 4];
+            continue;
+        }
+        let (how, name) = match word.as_bytes().first() {
+            Some(b'+') => (Some(true), &word[1..]),
+            Some(b'-') => (Some(false), &word[1..]),
+            _ => (None, word.as_str()),
+        };
+        let Some(i) = OPTIONS.iter().position(|o| o.eq_ignore_ascii_case(name)) else {
+            return Err(format!("RegexDefaultOptions: option '{name}' unknown"));
+        };
+        match how {
+            Some(on) => set[i] = on,
+            None => {
+                set = [false; 4];
+                set[i] = true;
+            }
+        }
+    }
+    if set != [false, true, false, false] {
+        return Err("RegexDefaultOptions other than DOTALL alone (Apache's default) is not supported by htaccel yet".into());
+    }
+    Ok(())
+}
+
+/// `HttpProtocolOptions WORD…`: the words of the server's lines
+/// accumulate, and opposite words are an error.
+fn run_http_protocol_options(
+    w: &mut Walker<'_>,
+    inv: &Invocation<'_>,
+    _c: &mut DirConf,
+) -> Result<(), String> {
+    let o = &mut w.server()?.http_protocol;
+    for word in &inv.words {
+        http_protocol_option(o, word)?;
+    }
+    Ok(())
+}
+
+fn http_protocol_option(
+    o: &mut crate::config::server::HttpProtocolOptions,
+    word: &str,
+) -> Result<(), String> {
+    let word = word.to_ascii_lowercase();
+    let (field, bit) = match word.as_str() {
+        "strict" => (&mut o.conformance, 1),
+        "unsafe" => (&mut o.conformance, 2),
+        "lenientmethods" => (&mut o.methods, 1),
+        "registeredmethods" => (&mut o.methods, 2),
+        "allow0.9" => (&mut o.http09, 1),
+        "require1.0" => (&mut o.http09, 2),
+        _ => return Err("HttpProtocolOptions accepts 'Unsafe' or 'Strict' (default), 'RegisteredMethods' or 'LenientMethods' (default), and 'Require1.0' or 'Allow0.9' (default)".into()),
+    };
+    *field |= bit;
+    if o.http09 == 3 {
+        return Err(
+            "HttpProtocolOptions 'Allow0.9' and 'Require1.0' are mutually exclusive".into(),
+        );
+    }
+    if o.conformance == 3 {
+        return Err("HttpProtocolOptions 'Strict' and 'Unsafe' are mutually exclusive".into());
+    }
+    if o.methods == 3 {
+        return Err(
+            "HttpProtocolOptions 'RegisteredMethods' and 'LenientMethods' are mutually exclusive"
+                .into(),
+        );
+    }
+    if word == "unsafe" {
+        return Err("HttpProtocolOptions Unsafe is not supported by htaccel yet (request heads are read with the checks of Strict, Apache's default)".into());
+    }
+    Ok(())
+}
+
+/// `MaxRanges`, `MaxRangeOverlaps`, `MaxRangeReversals`: `none`,
+/// `default`, `unlimited` or a positive number.
+fn range_limit(inv: &Invocation<'_>, default: u32) -> Result<crate::http::range::Limit, String> {
+    let word = &inv.words[0];
+    if word.eq_ignore_ascii_case("none") {
+        return Ok(Some(0));
+    }
+    if word.eq_ignore_ascii_case("default") {
+        return Ok(Some(default));
+    }
+    if word.eq_ignore_ascii_case("unlimited") {
+        return Ok(None);
+    }
+    // `atoi`: leading digits count, anything after them is ignored.
+    let digits: String = word
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match digits.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(format!(
+            "{} requires 'none', 'default', 'unlimited' or a positive integer",
+            inv.name
+        )),
+    }
+}
 
 /// `AllowEncodedSlashes On|Off|NoDecode` (any case).
 fn encoded_slashes(word: &str) -> Result<crate::uri::EncodedSlashes, String> {

@@ -30,7 +30,7 @@ pub use directives::{FilterDir, CORE_MODULE, MODULE};
 
 use crate::expr::{ExprContext, RequestExpr, Var};
 use crate::http::conditional::Clock;
-use crate::http::range::{byterange_filter, RangeLimits, RangeOutcome};
+use crate::http::range::{byterange_filter, RangeOutcome};
 use crate::http::{Body, Response};
 use crate::request::{Ctx, Status};
 use directives::{Dispatch, Place, Proto, SmartFilter};
@@ -474,7 +474,13 @@ pub fn deferred_ranges(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Sta
     }
     let whole = std::mem::replace(resp, Response::new(resp.status));
     let boundary = ctx.engine.boundary();
-    *resp = match byterange_filter(&headers, whole, clock, &RangeLimits::default(), &boundary) {
+    *resp = match byterange_filter(
+        &headers,
+        whole,
+        clock,
+        &ctx.conf.core.range_limits(),
+        &boundary,
+    ) {
         RangeOutcome::Full(r) | RangeOutcome::Partial(r) => r,
         RangeOutcome::NotSatisfiable => return Err(416),
     };

@@ -176,6 +176,23 @@ static DIRECTIVES: &[Directive] = &[
         about: "",
         run: Run::Unsupported,
     },
+    Directive { name: "ProxyReceiveBufferSize", args: Args::Take1, req_override: RSRC_CONF, about: "Receive buffer size for outgoing HTTP and FTP connections in bytes", run: Run::WithoutEffect },
+    Directive { name: "ProxyIOBufferSize", args: Args::Take1, req_override: RSRC_CONF, about: "IO buffer size for outgoing HTTP and FTP connections in bytes", run: Run::DefaultOnly { default: "8192", missing: "reading a back-end's body in pieces of another size" } },
+    Directive { name: "ProxyMaxForwards", args: Args::Take1, req_override: RSRC_CONF, about: "The maximum number of proxies a request may be forwarded through.", run: Run::DefaultOnly { default: "-1", missing: "a Max-Forwards header on proxied requests" } },
+    Directive { name: "ProxyBadHeader", args: Args::Take1, req_override: RSRC_CONF, about: "How to handle bad header line in response: IsError | Ignore | StartBody", run: Run::DefaultOnly { default: "IsError", missing: "passing on a back-end's malformed header lines" } },
+    Directive { name: "Proxy100Continue", args: Args::Flag, req_override: SRV, about: "on if 100-Continue should be forwarded to the origin server, off if the proxy should handle it by itself", run: Run::DefaultOnly { default: "On", missing: "answering 100 Continue without the back-end" } },
+    Directive { name: "ProxyPassInterpolateEnv", args: Args::Flag, req_override: SRV, about: "Interpolate Env Vars in reverse Proxy", run: Run::DefaultOnly { default: "Off", missing: "${VAR} in ProxyPass and ProxyPassReverse lines" } },
+    Directive { name: "ProxySourceAddress", args: Args::Take1, req_override: SRV, about: "Configure local source IP used for request forward", run: Run::Unsupported },
+    // Forward-proxy settings: `ProxyRequests On` is refused already.
+    Directive { name: "ProxyRemote", args: Args::Raw, req_override: RSRC_CONF, about: "a scheme, partial URL or '*' and a proxy server", run: Run::Unsupported },
+    Directive { name: "ProxyRemoteMatch", args: Args::Raw, req_override: RSRC_CONF, about: "a regex pattern and a proxy server", run: Run::Unsupported },
+    Directive { name: "ProxyBlock", args: Args::Raw, req_override: RSRC_CONF, about: "A list of names, hosts or domains to which the proxy will not connect", run: Run::Unsupported },
+    Directive { name: "NoProxy", args: Args::Raw, req_override: RSRC_CONF, about: "A list of domains, hosts, or subnets to which the proxy will connect directly", run: Run::Unsupported },
+    Directive { name: "ProxyDomain", args: Args::Take1, req_override: RSRC_CONF, about: "The default intranet domain name (in absence of a domain in the URL)", run: Run::Unsupported },
+    // Balancer settings: balancers (`BalancerMember`) are refused.
+    Directive { name: "BalancerGrowth", args: Args::Take1, req_override: RSRC_CONF, about: "Number of additional Balancers that can be added post-config", run: Run::WithoutEffect },
+    Directive { name: "BalancerPersist", args: Args::Flag, req_override: RSRC_CONF, about: "on if the balancer should persist changes on reboot/restart made via the Balancer Manager", run: Run::WithoutEffect },
+    Directive { name: "BalancerInherit", args: Args::Flag, req_override: RSRC_CONF, about: "on if this server should inherit Balancers and Workers defined in the main server (Setting to off recommended if using the Balancer Manager)", run: Run::WithoutEffect },
     Directive {
         name: "ProxyPassInherit",
         args: Args::Raw,

@@ -335,7 +335,7 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         .rewrite
         .get()
         .is_some_and(|d| d.opts() & opt::ANYURI != 0);
-    if !enabled || ctx.modules.rewrite.end {
+    if !enabled || ctx.modules.rewrite.end || ctx.site.modules.rewrite.shares_main {
         return Ok(false);
     }
     if !any_uri && (ctx.req.target == "*" || !ctx.uri.starts_with('/')) {

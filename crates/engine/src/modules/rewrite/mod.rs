@@ -184,6 +184,15 @@ pub struct RewriteServer {
     pub rules: Rules,
     pending: Vec<Cond>,
     pub maps: HashMap<String, Arc<RewriteMap>>,
+    /// The server's configuration holds a mod_rewrite directive (Apache
+    /// creates a module's server configuration for a `<VirtualHost>`
+    /// only then).
+    declared: bool,
+    /// A `<VirtualHost>` without one: it uses the main server's
+    /// configuration itself (its maps too), and its server-context
+    /// rewriting declines (`conf->server != r->server` in Apache's
+    /// `hook_uri2file`), whatever the main server enables.
+    pub shares_main: bool,
 }
 
 impl RewriteServer {
@@ -198,6 +207,12 @@ impl RewriteServer {
     /// main server (`base`). Maps and rules are the virtual host's own
     /// unless it inherits.
     pub fn merge(base: &RewriteServer, add: &RewriteServer) -> RewriteServer {
+        if !add.declared {
+            return RewriteServer {
+                shares_main: true,
+                ..base.clone()
+            };
+        }
         let options = add.options.or(base.options);
         let overlay = |under: &HashMap<String, Arc<RewriteMap>>,
                        over: &HashMap<String, Arc<RewriteMap>>| {
@@ -222,6 +237,8 @@ impl RewriteServer {
             rules,
             pending: Vec::new(),
             maps,
+            declared: true,
+            shares_main: false,
         }
     }
 }
@@ -249,6 +266,14 @@ fn context_directory(w: &Walker<'_>) -> Option<String> {
     })
 }
 
+/// Note that the server being configured holds a mod_rewrite directive
+/// (anywhere in it, sections included; not in `.htaccess` files).
+fn declare(w: &mut Walker<'_>) {
+    if let (false, Some(build)) = (w.ctx.htaccess, w.server.as_deref_mut()) {
+        build.current().modules.rewrite.declared = true;
+    }
+}
+
 /// This scope's slot, created on first use.
 fn dir_conf<'c>(w: &Walker<'_>, c: &'c mut DirConf) -> &'c mut PerDirConf {
     let directory = context_directory(w);
@@ -262,6 +287,7 @@ fn dir_conf<'c>(w: &Walker<'_>, c: &'c mut DirConf) -> &'c mut PerDirConf {
 }
 
 fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     let on = registry::flag(&inv.words);
     if server_context(w) {
         w.server()?.modules.rewrite.state = Some(on);
@@ -271,6 +297,7 @@ fn run_engine(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Resu
 }
 
 fn run_options(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     let mut options = 0;
     for word in &inv.words {
         let w_ = word.to_ascii_lowercase();
@@ -304,6 +331,7 @@ fn run_options(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Res
 }
 
 fn run_base(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     if server_context(w) {
         return Err("RewriteBase: only valid in per-directory config files".into());
     }
@@ -319,6 +347,7 @@ fn run_base(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 }
 
 fn run_cond(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     let mut warnings = Vec::new();
     let restricted = w.ctx.htaccess;
     let cond = parse::parse_cond(&inv.raw, inv.origin, restricted, &mut |m| warnings.push(m));
@@ -335,6 +364,7 @@ fn run_cond(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 }
 
 fn run_rule(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     if server_context(w) {
         let s = &mut w.server()?.modules.rewrite;
         let conds = std::mem::take(&mut s.pending);
@@ -350,6 +380,7 @@ fn run_rule(w: &mut Walker<'_>, inv: &Invocation<'_>, c: &mut DirConf) -> Result
 }
 
 fn run_map(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
+    declare(w);
     let name = inv.words[0].clone();
     let map = RewriteMap::parse(&name, &inv.words[1], &w.env.server_root)?;
     w.server()?.modules.rewrite.maps.insert(name, Arc::new(map));
