@@ -83,6 +83,10 @@ impl Log for RecordedLog {
         crate::answer_memo::note_volatile();
         self.0.error(level, module, client, message);
     }
+    fn error_event(&self, event: &crate::http::ErrorEvent<'_>) {
+        crate::answer_memo::note_volatile();
+        self.0.error_event(event);
+    }
 }
 
 /// The request environment variables the access logs read: the names of
@@ -431,6 +435,10 @@ impl Log for Engine {
     ) {
         self.log.error(level, module, client, message);
     }
+
+    fn error_event(&self, event: &crate::http::ErrorEvent<'_>) {
+        self.log.error_event(event);
+    }
 }
 
 impl Ctx<'_> {
@@ -463,11 +471,25 @@ impl Ctx<'_> {
     }
 
     /// Log why the request failed, once, in Apache's shape.
+    /// Write an error-log line about this request (`ap_log_rerror`).
+    pub fn log_error(&self, level: &str, module: &str, message: &str) {
+        let request_server_name = self.server_name();
+        self.site.log.error_event(&crate::http::ErrorEvent {
+            level,
+            module,
+            client: Some(self.req.remote()),
+            message,
+            headers_in: Some(&self.req.headers),
+            local: Some(self.req.local),
+            env: Some(&self.env),
+            server_name: Some(&self.site.server_name),
+            request_server_name: Some(&request_server_name),
+        });
+    }
+
     pub fn log_reason(&mut self) {
-        if let Some((level, msg)) = self.reason.take() {
-            self.site
-                .log
-                .error(&level, "core", Some(self.req.remote()), &msg);
+        if let Some(r) = self.reason.take() {
+            self.log_error(&r.level, r.module, &r.message);
         }
     }
 }

@@ -52,10 +52,9 @@ impl<'a> Parked<'a> {
 impl Drop for Parked<'_> {
     fn drop(&mut self) {
         if let Some((ctx, _, _)) = &self.doc {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "core",
-                Some(ctx.req.remote()),
                 &format!(
                     "{}: an error document served by a backend is not supported by htaccel here (after a backend's answer or a rejected request)",
                     ctx.uri
@@ -70,8 +69,9 @@ impl Drop for Parked<'_> {
 /// is refused with a 500, never served as a file.
 pub fn refuse_unreachable(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Status>> {
     hooks::backend(ctx)?;
-    ctx.reason = Some((
-        "error".into(),
+    ctx.reason = Some(crate::request::Reason::new(
+        "error",
+        "core",
         format!(
             "{}: a backend handler reached where htaccel cannot call it",
             ctx.uri

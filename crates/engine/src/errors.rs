@@ -75,7 +75,7 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
 fn local_document(ctx: &mut Ctx<'_>, status: u16, target: &str) -> Response {
     if ctx.redirects >= ctx.site.limit_internal_recursion {
         // Only a chain of new errors (see `status_reset`) gets here.
-        ctx.site.log.error("error", "core", Some(ctx.req.remote()), &format!(
+        ctx.log_error("error", "core", &format!(
             "AH00124: Request exceeded the limit of {} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
             ctx.site.limit_internal_recursion));
         let first = ctx.first_error.unwrap_or(status);

@@ -312,8 +312,9 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         match crate::filecache::open(&ctx.filename, &seen) {
             Ok(f) => Some(f),
             Err(e) => {
-                ctx.reason = Some((
-                    "error".into(),
+                ctx.reason = Some(crate::request::Reason::new(
+                    "error",
+                    "core",
                     format!(
                         "({}){e}: AH00132: file permissions deny server access: {}",
                         e.raw_os_error().unwrap_or(0),
@@ -327,13 +328,17 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         None
     };
     if file.is_none() && matches!(&*ctx.method, "GET" | "HEAD" | "POST") {
-        ctx.reason = Some((
-            "info".into(),
+        let message = if ctx.finfo.map(|f| f.kind) == Some(Kind::Dir) {
+            // No module answered for the directory (neither mod_dir's
+            // index nor mod_autoindex is loaded, say).
+            format!("AH00129: Attempt to serve directory: {}", ctx.filename)
+        } else {
             format!(
                 "AH00128: File does not exist: {}{}",
                 ctx.filename, ctx.path_info
-            ),
-        ));
+            )
+        };
+        ctx.reason = Some(crate::request::Reason::new("info", "core", message));
     }
     let content_type = content_type_with_charset(ctx);
     let language = if ctx.languages.is_empty() {

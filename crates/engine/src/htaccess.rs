@@ -242,7 +242,8 @@ fn count_nodes(nodes: &[Node]) -> usize {
 }
 
 /// Compile a loaded file under the override settings in force, logging
-/// what Apache logs for it.
+/// its warnings (a failure is logged by each request it stops:
+/// `tree::LevelError`).
 pub fn compile(
     env: &Environment,
     loaded: &Loaded,
@@ -250,11 +251,7 @@ pub fn compile(
     log: &dyn Log,
 ) -> Result<DirConf, Problem> {
     let shown = loaded.path.display().to_string();
-    let fail = |p: Problem| {
-        log.error("alert", "core", None, &format!("{shown}: {}", p.message));
-        p
-    };
-    let nodes = loaded.nodes.as_ref().map_err(|p| fail(p.clone()))?;
+    let nodes = loaded.nodes.as_ref().map_err(Problem::clone)?;
     let mut env = env.clone();
     let ctx = Context {
         override_mask: overrides.mask,
@@ -275,12 +272,10 @@ pub fn compile(
     for n in &walker.notices {
         log.error("warn", "core", None, &format!("{shown}: {}", n.message));
     }
-    result.map_err(|e| {
-        fail(Problem {
-            file: shown.clone(),
-            line: Some(e.origin.line),
-            message: e.message,
-        })
+    result.map_err(|e| Problem {
+        file: shown.clone(),
+        line: Some(e.origin.line),
+        message: e.message,
     })?;
     Ok(own)
 }

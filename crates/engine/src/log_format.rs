@@ -866,7 +866,7 @@ fn is_log_escaped(c: u8) -> bool {
 /// The thread id `%{tid}P` prints: the pthread id, as APR's
 /// `apr_os_thread_current` (not the kernel's thread id, which the error
 /// log shows).
-fn current_tid() -> u64 {
+pub fn current_tid() -> u64 {
     // SAFETY: pthread_self has no preconditions and cannot fail.
     unsafe { libc::pthread_self() as u64 }
 }
@@ -935,17 +935,76 @@ fn render_time(spec: &TimeSpec, t: SystemTime, out: &mut Vec<u8>) {
             Ok(())
         }
         TimeForm::Custom(fmt) => {
-            let tm = crate::os::local_tm(secs);
-            // Apache formats into an 8 KiB buffer; a longer result is empty.
-            let mut buf = [0u8; 8192];
-            // SAFETY: buf is writable for its length, fmt is NUL-terminated
-            // and tm is initialised.
-            let n =
-                unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), fmt.as_ptr(), &tm) };
-            out.extend_from_slice(&buf[..n]);
+            out.extend_from_slice(&strftime(fmt, &crate::os::local_tm(secs)));
             Ok(())
         }
     };
+}
+
+/// `strftime` into Apache's 8 KiB buffer (a longer result is empty).
+fn strftime(fmt: &std::ffi::CStr, tm: &libc::tm) -> Vec<u8> {
+    let mut buf = [0u8; 8192];
+    // SAFETY: buf is writable for its length, fmt is NUL-terminated and
+    // tm is initialised.
+    let n = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), fmt.as_ptr(), tm) };
+    buf[..n].to_vec()
+}
+
+/// A `strftime` format applied to `t` in local time (a format holding a
+/// NUL byte gives nothing).
+pub(crate) fn strftime_local(fmt: &str, t: SystemTime) -> String {
+    let Ok(fmt) = std::ffi::CString::new(fmt) else {
+        return String::new();
+    };
+    let tm = crate::os::local_tm(apr_time(t).div_euclid(1_000_000));
+    String::from_utf8_lossy(&strftime(&fmt, &tm)).into_owned()
+}
+
+/// The options of `ap_recent_ctime_ex`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TimeText {
+    /// `.123456` after the seconds.
+    pub usec: bool,
+    /// `2026-11-21 05:25:47` instead of `Sat Nov 21 05:25:47 2026`.
+    pub compact: bool,
+    /// ` +0100` at the end.
+    pub gmtoff: bool,
+}
+
+/// `ap_recent_ctime_ex`: `t` in local time as the error log writes it.
+pub(crate) fn time_text(t: SystemTime, o: &TimeText) -> String {
+    let at = apr_time(t);
+    let tm = crate::os::local_tm(at.div_euclid(1_000_000));
+    let year = i64::from(tm.tm_year) + 1900;
+    let mut out = String::with_capacity(40);
+    if o.compact {
+        let _ = write!(out, "{year:04}-{:02}-", tm.tm_mon + 1);
+    } else {
+        let _ = write!(
+            out,
+            "{} {} ",
+            DAYS[tm.tm_wday.clamp(0, 6) as usize],
+            month(&tm)
+        );
+    }
+    let _ = write!(
+        out,
+        "{:02} {:02}:{:02}:{:02}",
+        tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec
+    );
+    if o.usec {
+        let _ = write!(out, ".{:06}", at.rem_euclid(1_000_000));
+    }
+    if !o.compact {
+        let _ = write!(out, " {year:04}");
+    }
+    if o.gmtoff {
+        let off = tm.tm_gmtoff;
+        let sign = if off < 0 { '-' } else { '+' };
+        let off = off.abs();
+        let _ = write!(out, " {sign}{:02}{:02}", off / 3600, off % 3600 / 60);
+    }
+    out
 }
 
 /// One line of Apache's error log in its default format (no
@@ -981,6 +1040,30 @@ pub fn error_log_line(
     record.render()
 }
 
+/// [`error_log_line`] for a line written while a request is answered:
+/// with the request's `Referer` appended, as Apache's default format does.
+pub fn error_event_line(
+    now: SystemTime,
+    pid: u32,
+    tid: Option<u64>,
+    event: &crate::http::ErrorEvent<'_>,
+) -> String {
+    let (errno, message) = split_os_error(event.message.as_bytes());
+    let referer = event.headers_in.and_then(|h| h.get_joined("Referer"));
+    ErrorRecord {
+        time: now,
+        level: event.level,
+        module: event.module,
+        pid,
+        tid,
+        errno,
+        client: event.client,
+        message,
+        referer: referer.as_deref(),
+    }
+    .render()
+}
+
 /// An OS error as Apache's log shows it before a message: `(13)Permission
 /// denied` (the log line puts it before the client, see [`error_log_line`]).
 pub fn os_error(e: &std::io::Error) -> String {
@@ -992,7 +1075,7 @@ pub fn os_error(e: &std::io::Error) -> String {
 
 /// `apr_strerror`: the system's text for an errno, APR's own for the
 /// APR statuses a log line may carry (`APR_TIMEUP`, `APR_EOF`).
-fn status_text(code: i32) -> String {
+pub(crate) fn status_text(code: i32) -> String {
     match code {
         70007 => "The timeout specified has expired".into(),
         70014 => "End of file found".into(),
@@ -1006,7 +1089,7 @@ fn status_text(code: i32) -> String {
 
 /// `(errno)text: rest` → (`errno`, `rest`) when `text` is that error's own
 /// text; else the message whole.
-fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
+pub(crate) fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
     let whole = (None, message);
     let Some(rest) = message.strip_prefix(b"(") else {
         return whole;
@@ -1108,7 +1191,7 @@ impl ErrorRecord<'_> {
 /// Apache's `ap_escape_errorlog_item` writing into a buffer of `room`
 /// bytes (one kept for the terminator): an escape that does not fit whole
 /// ends the text.
-fn escape_error_item(s: &[u8], room: usize, out: &mut String) {
+pub(crate) fn escape_error_item(s: &[u8], room: usize, out: &mut String) {
     let limit = out.len() + room.saturating_sub(1);
     for &c in s {
         if out.len() >= limit {

@@ -40,7 +40,7 @@ pub struct Ctx<'a> {
     /// Internal redirects so far (`LimitInternalRecursion`).
     pub redirects: u32,
     /// Error-log message explaining the status, logged once.
-    pub reason: Option<(String, String)>,
+    pub reason: Option<Reason>,
     /// Extra sentence for the error page (Apache's `error-notes`).
     pub error_note: Option<String>,
     /// The status line a module set for the error it reports
@@ -169,6 +169,25 @@ fn content_type_handler(t: &str) -> &str {
     match t.bytes().position(|b| b == b';') {
         Some(i) => t[..i].trim_end_matches(' '),
         None => t,
+    }
+}
+
+/// Why a request failed: the error-log line its answer writes, with the
+/// module Apache names on it (`[authz_core:error]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    pub level: String,
+    pub module: &'static str,
+    pub message: String,
+}
+
+impl Reason {
+    pub fn new(level: &str, module: &'static str, message: impl Into<String>) -> Reason {
+        Reason {
+            level: level.to_string(),
+            module,
+            message: message.into(),
+        }
     }
 }
 
@@ -332,7 +351,7 @@ impl<'a> Ctx<'a> {
 
     fn fail(&mut self, status: Status, level: &str, message: String) -> Status {
         if self.reason.is_none() && !self.is_subreq {
-            self.reason = Some((level.to_string(), message));
+            self.reason = Some(Reason::new(level, "core", message));
         }
         status
     }
@@ -383,7 +402,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<(Ctx<'a>, Result<(), Status>), Response> {
         let limit = self.site.limit_internal_recursion;
         if self.redirects >= limit {
-            self.site.log.error("error", "core", Some(self.req.remote()), &format!(
+            self.log_error("error", "core", &format!(
                 "AH00124: Request exceeded the limit of {limit} internal redirects due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace."));
             // The error is this request's: its output filters (`Header
             // always`) apply, as Apache's ap_die runs on it.
@@ -483,7 +502,7 @@ impl<'a> Ctx<'a> {
         sub.client_port = self.client_port;
         sub.modules = RequestSlots::for_subrequest(self);
         if self.redirects >= self.site.limit_internal_recursion {
-            self.site.log.error("error", "core", Some(self.req.remote()), &format!(
+            self.log_error("error", "core", &format!(
                 "AH00125: Request exceeded the limit of {} subrequest nesting levels due to probable configuration error. Use 'LimitInternalRecursion' to increase the limit if necessary. Use 'LogLevel debug' to get a backtrace.",
                 self.site.limit_internal_recursion));
             return (sub, Err(500));
@@ -578,7 +597,7 @@ impl<'a> Ctx<'a> {
         }
         let walked = match walk::directory_walk(self.site, &self.filename) {
             Ok(w) => w,
-            Err(WalkError::Config) => return Err(500),
+            Err(WalkError::Config(line)) => return Err(self.fail(500, "alert", line.to_string())),
             Err(WalkError::Forbidden { log }) => return Err(self.fail(403, "error", log)),
             Err(WalkError::AccessFile(u)) => {
                 if let Some(line) = &u.not_regular {

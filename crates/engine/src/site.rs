@@ -35,6 +35,10 @@ pub struct Site {
     pub encoded_slashes: crate::uri::EncodedSlashes,
     /// `MergeSlashes` (a vhost's, else the main server's; default on).
     pub merge_slashes: bool,
+    /// mod_dir and mod_autoindex are loaded: without them a directory is
+    /// not redirected, indexed or listed (the default handler's 404).
+    pub dir_loaded: bool,
+    pub autoindex_loaded: bool,
     pub server_admin: Option<String>,
     pub tree: ConfigTree,
     pub env: Environment,
@@ -133,6 +137,8 @@ impl Site {
             // Apache 2.4 does not let a virtual host inherit the main
             // server's AllowEncodedSlashes: unset in the vhost means Off.
             encoded_slashes: conf.encoded_slashes.unwrap_or_default(),
+            dir_loaded: env.is_loaded("dir_module"),
+            autoindex_loaded: env.is_loaded("autoindex_module"),
             merge_slashes: conf
                 .merge_slashes
                 .or_else(|| main.and_then(|m| m.merge_slashes))

@@ -42,8 +42,10 @@ pub use crate::htaccess::HtaccessLimits;
 /// Why a level stops every request below it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LevelError {
-    /// An access file that failed to compile: 500.
-    Config,
+    /// An access file that failed to compile: 500, and this error-log
+    /// line (`FILE: reason`) for every request it stops, as Apache writes
+    /// it on each reading.
+    Config(Arc<str>),
     /// An access file that exists but cannot be read: 403.
     Unreadable(htaccess::Unreadable),
 }
@@ -485,7 +487,10 @@ fn compile_own(site: &Site, overrides: Overrides, found: Found, stamps: Vec<Stam
         Found::Unreadable(u) => (None, Some(LevelError::Unreadable(u.clone())), None),
         Found::Loaded(l) => match htaccess::compile(&site.env, l, &overrides, &*site.log) {
             Ok(c) => (Some(Arc::new(c)), None, None),
-            Err(p) => (None, Some(LevelError::Config), Some(p)),
+            Err(p) => {
+                let line = format!("{}: {}", l.path.display(), p.message);
+                (None, Some(LevelError::Config(line.into())), Some(p))
+            }
         },
     };
     Own {

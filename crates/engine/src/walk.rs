@@ -20,8 +20,8 @@ use std::sync::Arc;
 /// Why a walk stopped the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WalkError {
-    /// 500: a broken `.htaccess` (already logged when compiled).
-    Config,
+    /// 500: a broken `.htaccess`, with the error-log line.
+    Config(std::sync::Arc<str>),
     /// 403 with an explanation for the error log.
     Forbidden { log: String },
     /// 403: an access file on the way exists but cannot be read.
@@ -127,7 +127,7 @@ fn walk(
         *all_watched &= level.is_watched();
         if let Some(err) = &level.error {
             return Err(match err {
-                LevelError::Config => WalkError::Config,
+                LevelError::Config(line) => WalkError::Config(line.clone()),
                 LevelError::Unreadable(u) => WalkError::AccessFile(u.clone()),
             });
         }

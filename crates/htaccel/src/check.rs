@@ -321,7 +321,9 @@ fn report(site: &Site, level: &Level, dir: &str) -> FileReport {
         (Some(LevelError::Unreadable(u)), None) => {
             r.errors.push(format!("{}: {}", r.path, u.message))
         }
-        (Some(LevelError::Config), None) => r.errors.push(format!("{}: fails to compile", r.path)),
+        (Some(LevelError::Config(_)), None) => {
+            r.errors.push(format!("{}: fails to compile", r.path))
+        }
         (None, None) => {}
     }
     if let Some(Ok(nodes)) = level.access_file().map(|l| &l.nodes) {

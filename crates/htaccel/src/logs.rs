@@ -3,7 +3,8 @@
 
 use crate::piped_log::PipedLog;
 use htaccel_engine::config::server::LogCondition;
-use htaccel_engine::http::{AccessEntry, Log};
+use htaccel_engine::error_log_format::{ErrorLogFormat, LineFacts};
+use htaccel_engine::http::{AccessEntry, ErrorEvent, Log};
 use htaccel_engine::log_format::{self, LogFormat};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -64,6 +65,10 @@ pub type AccessLog = (Arc<Target>, LogFormat, Option<LogCondition>);
 
 pub struct Logs {
     error: Target,
+    /// `ErrorLogFormat`, else Apache's default line.
+    format: Option<ErrorLogFormat>,
+    /// The server's `ServerName` (`%v` of a line about no request).
+    server_name: String,
     threshold: usize,
     /// `LogLevel module:level` (later entries win).
     module_thresholds: Vec<(String, usize)>,
@@ -74,10 +79,20 @@ impl Logs {
     pub fn new(error: Target, level: &str, access: Vec<AccessLog>) -> Self {
         Logs {
             error,
+            format: None,
+            server_name: String::new(),
             threshold: severity(level),
             module_thresholds: Vec::new(),
             access,
         }
+    }
+
+    /// `ErrorLogFormat` (parsed already when the configuration was read)
+    /// and the server's name.
+    pub fn with_format(mut self, format: Option<&str>, server_name: &str) -> Result<Self, String> {
+        self.format = format.map(ErrorLogFormat::parse).transpose()?;
+        self.server_name = server_name.to_string();
+        Ok(self)
     }
 
     /// Per-module levels (`LogLevel rewrite:info`).
@@ -141,6 +156,11 @@ impl Log for Logs {
     }
 
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str) {
+        self.error_event(&ErrorEvent::without_request(level, module, client, message));
+    }
+
+    fn error_event(&self, event: &ErrorEvent<'_>) {
+        let (level, module) = (event.level, event.module);
         // Apache writes `notice` lines whatever `LogLevel` says (its
         // start, reload and stop messages are notices).
         let notice = level.eq_ignore_ascii_case("notice");
@@ -155,15 +175,22 @@ impl Log for Logs {
         }
         // SAFETY: getpid and gettid have no preconditions.
         let (pid, tid) = unsafe { (libc::getpid() as u32, libc::gettid() as u64) };
-        let mut line = log_format::error_log_line(
-            std::time::SystemTime::now(),
-            level,
-            module,
-            pid,
-            Some(tid),
-            client,
-            message,
-        );
+        let time = std::time::SystemTime::now();
+        if let Some(format) = &self.format {
+            let facts = LineFacts {
+                time,
+                pid,
+                tid,
+                thread: log_format::current_tid(),
+                server_name: &self.server_name,
+            };
+            if let Some(mut line) = format.render(event, &facts) {
+                line.push('\n');
+                self.error.write_line(line.as_bytes());
+            }
+            return;
+        }
+        let mut line = log_format::error_event_line(time, pid, Some(tid), event);
         line.push('\n');
         self.error.write_line(line.as_bytes());
     }

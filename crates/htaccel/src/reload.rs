@@ -155,6 +155,7 @@ impl Generation {
 /// Whether a `<VirtualHost>` opens logs of its own.
 fn has_own_logs(v: &ServerConf) -> bool {
     v.error_log.is_some()
+        || v.error_log_format.is_some()
         || !v.custom_logs.is_empty()
         || v.log_level.is_some()
         || !v.log_level_modules.is_empty()
@@ -267,7 +268,18 @@ fn open_logs(
     if !std::ptr::eq(conf, main) {
         modules.extend(conf.log_level_modules.iter().cloned());
     }
-    Ok(Logs::new(error_file, &level, access).with_module_levels(&modules))
+    let format = conf
+        .error_log_format
+        .as_deref()
+        .or(main.error_log_format.as_deref());
+    let name = conf
+        .server_name
+        .as_deref()
+        .or(main.server_name.as_deref())
+        .unwrap_or_default();
+    Logs::new(error_file, &level, access)
+        .with_module_levels(&modules)
+        .with_format(format, name)
 }
 
 /// A log target relative to `ServerRoot`, as Apache resolves it.

@@ -632,6 +632,54 @@ pub trait Log: Send + Sync {
     }
     /// One error-log line: Apache level name (`error`, `warn`, …), module (`core`), message.
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str);
+    /// One error-log line written while a request is answered, with the
+    /// request's header fields (the default format appends its
+    /// `Referer`; `ErrorLogFormat` may show any, `%{Name}i`). Default:
+    /// `error`.
+    fn error_event(&self, event: &ErrorEvent<'_>) {
+        self.error(event.level, event.module, event.client, event.message);
+    }
+}
+
+impl<'a> ErrorEvent<'a> {
+    /// A line about no request (the server's, or a connection's).
+    pub fn without_request(
+        level: &'a str,
+        module: &'a str,
+        client: Option<SocketAddr>,
+        message: &'a str,
+    ) -> ErrorEvent<'a> {
+        ErrorEvent {
+            level,
+            module,
+            client,
+            message,
+            headers_in: None,
+            local: None,
+            env: None,
+            server_name: None,
+            request_server_name: None,
+        }
+    }
+}
+
+/// An error-log line and the request it was written for.
+#[derive(Clone, Copy, Debug)]
+pub struct ErrorEvent<'a> {
+    pub level: &'a str,
+    pub module: &'a str,
+    pub client: Option<SocketAddr>,
+    pub message: &'a str,
+    /// The request's header fields (`None` for a line about no request).
+    pub headers_in: Option<&'a Headers>,
+    /// The connection's local address (`%A`).
+    pub local: Option<SocketAddr>,
+    /// The request's environment (`%{NAME}e`).
+    pub env: Option<&'a crate::env::Env>,
+    /// The `ServerName` of the server answering (`%v`).
+    pub server_name: Option<&'a str>,
+    /// The name the request used (`%V`, `ap_get_server_name`).
+    pub request_server_name: Option<&'a str>,
 }
 
 /// What the access log may print about one exchange (`LogFormat` inputs).

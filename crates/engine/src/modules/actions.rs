@@ -156,8 +156,9 @@ pub fn redirect_next<'a>(
     let script = match conf.action(name) {
         Some(action) => {
             if !action.virtual_script && ctx.finfo.is_none() {
-                ctx.reason = Some((
-                    "info".into(),
+                ctx.reason = Some(crate::request::Reason::new(
+                    "info",
+                    "actions",
                     format!("AH00652: File does not exist: {}", ctx.filename),
                 ));
                 return Some(Err(crate::errors::die(ctx, 404)));

@@ -628,7 +628,7 @@ fn answer(
 
 fn fail(ctx: &mut Ctx<'_>, msg: String) -> Status {
     if ctx.reason.is_none() && !ctx.is_subreq {
-        ctx.reason = Some(("error".into(), msg));
+        ctx.reason = Some(crate::request::Reason::new("error", "alias", msg));
     }
     500
 }

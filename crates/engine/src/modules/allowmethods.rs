@@ -94,8 +94,9 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), u16> {
         } else {
             ctx.filename.clone()
         };
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "allowmethods",
             format!(
                 "AH01623: client method denied by server configuration: '{}' to {to}",
                 ctx.method

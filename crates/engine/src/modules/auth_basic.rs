@@ -109,10 +109,9 @@ pub fn fake_fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     pair.push(b':');
     pair.extend_from_slice(&password);
     let line = format!("Basic {}", crate::http::digest::base64(&pair));
-    ctx.site.log.error(
+    ctx.log_error(
         "info",
         "auth_basic",
-        Some(ctx.req.remote()),
         &format!("AH02457: AuthBasicFake: \"Authorization: {line}\""),
     );
     ctx.headers_in
@@ -171,7 +170,7 @@ pub fn note_failure(ctx: &mut Ctx<'_>) {
 
 fn log(ctx: &mut Ctx<'_>, message: String) {
     if ctx.reason.is_none() && !ctx.is_subreq {
-        ctx.reason = Some(("error".into(), message));
+        ctx.reason = Some(crate::request::Reason::new("error", "auth_basic", message));
     }
 }
 

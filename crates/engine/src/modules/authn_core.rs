@@ -82,9 +82,9 @@ pub fn auth_name(ctx: &Ctx<'_>) -> Option<String> {
     Some(escape_quotes(&String::from_utf8_lossy(&value)))
 }
 
-fn fail(ctx: &mut Ctx<'_>, status: Status, message: String) -> Status {
+fn fail(ctx: &mut Ctx<'_>, status: Status, module: &'static str, message: String) -> Status {
     if ctx.reason.is_none() && !ctx.is_subreq {
-        ctx.reason = Some(("error".into(), message));
+        ctx.reason = Some(crate::request::Reason::new("error", module, message));
     }
     status
 }
@@ -106,6 +106,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
             return Err(fail(
                 ctx,
                 500,
+                "authz_core",
                 "AH01627: AuthType configured with no corresponding authorization directives"
                     .into(),
             ));
@@ -156,12 +157,17 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
     }
     if let Some(m) = messages.into_inner().pop() {
         if result != AuthzResult::Granted {
-            fail(ctx, 0, m);
+            fail(ctx, 0, "authz_core", m);
         }
     }
     match result {
         AuthzResult::Granted => Ok(true),
-        AuthzResult::GeneralError => Err(fail(ctx, 500, "an authorization provider failed".into())),
+        AuthzResult::GeneralError => Err(fail(
+            ctx,
+            500,
+            "authz_core",
+            "an authorization provider failed".into(),
+        )),
         AuthzResult::DeniedNoUser if !after_authn => Ok(false),
         AuthzResult::DeniedNoUser => {
             let uri = ctx.uri.clone();
@@ -171,6 +177,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
             Err(fail(
                 ctx,
                 401,
+                "authz_core",
                 format!("AH01629: authorization failure (no authenticated user): {uri}"),
             ))
         }
@@ -180,6 +187,7 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
                 return Err(fail(
                     ctx,
                     403,
+                    "authz_core",
                     format!("AH01630: client denied by server configuration: {what}"),
                 ));
             }
@@ -189,12 +197,12 @@ fn authorize(ctx: &mut Ctx<'_>, user: Option<&str>, after_authn: bool) -> Result
                 ctx.uri
             );
             if conf.authz.forbidden_on_failure == Some(true) {
-                return Err(fail(ctx, 403, message));
+                return Err(fail(ctx, 403, "authz_core", message));
             }
             if user.is_some() {
                 auth_basic::note_failure(ctx);
             }
-            Err(fail(ctx, 401, message))
+            Err(fail(ctx, 401, "authz_core", message))
         }
     }
 }
@@ -212,6 +220,7 @@ fn check_user_id(ctx: &mut Ctx<'_>) -> Result<Option<String>, Status> {
         Some(t) => Err(fail(
             ctx,
             500,
+            "authn_core",
             format!("AH01796: AuthType {t} configured without corresponding module"),
         )),
     }
@@ -289,7 +298,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         _ => {
             if !compat_ok {
                 let m = compat_denied();
-                return Err(fail(ctx, 403, m));
+                return Err(fail(ctx, 403, "access_compat", m));
             }
         }
     }
@@ -298,7 +307,7 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     }
     let Some(user) = check_user_id(ctx)? else {
         let uri = ctx.uri.clone();
-        return Err(fail(ctx, 500, format!(
+        return Err(fail(ctx, 500, "core", format!(
             "AH00027: No authentication done but request not allowed without authentication for {uri}. Authentication not configured?"
         )));
     };

@@ -411,8 +411,9 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
     if !executable || !is_cgi_handler(ctx) || loaded(ctx).is_some() {
         return false;
     }
-    ctx.reason = Some((
-        "error".into(),
+    ctx.reason = Some(crate::request::Reason::new(
+        "error",
+        "core",
         format!(
             "{}: not sent: its handler is {} and neither mod_cgi nor mod_cgid is loaded (htaccel never sends a script's source; LoadModule cgid_module to run it)",
             ctx.filename,
@@ -486,7 +487,11 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
         if let Some(log) = script_log(&ctx) {
             log.error(status, text);
         }
-        ctx.reason = Some(("error".into(), line));
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            loaded(&ctx).unwrap_or("cgi"),
+            line,
+        ));
         let resp = crate::errors::die(&mut ctx, status);
         return crate::error_backend::respond_or_backend(&mut ctx, resp);
     }
@@ -617,7 +622,11 @@ fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     if let Some(log) = script_log(&ctx) {
         log.error(status, error.message());
     }
-    ctx.reason = Some(("error".into(), error.message().to_string()));
+    ctx.reason = Some(crate::request::Reason::new(
+        "error",
+        loaded(&ctx).unwrap_or("cgi"),
+        error.message(),
+    ));
     let resp = crate::errors::die(&mut ctx, status);
     BackendAnswer::respond(resp)
 }

@@ -632,10 +632,9 @@ pub fn compress(ctx: &mut Ctx<'_>, resp: &mut Response) {
     }
     let conf = ctx.conf.deflate.clone();
     let Some(mut enc) = zlib::Encoder::new(&conf.params()) else {
-        ctx.site.log.error(
+        ctx.log_error(
             "error",
             "deflate",
-            Some(ctx.req.remote()),
             &format!(
                 "AH01383: unable to init Zlib: deflateInit2 returned -2: URL {}",
                 ctx.uri

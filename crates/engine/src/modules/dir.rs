@@ -150,6 +150,9 @@ pub static MODULE: Module = Module {
 /// mod_dir's fixup (in [`crate::modules::hooks::FIXUPS`]): a directory's slash and index, or the fallback
 /// resource of a request that names nothing.
 pub(crate) fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
+    if !ctx.site.dir_loaded {
+        return Ok(());
+    }
     match ctx.finfo.map(|f| f.kind) {
         Some(Kind::Dir) => directory(ctx),
         None if ctx.handler.is_none() => fallback(ctx),

@@ -191,7 +191,7 @@ fn set_features(
             Some(caps) => match pregsub(t.as_bytes(), value, caps) {
                 Some(v) => crate::path_text::from_bytes(v),
                 None => {
-                    ctx.site.log.error("crit", "setenvif", Some(ctx.req.remote()), &format!(
+                    ctx.log_error("crit", "setenvif", &format!(
                         "AH01505: Regular expression replacement failed for '{var}', value too long?"
                     ));
                     continue;
@@ -210,10 +210,9 @@ fn test_expr(ctx: &mut Ctx<'_>, expr: &Expr) -> Option<Captures> {
     let outcome = expr.eval(&RequestExpr::new(ctx));
     match outcome.value {
         Err(err) => {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "setenvif",
-                Some(ctx.req.remote()),
                 &format!(
                     "Evaluation of expression \"{}\" failed: {err}",
                     expr.source()

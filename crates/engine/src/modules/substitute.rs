@@ -464,10 +464,9 @@ pub fn substitute(ctx: &mut Ctx<'_>, resp: &mut Response) -> Result<(), Status> 
         flushes,
     }) = filtered
     else {
-        ctx.site.log.error(
+        ctx.log_error(
             "error",
             "substitute",
-            Some(ctx.req.remote()),
             &format!("AH01328: Line too long, URI {}", ctx.uri),
         );
         return Err(500);

@@ -174,8 +174,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
     }) else {
         return false;
     };
-    ctx.reason = Some((
-        "error".into(),
+    ctx.reason = Some(crate::request::Reason::new("error", "core",
         format!(
             "{}: not sent: the configuration loads {} ({}), which htaccel does not have, and the file is one it would run (htaccel never sends a script's source; run PHP on PHP-FPM with SetHandler \"proxy:unix:…|fcgi://localhost\")",
             ctx.filename, runner.name, runner.identifier

@@ -139,8 +139,9 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
     remove(&mut ctx.err_headers_out, "Content-Length");
     remove(&mut ctx.err_headers_out, "Content-Encoding");
     let Some(path) = resolve(ctx, &file) else {
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "xsendfile",
             format!("xsendfile: unable to find file: {file}"),
         ));
         return Outcome::Error(404);
@@ -151,16 +152,18 @@ pub fn apply(ctx: &mut Ctx<'_>, resp: &mut Response) -> Outcome {
     let (f, meta) = match opened {
         Ok(x) => x,
         Err(_) => {
-            ctx.reason = Some((
-                "error".into(),
+            ctx.reason = Some(crate::request::Reason::new(
+                "error",
+                "xsendfile",
                 format!("xsendfile: cannot open file: {}", path.display()),
             ));
             return Outcome::Error(404);
         }
     };
     if !meta.is_file() {
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "xsendfile",
             format!("xsendfile: not a file {}", path.display()),
         ));
         return Outcome::Error(404);

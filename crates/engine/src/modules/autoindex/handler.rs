@@ -41,13 +41,12 @@ pub fn handler(ctx: &mut Ctx<'_>) -> Option<Result<Response, crate::request::Sta
     let directory = ctx.finfo.is_some_and(|f| f.kind == Kind::Dir)
         && (ctx.method == "GET" || ctx.method == "HEAD")
         && !matches!(ctx.handler.as_deref(), Some(h) if h != crate::http::DIR_MAGIC_TYPE);
-    if !directory {
+    if !directory || !ctx.site.autoindex_loaded {
         return None;
     }
     if ctx.conf.core.opts() & crate::modules::core::options::OPT_INDEXES == 0 {
         let names = ctx.conf.dir.index_names().join(",");
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new("error", "autoindex",
             format!("AH01276: Cannot serve directory {}: No matching DirectoryIndex ({names}) found, and server-generated directory index forbidden by Options directive", ctx.filename),
         ));
         return Some(Err(403));

@@ -50,10 +50,9 @@ impl ErrorDocument {
         let value = match out.value {
             Ok(v) => String::from_utf8_lossy(&v).into_owned(),
             Err(e) => {
-                ctx.site.log.error(
+                ctx.log_error(
                     "error",
                     "core",
-                    Some(ctx.req.remote()),
                     &format!("Evaluation of expression in ErrorDocument failed: {e}"),
                 );
                 String::new()

@@ -384,6 +384,23 @@ pub static DIRECTIVES: &[Directive] = &[
         w.server()?.error_log = Some(target);
         Ok(())
     }) },
+    Directive { name: "ErrorLogFormat", args: Args::Take12, req_override: RSRC_CONF, about: "Format string for the ErrorLog", run: Run::Handler(|w, inv, _| {
+        match inv.words.as_slice() {
+            [format] => {
+                crate::error_log_format::ErrorLogFormat::parse(format)?;
+                w.server()?.error_log_format = Some(format.clone());
+                Ok(())
+            }
+            [kind, format] if kind.eq_ignore_ascii_case("connection") || kind.eq_ignore_ascii_case("request") => {
+                if format.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("ErrorLogFormat {kind} is not supported by htaccel yet (once-per-{} lines)", kind.to_ascii_lowercase()))
+                }
+            }
+            _ => Err("ErrorLogFormat type must be one of request, connection".into()),
+        }
+    }) },
     Directive { name: "LogLevel", args: Args::Argv, req_override: RSRC_CONF | ACCESS_CONF, about: "Level of verbosity in error logging", run: Run::Handler(run_log_level) },
     Directive { name: "Timeout", args: Args::Take1, req_override: RSRC_CONF, about: "Timeout duration (sec)", run: Run::Handler(|w, inv, _| { let v = number(inv)?; w.server()?.timeout = Some(v); Ok(()) }) },
     Directive { name: "KeepAlive", args: Args::Flag, req_override: RSRC_CONF, about: "Whether persistent connections should be On or Off", run: Run::Handler(|w, inv, _| { w.server()?.keepalive = Some(flag(&inv.words)); Ok(()) }) },

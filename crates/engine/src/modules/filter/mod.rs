@@ -157,10 +157,9 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
             }
             _ => {
                 if log_unknown {
-                    ctx.site.log.error(
+                    ctx.log_error(
                         "error",
                         "core",
-                        Some(ctx.req.remote()),
                         &format!("AH00082: an unknown filter was not added: {name}"),
                     );
                 }
@@ -177,10 +176,9 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
     for fname in f.chain_names() {
         match f.declared.iter().find(|d| d.fname == fname) {
             Some(d) => a.smart.push(d.clone()),
-            None if log_unknown => ctx.site.log.error(
+            None if log_unknown => ctx.log_error(
                 "warn",
                 "filter",
-                Some(ctx.req.remote()),
                 &format!("AH01380: Unknown filter {fname} not added"),
             ),
             None => {}
@@ -196,7 +194,7 @@ pub fn insert(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         Ok(a) => a,
         Err(msg) => {
             if ctx.reason.is_none() {
-                ctx.reason = Some(("error".into(), msg));
+                ctx.reason = Some(crate::request::Reason::new("error", "filter", msg));
             }
             return Err(500);
         }
@@ -308,10 +306,9 @@ fn provider_matches(ctx: &Ctx<'_>, resp: &mut Response, filter: &SmartFilter) ->
                         yes
                     }
                     Err(err) => {
-                        ctx.site.log.error(
+                        ctx.log_error(
                             "error",
                             "filter",
-                            Some(ctx.req.remote()),
                             &format!("AH01379: Error evaluating filter dispatch condition: {err}"),
                         );
                         false

@@ -167,10 +167,9 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
     let entries = match std::fs::read_dir(&dir_path) {
         Ok(rd) => rd,
         Err(e) => {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "negotiation",
-                Some(ctx.req.remote()),
                 &format!(
                     "({}){}: AH00686: cannot read directory for multi: {}",
                     e.raw_os_error().unwrap_or(0),
@@ -231,10 +230,9 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
         found.push((v, sub));
     }
     if anymatch && found.is_empty() {
-        ctx.site.log.error(
+        ctx.log_error(
             "error",
             "negotiation",
-            Some(ctx.req.remote()),
             &format!(
                 "AH00687: Negotiation: discovered file(s) matching request: {} (None could be negotiated).",
                 ctx.filename
@@ -325,10 +323,9 @@ pub(super) fn do_negotiation(
             return Err(300);
         }
         if best.is_none() {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "negotiation",
-                Some(ctx.req.remote()),
                 &format!("AH00690: no acceptable variant: {}", ctx.filename),
             );
             return Err(406);

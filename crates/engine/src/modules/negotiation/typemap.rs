@@ -315,10 +315,9 @@ pub fn read_for(ctx: &mut Ctx<'_>, sub: &Ctx<'_>) -> Result<(Map, Vec<Variant>),
     let data = match read_bounded(&path) {
         Ok(d) => d,
         Err(e) => {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "negotiation",
-                Some(ctx.req.remote()),
                 &format!(
                     "({}){}: AH00683: cannot access type map file: {}",
                     e.raw_os_error().unwrap_or(0),
@@ -424,10 +423,9 @@ fn serve(ctx: &mut Ctx<'_>) -> Result<crate::http::Response, Status> {
     let data = match read_bounded(&path) {
         Ok(d) => d,
         Err(e) => {
-            ctx.site.log.error(
+            ctx.log_error(
                 "error",
                 "negotiation",
-                Some(ctx.req.remote()),
                 &format!(
                     "({}){}: AH00683: cannot access type map file: {}",
                     e.raw_os_error().unwrap_or(0),

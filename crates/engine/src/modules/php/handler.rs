@@ -85,7 +85,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
 /// error-log line on `ctx`.
 fn refusal(ctx: &mut Ctx<'_>) -> Option<u16> {
     let (status, line) = refusal_reason(ctx)?;
-    ctx.reason = Some(("error".into(), line));
+    ctx.reason = Some(crate::request::Reason::new("error", "core", line));
     Some(status)
 }
 
@@ -150,8 +150,7 @@ pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
     if ctx.engine.modules.php.is_none() || !is_file || !looks_like_php(&ctx.filename) {
         return false;
     }
-    ctx.reason = Some((
-        "error".into(),
+    ctx.reason = Some(crate::request::Reason::new("error", "core",
         format!(
             "{}: not sent: mod_php is loaded and no PHP handler applies to this file (htaccel never sends a PHP file's source; add SetHandler application/x-httpd-php for it)",
             ctx.filename

@@ -277,8 +277,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     let url = ctx.filename["proxy:".len()..].to_string();
     if is_fcgi(&url) {
         if !ctx.site.env.is_loaded("mod_proxy_fcgi.c") {
-            ctx.reason = Some((
-                "warn".into(),
+            ctx.reason = Some(crate::request::Reason::new("warn", "proxy",
                 format!("AH01144: No protocol handler was valid for the URL {} (scheme 'fcgi'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
             ));
             return Decision::Respond(super::respond_error(ctx, 403));
@@ -288,15 +287,15 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     if !ctx.site.env.is_loaded("mod_proxy_http.c") {
         // Apache: no module handles the scheme, named as the URL writes it.
         let scheme = url.split_once("://").map_or("", |(s, _)| s);
-        ctx.reason = Some((
-            "warn".into(),
+        ctx.reason = Some(crate::request::Reason::new("warn", "proxy",
             format!("AH01144: No protocol handler was valid for the URL {} (scheme '{scheme}'). If you are using a DSO version of mod_proxy, make sure the proxy submodules are included in the configuration using LoadModule.", ctx.uri),
         ));
         return Decision::Respond(super::respond_error(ctx, 403));
     }
     if let Some(codings) = unsupported_transfer_coding(&ctx) {
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "proxy_http",
             format!("AH01093: {codings} Transfer-Encoding is not supported"),
         ));
         let mut resp = super::respond_error(ctx, 500);
@@ -311,8 +310,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         // mod_ssl's proxy side, when mod_ssl is loaded.
         "https://" if ctx.site.env.is_loaded("ssl_module") => true,
         _ => {
-            ctx.reason = Some((
-                "error".into(),
+            ctx.reason = Some(crate::request::Reason::new("error", "proxy",
                 format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http:// and https:// only)"),
             ));
             return Decision::Respond(super::respond_error(ctx, 500));
@@ -334,8 +332,9 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     let ssl = &ctx.site.modules.ssl;
     if tls && ssl.proxy_engine != Some(true) {
         // mod_ssl refuses the connection it is asked to secure.
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "proxy",
             format!("AH00961: https: failed to enable ssl support for {host}:{port} ({host})"),
         ));
         return Decision::Respond(super::respond_error(ctx, 500));

@@ -301,7 +301,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     let target = match parse_handler(&handler) {
         Some(Ok(t)) => t,
         Some(Err(message)) => {
-            ctx.reason = Some(("error".into(), message));
+            ctx.reason = Some(crate::request::Reason::new("error", "proxy", message));
             return Decision::Respond(respond_error(ctx, 500));
         }
         None => return Decision::Respond(respond_error(ctx, 500)),
@@ -324,7 +324,7 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
     let target = match parse_handler(&format!("proxy:{url}")) {
         Some(Ok(t)) => t,
         Some(Err(message)) => {
-            ctx.reason = Some(("error".into(), message));
+            ctx.reason = Some(crate::request::Reason::new("error", "proxy", message));
             return Decision::Respond(respond_error(ctx, 500));
         }
         None => return Decision::Respond(respond_error(ctx, 500)),

@@ -21,7 +21,16 @@ use crate::request::Ctx;
 /// 504, with the reason in the error log.
 pub fn failed(mut ctx: Ctx<'_>, error: BackendError) -> BackendAnswer<'_> {
     let status = error.status();
-    ctx.reason = Some(("error".into(), error.message().to_string()));
+    let module = if ctx.filename.contains("fcgi://") {
+        "proxy_fcgi"
+    } else {
+        "proxy_http"
+    };
+    ctx.reason = Some(crate::request::Reason::new(
+        "error",
+        module,
+        error.message(),
+    ));
     if let BackendError::Proxy { reason, .. } = &error {
         proxy_error(&mut ctx, status, reason);
     }
@@ -69,8 +78,8 @@ pub fn error_page<'a>(ctx: &mut Ctx<'a>, status: u16) -> BackendAnswer<'a> {
 /// whose status line becomes `NNN Proxy Error`.
 fn proxy_error(ctx: &mut Ctx<'_>, status: u16, reason: &str) {
     let client = Some(ctx.req.remote());
-    if let Some((level, message)) = ctx.reason.take() {
-        ctx.site.log.error(&level, "proxy_http", client, &message);
+    if let Some(r) = ctx.reason.take() {
+        ctx.site.log.error(&r.level, r.module, client, &r.message);
     }
     let returned = format!("AH00898: {reason} returned by {}", ctx.uri);
     ctx.site.log.error("error", "proxy", client, &returned);
@@ -104,8 +113,9 @@ fn sort_fields(ctx: &mut Ctx<'_>, head: &BackendHead) -> Result<Sorted, u16> {
     for line in &head.lines {
         let Some((name, value)) = line.split_once(':') else {
             let shown: String = line.chars().take(30).collect();
-            ctx.reason = Some((
-                "error".into(),
+            ctx.reason = Some(crate::request::Reason::new(
+                "error",
+                "core",
                 format!(
                     "malformed header from script '{}': Bad header: {shown}",
                     basename(&ctx.filename)
@@ -200,7 +210,11 @@ pub fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     let status = match status {
         Some(s) if (100..600).contains(&s) => s,
         Some(_) => {
-            ctx.reason = Some(("error".into(), "Invalid status line from script".into()));
+            ctx.reason = Some(crate::request::Reason::new(
+                "error",
+                "core",
+                "Invalid status line from script",
+            ));
             return error(ctx, 500);
         }
         // Without one, the status the request has: an error document's

@@ -414,10 +414,9 @@ pub fn translate_name(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         match core_translate(&document_root(ctx), &st.filename) {
             Some(f) => f,
             None => {
-                ctx.site.log.error(
+                ctx.log_error(
                     "error",
                     "core",
-                    Some(ctx.req.remote()),
                     &format!("AH00127: Cannot map {} to file", ctx.req.request_line),
                 );
                 return Err(403);

@@ -827,8 +827,9 @@ pub fn check_access(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         } else {
             ctx.filename.clone()
         };
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "ssl",
             format!("AH02219: access to {what} failed, reason: SSL connection required"),
         ));
     }
@@ -900,9 +901,10 @@ fn post_handshake_verification(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         ctx.renegotiation_forbidden = true;
         return Err(403);
     }
-    ctx.reason = Some((
-        "error".into(),
-        "AH10158: cannot perform post-handshake authentication".into(),
+    ctx.reason = Some(crate::request::Reason::new(
+        "error",
+        "ssl",
+        "AH10158: cannot perform post-handshake authentication",
     ));
     ctx.error_note = Some("Reason: Cannot perform Post-Handshake Authentication.<br />".into());
     Err(403)

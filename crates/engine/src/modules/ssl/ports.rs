@@ -208,8 +208,9 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     };
     let hs = handshake(tls.handshake_site);
     if let (Some(sni), None) = (&tls.sni, crate::engine::request_host(ctx.req)) {
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "ssl",
             format!(
                 "AH02031: Hostname {sni} provided via SNI, but no hostname provided in HTTP request"
             ),
@@ -224,8 +225,7 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             Some(sni) => format!("{sni} provided via SNI"),
             None => format!("{} (default host as no SNI was provided)", hs.server_name),
         };
-        ctx.reason = Some((
-            "error".into(),
+        ctx.reason = Some(crate::request::Reason::new("error", "ssl",
             format!(
                 "AH02032: Hostname {via} and hostname {} provided via HTTP have no compatible SSL setup",
                 host.unwrap_or_default()
@@ -247,9 +247,10 @@ pub fn check_request(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             .count()
             > 1
     {
-        ctx.reason = Some((
-            "info".into(),
-            "AH02033: No hostname was provided via SNI for a name based virtual host".into(),
+        ctx.reason = Some(crate::request::Reason::new(
+            "info",
+            "ssl",
+            "AH02033: No hostname was provided via SNI for a name based virtual host",
         ));
         ctx.error_note = Some("Reason: The client software did not provide a hostname using Server Name Indication (SNI), which is required to access this server.<br />\n".into());
         return Err(403);
