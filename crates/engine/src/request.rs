@@ -37,6 +37,9 @@ pub struct Ctx<'a> {
     /// `Location` and other headers for the response (`r->headers_out`).
     pub headers_out: Vec<(String, String)>,
     pub is_subreq: bool,
+    /// A file sub-request (`ap_sub_req_lookup_dirent`): its file name is
+    /// set by the asking module, so `translate_name` does not run.
+    pub file_subreq: bool,
     /// Internal redirects so far (`LimitInternalRecursion`).
     pub redirects: u32,
     /// Error-log message explaining the status, logged once.
@@ -312,6 +315,7 @@ impl<'a> Ctx<'a> {
             languages: Vec::new(),
             headers_out: Vec::new(),
             is_subreq: false,
+            file_subreq: false,
             redirects: 0,
             reason: None,
             error_note: None,
@@ -460,10 +464,21 @@ impl<'a> Ctx<'a> {
         self.sub_request_path(path, query)
     }
 
-    /// A sub-request for a directory entry (`ap_sub_req_lookup_dirent`):
-    /// the name is taken as it is, with no query part.
+    /// A sub-request for an entry of this request's directory
+    /// (`ap_sub_req_lookup_dirent`): a file sub-request for the entry in
+    /// the directory, whose URI is the name beside this request's URI
+    /// (`/dir/` lists `/dir/name`; `/dir` without its slash, `/name`), with
+    /// no query part.
     pub fn sub_request_dirent(&self, name: &str) -> (Ctx<'a>, Result<(), Status>) {
-        self.sub_request_path(name, None)
+        let mut filename = self.filename.clone();
+        if !filename.ends_with('/') {
+            filename.push('/');
+        }
+        filename.push_str(name);
+        self.sub_request_prepared(name, None, |sub| {
+            sub.filename = filename;
+            sub.file_subreq = true;
+        })
     }
 
     /// A sub-request for a URI path taken as it is (absolute, or relative
@@ -528,7 +543,9 @@ impl<'a> Ctx<'a> {
                 hooks::run_all(hooks::READ_REQUEST_CHECKS, self)?;
             }
         }
-        self.translate_name()?;
+        if !self.file_subreq {
+            self.translate_name()?;
+        }
         self.map_to_storage()?;
         self.location_walk();
         crate::modules::core::if_section::if_walk(self);
