@@ -1027,7 +1027,7 @@ pub fn error_log_line(
 ) -> String {
     let (errno, message) = split_os_error(message.as_ref());
     let record = ErrorRecord {
-        time: now,
+        time: Some(now),
         level,
         module,
         pid,
@@ -1040,10 +1040,11 @@ pub fn error_log_line(
     record.render()
 }
 
-/// [`error_log_line`] for a line written while a request is answered:
-/// with the request's `Referer` appended, as Apache's default format does.
+/// [`error_log_line`] for an event: with the request's `Referer`
+/// appended, as Apache's default format does; without the time for
+/// syslog (`now` `None`).
 pub fn error_event_line(
-    now: SystemTime,
+    now: Option<SystemTime>,
     pid: u32,
     tid: Option<u64>,
     event: &crate::http::ErrorEvent<'_>,
@@ -1117,7 +1118,8 @@ pub(crate) fn split_os_error(message: &[u8]) -> (Option<i32>, &[u8]) {
 /// Everything Apache's default error-log line can show.
 #[derive(Clone, Debug)]
 pub struct ErrorRecord<'a> {
-    pub time: SystemTime,
+    /// `None` for a line sent to syslog, which stamps it itself.
+    pub time: Option<SystemTime>,
     /// `emerg` … `debug`, `trace1` … `trace8`.
     pub level: &'a str,
     /// The module without `mod_` (`core`, `rewrite`, `authz_core`).
@@ -1139,9 +1141,12 @@ impl ErrorRecord<'_> {
     /// The line without its newline, cut where Apache cuts it.
     pub fn render(&self) -> String {
         let mut line = String::with_capacity(160 + self.message.len());
-        line.push('[');
-        push_ctime(&mut line, self.time);
-        let _ = write!(line, "] [{}:{}] [pid {}", self.module, self.level, self.pid);
+        if let Some(time) = self.time {
+            line.push('[');
+            push_ctime(&mut line, time);
+            line.push_str("] ");
+        }
+        let _ = write!(line, "[{}:{}] [pid {}", self.module, self.level, self.pid);
         if let Some(tid) = self.tid {
             let _ = write!(line, ":tid {tid}");
         }
@@ -1611,7 +1616,7 @@ mod tests {
     #[test]
     fn error_lines() {
         let r = ErrorRecord {
-            time: SystemTime::now(),
+            time: Some(SystemTime::now()),
             level: "error",
             module: "core",
             pid: 32355,
@@ -1706,7 +1711,7 @@ mod tests {
         message.extend_from_slice(&target);
         message.push(b')');
         let r = ErrorRecord {
-            time: SystemTime::now(),
+            time: Some(SystemTime::now()),
             level: "error",
             module: "core",
             pid: 32356,

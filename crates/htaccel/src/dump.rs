@@ -259,7 +259,7 @@ pub fn run_settings(start: &Start, loaded: &Loaded) -> String {
         let _ = writeln!(out, "Main DocumentRoot: \"{}\"", d.display());
     }
     let error_log = main.error_log.as_deref().unwrap_or("/dev/stderr");
-    let error_log = if error_log.starts_with(['/', '|']) {
+    let error_log = if error_log.starts_with(['/', '|']) || crate::syslog::is_syslog(error_log) {
         error_log.to_string()
     } else {
         root.join(error_log).to_string_lossy().into_owned()

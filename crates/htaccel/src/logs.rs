@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 /// Apache's log levels, most severe first.
 const LEVELS: &[&str] = &[
-    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
+    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
+    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
 ];
 
 fn severity(level: &str) -> usize {
@@ -45,6 +46,8 @@ pub fn open_target(target: &str) -> std::io::Result<Target> {
 pub enum Target {
     File(File),
     Pipe(PipedLog),
+    /// The system logger (`ErrorLog syslog…`, opened by `syslog::open`).
+    Syslog,
 }
 
 impl Target {
@@ -56,6 +59,9 @@ impl Target {
                 let _ = (&*f).write_all(line);
             }
             Target::Pipe(p) => p.write_line(line),
+            // Lines for syslog are sent with their level (`Logs`); an
+            // access log is never one.
+            Target::Syslog => {}
         }
     }
 }
@@ -93,6 +99,16 @@ impl Logs {
         self.format = format.map(ErrorLogFormat::parse).transpose()?;
         self.server_name = server_name.to_string();
         Ok(self)
+    }
+
+    /// One error-log line (without its newline) to its target.
+    fn write_error(&self, level: &str, mut line: String) {
+        if matches!(self.error, Target::Syslog) {
+            crate::syslog::send(severity(level), &line);
+        } else {
+            line.push('\n');
+            self.error.write_line(line.as_bytes());
+        }
     }
 
     /// Per-module levels (`LogLevel rewrite:info`).
@@ -162,8 +178,9 @@ impl Log for Logs {
     fn error_event(&self, event: &ErrorEvent<'_>) {
         let (level, module) = (event.level, event.module);
         // Apache writes `notice` lines whatever `LogLevel` says (its
-        // start, reload and stop messages are notices).
-        let notice = level.eq_ignore_ascii_case("notice");
+        // start, reload and stop messages are notices), except to syslog.
+        let to_syslog = matches!(self.error, Target::Syslog);
+        let notice = level.eq_ignore_ascii_case("notice") && !to_syslog;
         let threshold = self
             .module_thresholds
             .iter()
@@ -184,14 +201,13 @@ impl Log for Logs {
                 thread: log_format::current_tid(),
                 server_name: &self.server_name,
             };
-            if let Some(mut line) = format.render(event, &facts) {
-                line.push('\n');
-                self.error.write_line(line.as_bytes());
+            if let Some(line) = format.render(event, &facts) {
+                self.write_error(level, line);
             }
             return;
         }
-        let mut line = log_format::error_event_line(time, pid, Some(tid), event);
-        line.push('\n');
-        self.error.write_line(line.as_bytes());
+        let time = (!to_syslog).then_some(time);
+        let line = log_format::error_event_line(time, pid, Some(tid), event);
+        self.write_error(level, line);
     }
 }

@@ -31,6 +31,7 @@ mod reload;
 mod run;
 mod sd_notify;
 mod startup;
+mod syslog;
 
 #[global_allocator]
 static ALLOCATOR: allocator::Mimalloc = allocator::Mimalloc;

@@ -180,7 +180,9 @@ pub fn log_targets(loaded: &Loaded) -> Vec<(String, String)> {
     let own = loaded.build.vhosts.iter().filter(|v| has_own_logs(v));
     for conf in std::iter::once(main).chain(own) {
         let error = error_target(conf, main);
-        out.push((relative_to(root, &error), format!("error log file {error}")));
+        if !crate::syslog::is_syslog(&error) {
+            out.push((relative_to(root, &error), format!("error log file {error}")));
+        }
         for cl in &conf.custom_logs {
             out.push((
                 relative_to(root, &cl.target),
@@ -228,9 +230,15 @@ fn open_logs(
     files: &mut Files,
 ) -> Result<Logs, String> {
     let error_target = error_target(conf, main);
-    let error_file = files
-        .open_log(&relative_to(root, &error_target))
-        .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?;
+    let error_file = if crate::syslog::is_syslog(&error_target) {
+        let (facility, tag) = crate::syslog::parse(&error_target)?;
+        crate::syslog::open(facility, &tag);
+        Target::Syslog
+    } else {
+        files
+            .open_log(&relative_to(root, &error_target))
+            .map_err(|e| format!("htaccel: could not open error log file {error_target}: {e}"))?
+    };
     let mut formats = main.log_formats.clone();
     formats.extend(conf.log_formats.clone());
     let compile = |cl: &CustomLog, formats| {

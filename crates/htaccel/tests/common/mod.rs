@@ -141,10 +141,17 @@ pub fn listening(pid: u32, port: u16) -> bool {
 /// which names `port`, and return once that process listens there (a
 /// port taken meanwhile by another program fails the test loudly).
 pub fn start_program(program: &str, conf: &Path, extra: &[&str], port: u16) -> Child {
-    let mut child = Command::new(program)
-        .arg("-f")
-        .arg(conf)
-        .args(extra)
+    let mut command = Command::new(program);
+    command.arg("-f").arg(conf).args(extra);
+    start_command(command, port)
+}
+
+/// Start `command` (which becomes, by `exec`, a server listening on
+/// `port`) and return once that process listens there.
+#[allow(dead_code)]
+pub fn start_command(mut command: Command, port: u16) -> Child {
+    let program = format!("{:?}", command.get_program());
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -378,9 +378,6 @@ pub static DIRECTIVES: &[Directive] = &[
     }) },
     Directive { name: "ErrorLog", args: Args::Take1, req_override: RSRC_CONF, about: "The filename of the error log", run: Run::Handler(|w, inv, _| {
         let target = one(inv);
-        if target == "syslog" || target.starts_with("syslog:") {
-            return Err(format!("ErrorLog {target}: logging to syslog is not supported by htaccel yet (a piped logger such as \"|/usr/bin/logger -t apache2\" does it)"));
-        }
         w.server()?.error_log = Some(target);
         Ok(())
     }) },
