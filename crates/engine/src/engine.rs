@@ -254,26 +254,6 @@ impl Engine {
             .site(&self.vhosts, local, host)
             .unwrap_or(&self.main)
     }
-
-    /// `ap_construct_url`: an absolute URL for `path` on this server, from
-    /// the client's `Host` (UseCanonicalName Off).
-    pub fn construct_url(&self, site: &Site, req: &Request, path: &str) -> String {
-        let scheme = if req.secure { "https" } else { "http" };
-        let default_port = if req.secure { 443 } else { 80 };
-        // UseCanonicalName Off: the client's host and port. Without a port
-        // from the client, the server's port (`ServerName host:port`, or a
-        // virtual host's address), else the scheme's default
-        // (`ap_get_server_port`).
-        let (host, port) = match request_host(req) {
-            Some((h, p)) => (h, p.or(site.port).unwrap_or(default_port)),
-            None => (site.server_name.clone(), site.port.unwrap_or(default_port)),
-        };
-        if port == default_port {
-            format!("{scheme}://{host}{path}")
-        } else {
-            format!("{scheme}://{host}:{port}{path}")
-        }
-    }
 }
 
 /// The host and port the client asked for (absolute-form target or `Host`), lower-cased.
@@ -442,23 +422,61 @@ impl Log for Engine {
 }
 
 impl Ctx<'_> {
-    /// `ap_get_server_name` (`UseCanonicalName Off`): the host the client
-    /// named, else `ServerName`.
+    /// `ap_get_server_name`: under `UseCanonicalName Off` (the default)
+    /// the host the client named, else `ServerName`; under `On`,
+    /// `ServerName`.
     pub fn server_name(&self) -> String {
+        if self.canonical_name() {
+            return self.site.server_name.clone();
+        }
         match request_host(self.req) {
             Some((h, _)) => h,
             None => self.site.server_name.clone(),
         }
     }
 
-    /// `ap_get_server_port` (`UseCanonicalName Off`): the port the client
-    /// named, else `ServerName`'s, else the scheme's default.
+    /// `ap_get_server_port`: under `UseCanonicalName Off` the port the
+    /// client named, else `ServerName`'s, else the scheme's default;
+    /// under `On`, `ServerName`'s, else the scheme's. With
+    /// `UseCanonicalPhysicalPort On` the connection's own port comes
+    /// before `ServerName`'s (`Off`) or before the scheme's (`On`).
     pub fn server_port(&self) -> u16 {
         let default = if self.req.secure { 443 } else { 80 };
+        let physical = self.conf.core.use_canonical_phys_port == Some(true);
+        let local = physical.then(|| self.req.local.port()).filter(|p| *p != 0);
+        if self.canonical_name() {
+            return self.site.port.or(local).unwrap_or(default);
+        }
         request_host(self.req)
             .and_then(|(_, p)| p)
+            .or(local)
             .or(self.site.port)
             .unwrap_or(default)
+    }
+
+    /// `ap_construct_url`: an absolute URL for `path` on this server, with
+    /// the name and port `UseCanonicalName` gives (`ap_get_server_name_for_url`,
+    /// `ap_get_server_port`); the port is left out when it is the
+    /// scheme's.
+    pub fn construct_url(&self, path: &str) -> String {
+        let (scheme, default_port) = if self.req.secure {
+            ("https", 443)
+        } else {
+            ("http", 80)
+        };
+        let mut host = self.server_name();
+        if host.contains(':') && !host.starts_with('[') {
+            host = format!("[{host}]");
+        }
+        match self.server_port() {
+            port if port == default_port => format!("{scheme}://{host}{path}"),
+            port => format!("{scheme}://{host}:{port}{path}"),
+        }
+    }
+
+    /// `UseCanonicalName On` where the request is.
+    pub fn canonical_name(&self) -> bool {
+        self.conf.core.use_canonical_name == Some(true)
     }
 
     /// `ap_document_root`: the request's own (mod_vhost_alias), else the

@@ -241,14 +241,7 @@ pub(crate) fn signature_line(ctx: &Ctx<'_>) -> Option<String> {
         _ => ServerSignature::Off,
     };
     // The name and port a self-referential URL would carry.
-    let default_port = if ctx.req.secure { 443 } else { 80 };
-    let (host, port) = match crate::engine::request_host(ctx.req) {
-        Some((h, p)) => (h, p.or(ctx.site.port).unwrap_or(default_port)),
-        None => (
-            ctx.site.server_name.clone(),
-            ctx.site.port.unwrap_or(default_port),
-        ),
-    };
+    let (host, port) = (ctx.server_name(), ctx.server_port());
     let admin = ctx
         .site
         .server_admin

@@ -74,11 +74,8 @@ impl ExprContext for RequestExpr<'_, '_> {
                     .as_deref()
                     .unwrap_or("[no address given]"),
             ),
-            Var::ServerName => owned(
-                crate::engine::request_host(req)
-                    .map(|(h, _)| h)
-                    .unwrap_or_else(|| c.site.server_name.clone()),
-            ),
+            Var::ServerName => owned(c.server_name()),
+            Var::ServerPort if c.canonical_name() => owned(c.server_port().to_string()),
             Var::ServerPort => owned(
                 crate::engine::request_host(req)
                     .and_then(|(_, p)| p)

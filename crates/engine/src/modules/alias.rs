@@ -602,7 +602,7 @@ fn answer(
         let mut location = found;
         if !(allow_relative && location.starts_with('/')) {
             if location.starts_with('/') {
-                location = ctx.engine.construct_url(ctx.site, ctx.req, &location);
+                location = ctx.construct_url(&location);
             }
             if !target::is_url(&location) {
                 let msg = format!(

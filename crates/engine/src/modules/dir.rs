@@ -177,7 +177,7 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             target.push('?');
             target.push_str(q);
         }
-        let location = ctx.engine.construct_url(ctx.site, ctx.req, &target);
+        let location = ctx.construct_url(&target);
         ctx.headers_out.push(("Location".into(), location));
         return Err(301);
     }
@@ -199,7 +199,7 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         match r {
             Ok(()) if sub.finfo.map(|f| f.kind) == Some(Kind::File) => {
                 if let Some(code) = ctx.conf.dir.index_redirect.filter(|c| *c != 0) {
-                    let location = ctx.engine.construct_url(ctx.site, ctx.req, &sub.uri);
+                    let location = ctx.construct_url(&sub.uri);
                     ctx.headers_out.push(("Location".into(), location));
                     return Err(code);
                 }

@@ -251,7 +251,7 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
         ctx.site
             .log
             .error("info", "speling", Some(ctx.req.remote()), &message);
-        let location = ctx.engine.construct_url(ctx.site, ctx.req, &target);
+        let location = ctx.construct_url(&target);
         ctx.headers_out.push(("Location".into(), location));
         return Err(301);
     }

@@ -116,6 +116,10 @@ pub struct CoreDir {
     pub etag: Option<server_directives::ETagSet>,
     pub limit_req_body: Option<u64>,
     pub server_signature: Option<Signature>,
+    /// `UseCanonicalName On` (`Some(true)`) or `Off`, where set.
+    pub use_canonical_name: Option<bool>,
+    /// `UseCanonicalPhysicalPort`, where set.
+    pub use_canonical_phys_port: Option<bool>,
     /// `MaxRanges`, `MaxRangeOverlaps`, `MaxRangeReversals`, where set.
     pub max_ranges: Option<crate::http::range::Limit>,
     pub max_overlaps: Option<crate::http::range::Limit>,
@@ -164,6 +168,8 @@ impl CoreDir {
             max_ranges: None,
             max_overlaps: None,
             max_reversals: None,
+            use_canonical_name: None,
+            use_canonical_phys_port: None,
             files: Vec::new(),
             if_sections: Vec::new(),
         }
@@ -209,7 +215,9 @@ impl CoreDir {
             server_signature,
             max_ranges,
             max_overlaps,
-            max_reversals
+            max_reversals,
+            use_canonical_name,
+            use_canonical_phys_port
         );
         c.etag = server_directives::ETagSet::merge(base.etag, new.etag);
         if !new.files.is_empty() {

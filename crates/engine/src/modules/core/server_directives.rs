@@ -447,7 +447,15 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "LoadModule", args: Args::Take2, req_override: RSRC_CONF | EXEC_ON_READ, about: "a module name and the name of a shared object file to load it from", run: Run::Handler(run_load_module) },
     Directive { name: "Mutex", args: Args::Raw, req_override: RSRC_CONF, about: "mutex (or \"default\") and mechanism", run: Run::WithoutEffect },
     Directive { name: "DefaultRuntimeDir", args: Args::Take1, req_override: RSRC_CONF | EXEC_ON_READ, about: "Common directory for run-time files (shared memory, locks, etc.)", run: Run::WithoutEffect },
-    Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: Run::WithoutEffect },
+    Directive { name: "UseCanonicalName", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "How to work out the ServerName : Port when constructing URLs", run: Run::Handler(|_w, inv, c| {
+        c.core.use_canonical_name = Some(match inv.words[0].to_ascii_lowercase().as_str() {
+            "on" => true,
+            "off" => false,
+            "dns" => return Err("UseCanonicalName DNS is not supported by htaccel yet (a reverse lookup of the local address on the request path)".into()),
+            _ => return Err("parameter must be 'on', 'off', or 'dns'".into()),
+        });
+        Ok(())
+    }) },
     Directive { name: "EnableSendfile", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether sendfile may be used to transmit files", run: Run::WithoutEffect },
     Directive { name: "EnableMMAP", args: Args::Take1, req_override: OR_FILEINFO | RSRC_CONF | ACCESS_CONF, about: "Controls whether memory-mapping may be used to read files", run: Run::WithoutEffect },
     Directive { name: "StartServers", args: Args::Take1, req_override: RSRC_CONF, about: "Number of child processes launched at server startup", run: Run::WithoutEffect },
@@ -479,7 +487,14 @@ pub static DIRECTIVES: &[Directive] = &[
     }) },
     Directive { name: "MergeTrailers", args: Args::Flag, req_override: RSRC_CONF, about: "merge request trailers into request headers or not", run: Run::DefaultOnly { default: "Off", missing: "merging a chunked request's trailer fields into its header" } },
     Directive { name: "StrictHostCheck", args: Args::Flag, req_override: RSRC_CONF, about: "Controls whether a hostname match is required", run: Run::DefaultOnly { default: "Off", missing: "answering 400 to a Host that no name-based virtual host names" } },
-    Directive { name: "UseCanonicalPhysicalPort", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Whether to use the physical Port when constructing URLs", run: Run::DefaultOnly { default: "Off", missing: "the connection's own port in self-referential URLs" } },
+    Directive { name: "UseCanonicalPhysicalPort", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Whether to use the physical Port when constructing URLs", run: Run::Handler(|_w, inv, c| {
+        c.core.use_canonical_phys_port = Some(match inv.words[0].to_ascii_lowercase().as_str() {
+            "on" => true,
+            "off" => false,
+            _ => return Err("parameter must be 'on' or 'off'".into()),
+        });
+        Ok(())
+    }) },
     Directive { name: "QualifyRedirectURL", args: Args::Flag, req_override: OR_FILEINFO, about: "Controls whether the REDIRECT_URL environment variable is fully qualified", run: Run::DefaultOnly { default: "Off", missing: "a full URL in REDIRECT_URL" } },
     Directive { name: "SeeRequestTail", args: Args::Flag, req_override: RSRC_CONF, about: "For extended status, \"On\" to see the last 63 chars of the request line, \"Off\" (default) to see the first 63", run: Run::WithoutEffect },
     Directive { name: "RegexDefaultOptions", args: Args::Raw, req_override: RSRC_CONF, about: "default options for regexes (prefixed by '+' to add, '-' to del)", run: Run::Handler(run_regex_default_options) },

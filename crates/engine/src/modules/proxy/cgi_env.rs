@@ -130,19 +130,8 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     e.set("SERVER_SIGNATURE", "");
     e.set("SERVER_SOFTWARE", ctx.engine.server_header.as_str());
     let req = ctx.req;
-    let host = crate::engine::request_host(req);
-    let server_name = match &host {
-        Some((h, _)) => h.clone(),
-        None => ctx.site.server_name.clone(),
-    };
-    // UseCanonicalName Off: the client's port, else the ServerName's, else
-    // the scheme's (ap_get_server_port).
-    let default_port = if req.secure { 443 } else { 80 };
-    let port = host
-        .and_then(|(_, p)| p)
-        .or(ctx.site.port)
-        .unwrap_or(default_port);
-    e.set("SERVER_NAME", server_name);
+    let port = ctx.server_port();
+    e.set("SERVER_NAME", ctx.server_name());
     e.set("SERVER_ADDR", req.local.ip().to_string());
     e.set("SERVER_PORT", port.to_string());
     if let Some(host) = ctx.remote_host() {

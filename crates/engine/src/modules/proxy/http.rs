@@ -663,7 +663,7 @@ fn reverse_map(ctx: &Ctx<'_>, reverses: &[Reverse], url: &str) -> String {
             if mapped.contains("://") {
                 return mapped;
             }
-            return ctx.engine.construct_url(ctx.site, ctx.req, &mapped);
+            return ctx.construct_url(&mapped);
         }
     }
     url.to_string()

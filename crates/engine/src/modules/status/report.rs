@@ -35,11 +35,7 @@ impl Report {
         let watch = crate::watch::global();
         let sites = std::iter::once(&engine.main).chain(engine.vhosts.iter());
         Report {
-            // `ap_get_server_name` under `UseCanonicalName Off`: the
-            // client's host name, else the server's.
-            server_name: crate::engine::request_host(ctx.req)
-                .map(|(host, _)| host)
-                .unwrap_or_else(|| ctx.site.server_name.clone()),
+            server_name: ctx.server_name(),
             local_ip: ctx.req.local.ip().to_string(),
             version: format!("htaccel/{}", env!("CARGO_PKG_VERSION")),
             built: built(),
