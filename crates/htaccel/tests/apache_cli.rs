@@ -361,6 +361,8 @@ fn settings_other_than_the_default_are_refused_loudly() {
         ("RegexDefaultOptions DOTALL", false),
         ("HttpProtocolOptions Unsafe", true),
         ("ServerPath /old", true),
+        ("ContentDigest Off", false),
+        ("ContentDigest On", true),
     ] {
         root.write(
             "main.conf",

@@ -389,7 +389,11 @@ impl<'a> Walker<'a> {
             Run::WithoutEffect => Ok(()),
             Run::Unsupported => Err(format!("{} is not supported by htaccel yet", inv.name)),
             Run::DefaultOnly { default, missing } => {
-                let given = inv.words.join(" ");
+                let given = if directive.args == Args::Raw {
+                    htaccel_conf::split_args(&inv.raw).join(" ")
+                } else {
+                    inv.words.join(" ")
+                };
                 if given.eq_ignore_ascii_case(default) {
                     Ok(())
                 } else {

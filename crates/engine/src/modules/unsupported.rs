@@ -23,12 +23,6 @@ pub fn is_unsupported(d: &Directive) -> bool {
     matches!(d.run, Run::Unsupported)
 }
 
-macro_rules! unsupported {
-    ($($name:literal => $ovr:expr),* $(,)?) => {
-        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: Run::Unsupported }, )* ]
-    };
-}
-
 const FI: u32 = OR_FILEINFO | ACCESS_CONF | RSRC_CONF;
 
 /// `<If>`/`<ElseIf>`/`<Else>` and `SetInputFilter` belong to the core.
@@ -36,9 +30,25 @@ pub static CORE_EXTRA: Module = Module {
     source: "core.c",
     identifier: "core_module",
     builtin: true,
-    directives: unsupported!(
-        "SetInputFilter" => FI, "ContentDigest" => crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
-    ),
+    directives: &[
+        Directive {
+            name: "SetInputFilter",
+            args: Args::Raw,
+            req_override: FI,
+            about: "",
+            run: Run::Unsupported,
+        },
+        Directive {
+            name: "ContentDigest",
+            args: Args::Flag,
+            req_override: crate::registry::OR_OPTIONS | ACCESS_CONF | RSRC_CONF,
+            about: "whether or not to send a Content-MD5 header with each request",
+            run: Run::DefaultOnly {
+                default: "Off",
+                missing: "a Content-MD5 header on files",
+            },
+        },
+    ],
 };
 
 /// Modules Debian ships that htaccel does not implement, whose stock

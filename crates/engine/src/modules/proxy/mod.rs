@@ -36,12 +36,6 @@ use std::path::PathBuf;
 
 const SRV: u32 = RSRC_CONF | ACCESS_CONF;
 
-macro_rules! refused {
-    ($($name:literal => $ovr:expr),* $(,)?) => {
-        &[ $( Directive { name: $name, args: Args::Raw, req_override: $ovr, about: "", run: Run::Unsupported }, )* ]
-    };
-}
-
 pub static MODULE: Module = Module {
     source: "mod_proxy.c",
     identifier: "proxy_module",
@@ -136,10 +130,13 @@ static DIRECTIVES: &[Directive] = &[
     },
     Directive {
         name: "ProxyRequests",
-        args: Args::Raw,
+        args: Args::Flag,
         req_override: RSRC_CONF,
-        about: "",
-        run: Run::Unsupported,
+        about: "on if the true proxy requests should be accepted",
+        run: Run::DefaultOnly {
+            default: "Off",
+            missing: "forward proxying",
+        },
     },
     Directive {
         name: "ProxyTimeout",
@@ -215,10 +212,28 @@ pub static FCGI_MODULE: Module = Module {
     source: "mod_proxy_fcgi.c",
     identifier: "proxy_fcgi_module",
     builtin: false,
-    directives: refused!(
-        "ProxyFCGIBackendType" => SRV | OR_FILEINFO, "ProxyFCGISetEnvIf" => SRV | OR_FILEINFO,
-    ),
+    directives: FCGI_DIRECTIVES,
 };
+
+static FCGI_DIRECTIVES: &[Directive] = &[
+    Directive {
+        name: "ProxyFCGIBackendType",
+        args: Args::Take1,
+        req_override: SRV | OR_FILEINFO,
+        about: "Specify the type of FastCGI server: 'Generic', 'FPM'",
+        run: Run::DefaultOnly {
+            default: "FPM",
+            missing: "the SCRIPT_FILENAME and PATH_INFO of a generic FastCGI server",
+        },
+    },
+    Directive {
+        name: "ProxyFCGISetEnvIf",
+        args: Args::Raw,
+        req_override: SRV | OR_FILEINFO,
+        about: "",
+        run: Run::Unsupported,
+    },
+];
 
 /// A FastCGI backend named by a handler: where it listens, and the
 /// `scheme://host[:port]` part Apache puts in `SCRIPT_FILENAME`.

@@ -954,7 +954,7 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLSessionTicketKeyFile", args: Args::Take1, req_override: SRV, about: "TLS session ticket encryption/decryption key file (RFC 5077) ('/path/to/file' - file with 48 bytes of random data)", run: Run::Unsupported },
     Directive { name: "SSLCADNRequestFile", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name file ('/path/to/file' - PEM encoded)", run: Run::Unsupported },
     Directive { name: "SSLCADNRequestPath", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name path ('/path/to/dir' - symlink hashes to PEM of CA certs)", run: Run::Unsupported },
-    Directive { name: "SSLCARevocationCheck", args: Args::Raw, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) checking mode", run: Run::Unsupported },
+    Directive { name: "SSLCARevocationCheck", args: Args::Raw, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) checking mode", run: Run::DefaultOnly { default: "none", missing: "checking client certificates against revocation lists" } },
     Directive { name: "SSLRenegBufferSize", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Configure the amount of memory that will be used for buffering the request body if a per-location SSL renegotiation is required due to changed access control requirements", run: Run::Unsupported },
     Directive { name: "SSLFIPS", args: Args::Flag, req_override: SRV, about: "Enable FIPS-140 mode (`on', `off')", run: Run::Unsupported },
     Directive { name: "SSLCryptoDevice", args: Args::Take1, req_override: SRV, about: "SSL external Crypto Device usage ('builtin', '...')", run: Run::Unsupported },

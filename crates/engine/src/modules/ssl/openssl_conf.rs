@@ -87,6 +87,7 @@ pub fn apply(ssl: &mut SslServer, command: &str, value: &str) -> Result<(), Stri
             return Ok(());
         }
         "DHParameters" => return Ok(()),
+        "Options" => return options(ssl, value),
         "CipherString" | "Ciphersuites" => "use SSLCipherSuite",
         "Protocol" | "MinProtocol" | "MaxProtocol" => "use SSLProtocol",
         "Certificate" | "PrivateKey" => "use SSLCertificateFile and SSLCertificateKeyFile",
@@ -97,6 +98,31 @@ pub fn apply(ssl: &mut SslServer, command: &str, value: &str) -> Result<(), Stri
         _ => "not supported by htaccel yet",
     };
     Err(format!("SSLOpenSSLConfCmd {command}: {instead}"))
+}
+
+/// `Options`: OpenSSL's comma-separated option names, each set or (with
+/// `-`) cleared. Those with a mod_ssl directive of their own act as it
+/// does; the ones that hold whatever rustls does are accepted; any other
+/// is refused.
+fn options(ssl: &mut SslServer, value: &str) -> Result<(), String> {
+    for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (on, name) = match item.strip_prefix('-') {
+            Some(name) => (false, name),
+            None => (true, item.strip_prefix('+').unwrap_or(item)),
+        };
+        match (name.to_ascii_lowercase().as_str(), on) {
+            ("sessionticket", _) => ssl.session_tickets = Some(on),
+            ("serverpreference", _) => ssl.honor_cipher_order = Some(on),
+            // rustls compresses nothing and never renegotiates.
+            ("compression", false) | ("unsafelegacyrenegotiation", false) | ("norenegotiation", true) | ("noresumptiononrenegotiation", _) => {}
+            _ => {
+                return Err(format!(
+                    "SSLOpenSSLConfCmd Options {item}: not supported by htaccel yet (Options it has: SessionTicket, ServerPreference, -Compression, -UnsafeLegacyRenegotiation, NoRenegotiation, NoResumptionOnRenegotiation)"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An OpenSSL group list (`X25519:prime256v1:secp384r1`), every group
