@@ -61,6 +61,11 @@ pub struct TlsUpstream {
     pub check_peer_expire: bool,
     /// `SSLProxyVerify require` (or `optional`): the chain verified.
     pub verify: Option<UpstreamVerify>,
+    /// `SSLProxyProtocol`: TLS 1.2 and TLS 1.3 offered.
+    pub tls12: bool,
+    pub tls13: bool,
+    /// `SSLProxyCipherSuite`: the suites offered, by their OpenSSL names.
+    pub suites: Vec<&'static str>,
 }
 
 /// How an upstream's chain is verified: against the CAs of

@@ -33,13 +33,23 @@ pub(crate) async fn handshake(
     tcp: TcpStream,
     upstream: &TlsUpstream,
 ) -> Result<Stream, BackendError> {
-    let provider = Arc::new(ring::default_provider());
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites: crate::tls::config::suites(&upstream.suites),
+        ..ring::default_provider()
+    });
     let checks = PeerChecks {
         upstream: upstream.clone(),
         provider: provider.clone(),
     };
+    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
+    if upstream.tls13 {
+        versions.push(&rustls::version::TLS13);
+    }
+    if upstream.tls12 {
+        versions.push(&rustls::version::TLS12);
+    }
     let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(&versions)
         .map_err(|e| failed(upstream, &e.to_string()))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(checks))
@@ -293,6 +303,9 @@ mod tests {
             check_peer_cn: cn,
             check_peer_expire: true,
             verify: None,
+            tls12: true,
+            tls13: true,
+            suites: Vec::new(),
         };
         assert!(up(None, None).checks_name());
         assert!(!up(None, Some(false)).checks_name());

@@ -111,7 +111,7 @@ pub(crate) fn openssl_name(suite: CipherSuite) -> Option<&'static str> {
 }
 
 /// The suites of `names` (OpenSSL names) among those ring offers, in that order.
-pub(super) fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
+pub(crate) fn suites(names: &[&str]) -> Vec<SupportedCipherSuite> {
     names
         .iter()
         .filter_map(|n| {

@@ -423,7 +423,11 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
                 .trim_end_matches(']')
                 .to_string(),
         };
+        let (tls12, tls13, suites) = ssl.proxy_offer();
         BackendAddr::Tls(Box::new(TlsUpstream {
+            tls12,
+            tls13,
+            suites,
             addr: format!("{host}:{port}"),
             hostname,
             check_peer_name: ssl.proxy_check_peer_name,

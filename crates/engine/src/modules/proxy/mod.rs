@@ -192,10 +192,13 @@ static DIRECTIVES: &[Directive] = &[
     Directive { name: "BalancerInherit", args: Args::Flag, req_override: RSRC_CONF, about: "on if this server should inherit Balancers and Workers defined in the main server (Setting to off recommended if using the Balancer Manager)", run: Run::WithoutEffect },
     Directive {
         name: "ProxyPassInherit",
-        args: Args::Raw,
+        args: Args::Flag,
         req_override: RSRC_CONF,
-        about: "",
-        run: Run::Unsupported,
+        about: "Inherit main server proxies",
+        run: Run::DefaultOnly {
+            default: "On",
+            missing: "virtual hosts that do not inherit the main server's ProxyPass lines",
+        },
     },
 ];
 

@@ -88,6 +88,11 @@ pub struct SslServer {
     /// `SSLProxyCACertificateFile`, `SSLProxyCACertificatePath`.
     pub proxy_ca_file: Option<PathBuf>,
     pub proxy_ca_path: Option<PathBuf>,
+    /// `SSLProxyProtocol`, `SSLProxyCipherSuite`: what a connection to an
+    /// HTTPS upstream may negotiate.
+    pub proxy_protocols: Option<protocol::Protocols>,
+    pub proxy_suites12: Option<Vec<&'static str>>,
+    pub proxy_suites13: Option<Vec<&'static str>>,
 }
 
 /// The `SSLStapling*` settings of one server (unset: inherited, then
@@ -223,7 +228,32 @@ impl SslServer {
                 .proxy_ca_path
                 .clone()
                 .or_else(|| main.proxy_ca_path.clone()),
+            proxy_protocols: vhost.proxy_protocols.or(main.proxy_protocols),
+            proxy_suites12: vhost
+                .proxy_suites12
+                .clone()
+                .or_else(|| main.proxy_suites12.clone()),
+            proxy_suites13: vhost
+                .proxy_suites13
+                .clone()
+                .or_else(|| main.proxy_suites13.clone()),
         }
+    }
+
+    /// The TLS versions (1.2, 1.3) and suites (TLS 1.3's first, by their
+    /// OpenSSL names) a connection to an HTTPS upstream offers.
+    pub fn proxy_offer(&self) -> (bool, bool, Vec<&'static str>) {
+        let protocols = self.proxy_protocols.unwrap_or(protocol::Protocols::DEFAULT);
+        let mut suites = self
+            .proxy_suites13
+            .clone()
+            .unwrap_or_else(ciphers::tls13_default);
+        suites.extend(
+            self.proxy_suites12
+                .clone()
+                .unwrap_or_else(ciphers::tls12_default),
+        );
+        (protocols.tls1_2, protocols.tls1_3, suites)
     }
 
     pub fn enabled(&self) -> bool {
@@ -419,7 +449,12 @@ fn run_protocol(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> R
             ),
         );
     }
-    w.server()?.modules.ssl.protocols = Some(parsed.protocols);
+    let ssl = &mut w.server()?.modules.ssl;
+    if inv.name.eq_ignore_ascii_case("SSLProxyProtocol") {
+        ssl.proxy_protocols = Some(parsed.protocols);
+    } else {
+        ssl.protocols = Some(parsed.protocols);
+    }
     Ok(())
 }
 
@@ -428,7 +463,8 @@ fn run_cipher_suite(
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
-    if in_directory(w) {
+    let proxy = inv.name.eq_ignore_ascii_case("SSLProxyCipherSuite");
+    if in_directory(w) && !proxy {
         return Err(format!(
             "{} in a directory context needs a renegotiation, which htaccel does not do: set it in the <VirtualHost>",
             inv.name
@@ -440,8 +476,13 @@ fn run_cipher_suite(
         _ => return Err(format!("{} takes 1-2 arguments", inv.name)),
     };
     let ssl = &mut w.server()?.modules.ssl;
+    let (suites12, suites13) = if proxy {
+        (&mut ssl.proxy_suites12, &mut ssl.proxy_suites13)
+    } else {
+        (&mut ssl.suites12, &mut ssl.suites13)
+    };
     if proto.eq_ignore_ascii_case("TLSv1.3") {
-        ssl.suites13 = Some(ciphers::parse_tls13(spec)?);
+        *suites13 = Some(ciphers::parse_tls13(spec)?);
     } else if proto.eq_ignore_ascii_case("SSL") {
         let list = ciphers::parse_tls12(spec)?;
         if list.is_empty() {
@@ -451,7 +492,7 @@ fn run_cipher_suite(
                 ciphers::tls12_default().join(":")
             ));
         }
-        ssl.suites12 = Some(list);
+        *suites12 = Some(list);
     } else {
         return Err(format!("{}: protocol '{proto}' not supported", inv.name));
     }
@@ -955,9 +996,9 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLCADNRequestFile", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name file ('/path/to/file' - PEM encoded)", run: Run::Unsupported },
     Directive { name: "SSLCADNRequestPath", args: Args::Take1, req_override: SRV, about: "SSL CA Distinguished Name path ('/path/to/dir' - symlink hashes to PEM of CA certs)", run: Run::Unsupported },
     Directive { name: "SSLCARevocationCheck", args: Args::Raw, req_override: SRV, about: "SSL CA Certificate Revocation List (CRL) checking mode", run: Run::DefaultOnly { default: "none", missing: "checking client certificates against revocation lists" } },
-    Directive { name: "SSLRenegBufferSize", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Configure the amount of memory that will be used for buffering the request body if a per-location SSL renegotiation is required due to changed access control requirements", run: Run::Unsupported },
-    Directive { name: "SSLFIPS", args: Args::Flag, req_override: SRV, about: "Enable FIPS-140 mode (`on', `off')", run: Run::Unsupported },
-    Directive { name: "SSLCryptoDevice", args: Args::Take1, req_override: SRV, about: "SSL external Crypto Device usage ('builtin', '...')", run: Run::Unsupported },
+    Directive { name: "SSLRenegBufferSize", args: Args::Take1, req_override: OR_AUTHCFG | ACCESS_CONF | RSRC_CONF, about: "Configure the amount of memory that will be used for buffering the request body if a per-location SSL renegotiation is required due to changed access control requirements", run: Run::WithoutEffect },
+    Directive { name: "SSLFIPS", args: Args::Flag, req_override: SRV, about: "Enable FIPS-140 mode (`on', `off')", run: Run::DefaultOnly { default: "Off", missing: "FIPS 140 mode" } },
+    Directive { name: "SSLCryptoDevice", args: Args::Take1, req_override: SRV, about: "SSL external Crypto Device usage ('builtin', '...')", run: Run::DefaultOnly { default: "builtin", missing: "an OpenSSL engine" } },
     Directive { name: "SSLOCSPEnable", args: Args::Raw, req_override: SRV, about: "Enable use of OCSP to verify certificate revocation mode ('on', 'leaf', 'off', 'no_ocsp_for_cert_ok')", run: Run::Unsupported },
     Directive { name: "SSLLog", args: Args::Take1, req_override: SRV, about: "SSLLog directive is no longer supported - use ErrorLog.", run: Run::Handler(|_w, _inv, _c| Err("SSLLog directive is no longer supported - use ErrorLog.".into())) },
     Directive { name: "SSLLogLevel", args: Args::Take1, req_override: SRV, about: "SSLLogLevel directive is no longer supported - use LogLevel.", run: Run::Handler(|_w, _inv, _c| Err("SSLLogLevel directive is no longer supported - use LogLevel.".into())) },
@@ -980,8 +1021,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "SSLProxyCARevocationCheck", args: Args::Raw, req_override: RSRC_CONF, about: "SSL Proxy: CA Certificate Revocation List (CRL) checking mode", run: Run::Unsupported },
     Directive { name: "SSLProxyMachineCertificatePath", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: directory containing client certificates", run: Run::Unsupported },
     Directive { name: "SSLProxyMachineCertificateChainFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing issuing certificates of the client certificate", run: Run::Unsupported },
-    Directive { name: "SSLProxyProtocol", args: Args::Raw, req_override: RSRC_CONF, about: "SSL Proxy: enable or disable SSL protocol flavors", run: Run::Unsupported },
-    Directive { name: "SSLProxyCipherSuite", args: Args::Take12, req_override: RSRC_CONF, about: "SSL Proxy: colon-delimited list of permitted SSL ciphers", run: Run::Unsupported },
+    Directive { name: "SSLProxyProtocol", args: Args::Argv, req_override: RSRC_CONF, about: "SSL Proxy: enable or disable SSL protocol flavors", run: Run::Handler(run_protocol) },
+    Directive { name: "SSLProxyCipherSuite", args: Args::Take12, req_override: RSRC_CONF, about: "SSL Proxy: colon-delimited list of permitted SSL ciphers", run: Run::Handler(run_cipher_suite) },
     Directive { name: "SSLProxyVerify", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: whether to verify the remote certificate", run: Run::Handler(run_proxy_verify) },
     Directive { name: "SSLProxyVerifyDepth", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: maximum certificate verification depth", run: Run::Handler(run_proxy_ca) },
     Directive { name: "SSLProxyCACertificateFile", args: Args::Take1, req_override: RSRC_CONF, about: "SSL Proxy: file containing server certificates", run: Run::Handler(run_proxy_ca) },
