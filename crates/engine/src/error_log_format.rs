@@ -26,7 +26,7 @@ use std::time::SystemTime;
 const MAX_STRING_LEN: usize = 8192;
 
 /// Apache's log levels, most severe first (`priorities` in log.c).
-const LEVELS: [&str; 16] = [
+pub const LEVELS: [&str; 16] = [
     "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
     "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
 ];

@@ -3,7 +3,7 @@
 
 use crate::piped_log::PipedLog;
 use htaccel_engine::config::server::LogCondition;
-use htaccel_engine::error_log_format::{ErrorLogFormat, LineFacts};
+use htaccel_engine::error_log_format::{ErrorLogFormat, LineFacts, LEVELS};
 use htaccel_engine::http::{AccessEntry, ErrorEvent, Log};
 use htaccel_engine::log_format::{self, LogFormat};
 use std::fs::{File, OpenOptions};
@@ -12,12 +12,7 @@ use std::net::SocketAddr;
 use std::os::fd::FromRawFd;
 use std::sync::Arc;
 
-/// Apache's log levels, most severe first.
-const LEVELS: &[&str] = &[
-    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
-    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
-];
-
+/// A level's rank, most severe first (an unknown name ranks last).
 fn severity(level: &str) -> usize {
     LEVELS
         .iter()

@@ -62,25 +62,9 @@ fn lines_of(program: &str, extra: &[&str], format: Option<&str>) -> Vec<String> 
     }
     common::stop_program(child);
     let text = std::fs::read_to_string(root.path().join("error.log")).unwrap_or_default();
-    let digits = |l: &str| {
-        let mut out = String::new();
-        let mut in_number = false;
-        for c in l.chars() {
-            if c.is_ascii_digit() {
-                if !in_number {
-                    out.push('N');
-                }
-                in_number = true;
-            } else {
-                in_number = false;
-                out.push(c);
-            }
-        }
-        out
-    };
     text.lines()
         .filter(|l| l.contains(&format!("{r}/site")))
-        .map(|l| digits(&l.replace(&r, "ROOT")))
+        .map(|l| common::mask_numbers(&l.replace(&r, "ROOT")))
         .collect()
 }
 

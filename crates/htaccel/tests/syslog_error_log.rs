@@ -113,20 +113,7 @@ fn mask(message: &str) -> String {
         return message.to_string();
     };
     let rest = rest.get(16..).unwrap_or(rest);
-    let mut out = format!("{pri}>");
-    let mut in_number = false;
-    for c in rest.chars() {
-        if c.is_ascii_digit() {
-            if !in_number {
-                out.push('N');
-            }
-            in_number = true;
-        } else {
-            in_number = false;
-            out.push(c);
-        }
-    }
-    out
+    format!("{pri}>{}", common::mask_numbers(rest))
 }
 
 #[test]

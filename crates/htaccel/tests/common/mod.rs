@@ -98,6 +98,26 @@ pub fn server_head(root: &Path, port: u16, name: &str, modules: &[&str]) -> Stri
     )
 }
 
+/// `text` with every run of digits replaced by `N` (times, process and
+/// thread ids, ports), for comparing log lines of two servers.
+#[allow(dead_code)]
+pub fn mask_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
