@@ -156,6 +156,7 @@ impl Server {
                     "ServerRoot /usr/lib/apache2\n\
                      LoadModule authz_core_module modules/mod_authz_core.so\n\
                      LoadModule mime_module modules/mod_mime.so\n\
+                     LoadModule dir_module modules/mod_dir.so\n\
                      LoadModule ssl_module modules/mod_ssl.so\n\
                      TypesConfig /etc/mime.types\n\
                      Listen 127.0.0.1:{port}\nServerName localhost\n\

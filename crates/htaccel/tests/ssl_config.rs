@@ -187,7 +187,7 @@ fn listen_on_ipv6_with_tls() {
     dir.write("site/index.html", "over tls\n");
     let d = dir.path().display().to_string();
     let conf = format!(
-        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen [::]:@PORT@\nServerName localhost\nDocumentRoot {d}/site\nSSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key\n"
+        "ServerRoot /usr/lib/apache2\nLoadModule mime_module modules/mod_mime.so\nLoadModule dir_module modules/mod_dir.so\nTypesConfig /etc/mime.types\nLoadModule ssl_module modules/mod_ssl.so\nListen [::]:@PORT@\nServerName localhost\nDocumentRoot {d}/site\nSSLEngine on\nSSLCertificateFile {d}/a.crt\nSSLCertificateKeyFile {d}/a.key\n"
     );
     let server = common::Server::with_config(&conf, dir.path());
     for host in ["[::1]", "127.0.0.1"] {

@@ -515,8 +515,10 @@ impl<T: Transport> Conn<T> {
         let mut started = now;
         loop {
             if !self.rbuf.is_empty() {
+                let stream_limits;
                 let limits = if self.stream.carries_one_request() {
-                    &crate::stream_limits::HEAD_LIMITS
+                    stream_limits = crate::stream_limits::head_limits(&shared.limits);
+                    &stream_limits
                 } else {
                     &shared.limits
                 };

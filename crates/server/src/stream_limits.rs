@@ -34,6 +34,16 @@ pub(crate) const HEAD_LIMITS: Limits = Limits {
     require_http10: false,
 };
 
+/// [`HEAD_LIMITS`] with the server's method rule: a stream's request line
+/// passes Apache's `ap_parse_request_line` too, so `HttpProtocolOptions
+/// RegisteredMethods` answers an unregistered method 501 there as well.
+pub(crate) fn head_limits(server: &Limits) -> Limits {
+    Limits {
+        registered_methods: server.registered_methods,
+        ..HEAD_LIMITS
+    }
+}
+
 /// What becomes of a stream's request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
