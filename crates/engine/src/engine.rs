@@ -256,6 +256,16 @@ impl Engine {
     }
 }
 
+/// `ap_get_server_name` for `req` on a server named `server_name`: the
+/// host the client named, else `server_name`; `server_name` alone under
+/// `UseCanonicalName On` (`canonical`).
+pub fn server_name_for(req: &Request, server_name: &str, canonical: bool) -> String {
+    match request_host(req) {
+        Some((host, _)) if !canonical => host,
+        _ => server_name.to_string(),
+    }
+}
+
 /// The host and port the client asked for (absolute-form target or `Host`), lower-cased.
 pub fn request_host(req: &Request) -> Option<(String, Option<u16>)> {
     let raw = if let Some(rest) = req
@@ -426,13 +436,7 @@ impl Ctx<'_> {
     /// the host the client named, else `ServerName`; under `On`,
     /// `ServerName`.
     pub fn server_name(&self) -> String {
-        if self.canonical_name() {
-            return self.site.server_name.clone();
-        }
-        match request_host(self.req) {
-            Some((h, _)) => h,
-            None => self.site.server_name.clone(),
-        }
+        server_name_for(self.req, &self.site.server_name, self.canonical_name())
     }
 
     /// `ap_get_server_port`: under `UseCanonicalName Off` the port the
@@ -488,23 +492,21 @@ impl Ctx<'_> {
         }
     }
 
-    /// Log why the request failed, once, in Apache's shape.
     /// Write an error-log line about this request (`ap_log_rerror`).
     pub fn log_error(&self, level: &str, module: &str, message: &str) {
-        let request_server_name = self.server_name();
         self.site.log.error_event(&crate::http::ErrorEvent {
             level,
             module,
             client: Some(self.req.remote()),
             message,
-            headers_in: Some(&self.req.headers),
-            local: Some(self.req.local),
+            request: Some(self.req),
             env: Some(&self.env),
             server_name: Some(&self.site.server_name),
-            request_server_name: Some(&request_server_name),
+            canonical_name: self.canonical_name(),
         });
     }
 
+    /// Log why the request failed, once, in Apache's shape.
     pub fn log_reason(&mut self) {
         if let Some(r) = self.reason.take() {
             self.log_error(&r.level, r.module, &r.message);

@@ -18,18 +18,14 @@
 //! of a line without one.
 
 use crate::http::ErrorEvent;
-use crate::log_format::{escape_error_item, split_os_error, status_text, time_text, TimeText};
+use crate::log_format::{
+    escape_error_item, split_os_error, status_text, time_text, TimeText, LEVELS,
+};
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// Apache's buffer for one error-log line.
 const MAX_STRING_LEN: usize = 8192;
-
-/// Apache's log levels, most severe first (`priorities` in log.c).
-pub const LEVELS: [&str; 16] = [
-    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
-    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
-];
 
 /// A level's number (0 `emerg` … 15 `trace8`).
 fn level_number(level: &str) -> usize {
@@ -194,7 +190,7 @@ fn render_item(
             }
         }
         Kind::LocalAddr => {
-            if let Some(l) = event.local {
+            if let Some(l) = event.request.map(|r| r.local) {
                 let _ = write!(out, "{}:{}", l.ip().to_canonical(), l.port());
             }
         }
@@ -212,8 +208,8 @@ fn render_item(
         Kind::SourceFile => {}
         Kind::Header => {
             let value = event
-                .headers_in
-                .and_then(|h| h.get_joined(arg.unwrap_or("")));
+                .request
+                .and_then(|r| r.headers.get_joined(arg.unwrap_or("")));
             if let Some(v) = value {
                 escape_error_item(&v, MAX_STRING_LEN, out);
             }
@@ -232,8 +228,13 @@ fn render_item(
         }
         Kind::VirtualHost => out.push_str(event.server_name.unwrap_or(facts.server_name)),
         Kind::ServerName => {
-            if event.headers_in.is_some() {
-                out.push_str(event.request_server_name.unwrap_or(facts.server_name));
+            if let Some(req) = event.request {
+                let name = event.server_name.unwrap_or(facts.server_name);
+                out.push_str(&crate::engine::server_name_for(
+                    req,
+                    name,
+                    event.canonical_name,
+                ));
             }
         }
     }
@@ -385,19 +386,18 @@ fn parse_text(rest: &mut &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::Headers;
+    use crate::http::Request;
 
-    fn event<'a>(message: &'a str, headers: Option<&'a Headers>) -> ErrorEvent<'a> {
+    fn event<'a>(message: &'a str, request: Option<&'a Request>) -> ErrorEvent<'a> {
         ErrorEvent {
             level: "error",
             module: "authz_core",
             client: Some("127.0.0.1:4242".parse().unwrap()),
             message,
-            headers_in: headers,
-            local: Some("127.0.0.1:80".parse().unwrap()),
+            request,
             env: None,
             server_name: Some("a.example"),
-            request_server_name: Some("www.a.example"),
+            canonical_name: false,
         }
     }
 
@@ -422,8 +422,8 @@ mod tests {
     fn debians_commented_format() {
         let f =
             r"[%{u}t] [%-m:%l] [pid %P:tid %T] %7F: %E: [client\ %a] %M% ,\ referer\ %{Referer}i";
-        let mut h = Headers::new();
-        let line = render(f, &event("AH01630: client denied", Some(&h)));
+        let mut req = crate::test_support::request("GET", "/", "www.a.example");
+        let line = render(f, &event("AH01630: client denied", Some(&req)));
         // `%7F` is below the line's level and `%E` empty: both fields go;
         // no Referer: its field goes.
         assert!(
@@ -432,8 +432,8 @@ mod tests {
             ),
             "{line}"
         );
-        h.push("Referer", "http://r/\"x\"");
-        let line = render(f, &event("(13)Permission denied: AH00132: no", Some(&h)));
+        req.headers.push("Referer", "http://r/\"x\"");
+        let line = render(f, &event("(13)Permission denied: AH00132: no", Some(&req)));
         assert!(
             line.ends_with("[pid 7:tid 9] (13)Permission denied: [client 127.0.0.1:4242] AH00132: no, referer http://r/\"x\""),
             "{line}"
@@ -444,11 +444,17 @@ mod tests {
     fn flags_and_items() {
         let e = event("m", None);
         assert_eq!(render("%-{X}e %M", &e), "- m");
-        // `%V` of a line about no request is empty: its field goes.
-        assert_eq!(
-            render("%{g}T %P %v %V %A %M%%", &e),
-            "8 7 a.example 127.0.0.1:80 m%"
-        );
+        // `%V` and `%A` of a line about no request are empty: their
+        // fields go.
+        assert_eq!(render("%{g}T %P %v %V %A %M%%", &e), "8 7 a.example m%");
+        let req = crate::test_support::request("GET", "/", "www.a.example:8080");
+        let e = event("m", Some(&req));
+        assert_eq!(render("%V %A %M", &e), "www.a.example 127.0.0.1:80 m");
+        let e = ErrorEvent {
+            canonical_name: true,
+            ..e
+        };
+        assert_eq!(render("%V %M", &e), "a.example m");
         assert_eq!(render(r"a\tb\\ %M", &e), "a\tb\\ m");
     }
 

@@ -879,6 +879,12 @@ fn apr_time(t: SystemTime) -> i64 {
     }
 }
 
+/// Apache's log levels, most severe first (`priorities` in log.c).
+pub const LEVELS: [&str; 16] = [
+    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
+    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
+];
+
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -1050,7 +1056,7 @@ pub fn error_event_line(
     event: &crate::http::ErrorEvent<'_>,
 ) -> String {
     let (errno, message) = split_os_error(event.message.as_bytes());
-    let referer = event.headers_in.and_then(|h| h.get_joined("Referer"));
+    let referer = event.request.and_then(|r| r.headers.get_joined("Referer"));
     ErrorRecord {
         time: now,
         level: event.level,

@@ -3,8 +3,9 @@
 
 use crate::piped_log::PipedLog;
 use htaccel_engine::config::server::LogCondition;
-use htaccel_engine::error_log_format::{ErrorLogFormat, LineFacts, LEVELS};
+use htaccel_engine::error_log_format::{ErrorLogFormat, LineFacts};
 use htaccel_engine::http::{AccessEntry, ErrorEvent, Log};
+use htaccel_engine::log_format::LEVELS;
 use htaccel_engine::log_format::{self, LogFormat};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -88,12 +89,12 @@ impl Logs {
         }
     }
 
-    /// `ErrorLogFormat` (parsed already when the configuration was read)
-    /// and the server's name.
-    pub fn with_format(mut self, format: Option<&str>, server_name: &str) -> Result<Self, String> {
-        self.format = format.map(ErrorLogFormat::parse).transpose()?;
+    /// `ErrorLogFormat` (parsed when the configuration was read) and the
+    /// server's name.
+    pub fn with_format(mut self, format: Option<&ErrorLogFormat>, server_name: &str) -> Self {
+        self.format = format.cloned();
         self.server_name = server_name.to_string();
-        Ok(self)
+        self
     }
 
     /// One error-log line (without its newline) to its target.

@@ -278,16 +278,16 @@ fn open_logs(
     }
     let format = conf
         .error_log_format
-        .as_deref()
-        .or(main.error_log_format.as_deref());
+        .as_ref()
+        .or(main.error_log_format.as_ref());
     let name = conf
         .server_name
         .as_deref()
         .or(main.server_name.as_deref())
         .unwrap_or_default();
-    Logs::new(error_file, &level, access)
+    Ok(Logs::new(error_file, &level, access)
         .with_module_levels(&modules)
-        .with_format(format, name)
+        .with_format(format, name))
 }
 
 /// A log target relative to `ServerRoot`, as Apache resolves it.

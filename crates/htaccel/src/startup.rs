@@ -29,11 +29,6 @@ pub fn default_server_root() -> PathBuf {
 /// htaccel's own.
 const CONFIG_FILES: &[&str] = &["apache2.conf", "conf/httpd.conf", "htaccel.conf"];
 
-/// Apache's log levels, most severe first.
-const LEVELS: &[&str] = &[
-    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug",
-];
-
 impl Start {
     pub fn server_root(&self) -> PathBuf {
         self.server_root.clone().unwrap_or_else(default_server_root)
@@ -84,7 +79,11 @@ impl Start {
 
     /// Whether a start-up message of `level` is shown (`-e`; `warn` unless said).
     pub fn shows(&self, level: &str) -> bool {
-        let rank = |l: &str| LEVELS.iter().position(|x| x.eq_ignore_ascii_case(l));
+        let rank = |l: &str| {
+            htaccel_engine::log_format::LEVELS
+                .iter()
+                .position(|x| x.eq_ignore_ascii_case(l))
+        };
         let threshold = self.startup_level.as_deref().and_then(rank).unwrap_or(4);
         rank(level).is_some_and(|r| r <= threshold)
     }

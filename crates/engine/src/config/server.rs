@@ -134,8 +134,8 @@ pub struct ServerConf {
     pub encoded_slashes: Option<crate::uri::EncodedSlashes>,
     /// `MergeSlashes`.
     pub merge_slashes: Option<bool>,
-    /// `ErrorLogFormat` (the main form), checked when read.
-    pub error_log_format: Option<String>,
+    /// `ErrorLogFormat` (the main form), parsed when read.
+    pub error_log_format: Option<crate::error_log_format::ErrorLogFormat>,
     /// `HttpProtocolOptions`: the words given, each a bit of its pair.
     pub http_protocol: HttpProtocolOptions,
     /// `AccessFileMaxSize`, `AccessFileMaxDirectives`.

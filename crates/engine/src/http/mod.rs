@@ -633,9 +633,8 @@ pub trait Log: Send + Sync {
     /// One error-log line: Apache level name (`error`, `warn`, …), module (`core`), message.
     fn error(&self, level: &str, module: &str, client: Option<SocketAddr>, message: &str);
     /// One error-log line written while a request is answered, with the
-    /// request's header fields (the default format appends its
-    /// `Referer`; `ErrorLogFormat` may show any, `%{Name}i`). Default:
-    /// `error`.
+    /// request (the default format appends its `Referer`; `ErrorLogFormat`
+    /// may show its fields, address and names). Default: `error`.
     fn error_event(&self, event: &ErrorEvent<'_>) {
         self.error(event.level, event.module, event.client, event.message);
     }
@@ -654,11 +653,10 @@ impl<'a> ErrorEvent<'a> {
             module,
             client,
             message,
-            headers_in: None,
-            local: None,
+            request: None,
             env: None,
             server_name: None,
-            request_server_name: None,
+            canonical_name: false,
         }
     }
 }
@@ -670,16 +668,15 @@ pub struct ErrorEvent<'a> {
     pub module: &'a str,
     pub client: Option<SocketAddr>,
     pub message: &'a str,
-    /// The request's header fields (`None` for a line about no request).
-    pub headers_in: Option<&'a Headers>,
-    /// The connection's local address (`%A`).
-    pub local: Option<SocketAddr>,
+    /// The request (`None` for a line about no request): its header
+    /// fields (`Referer`, `%{Name}i`), local address (`%A`) and host (`%V`).
+    pub request: Option<&'a Request>,
     /// The request's environment (`%{NAME}e`).
     pub env: Option<&'a crate::env::Env>,
     /// The `ServerName` of the server answering (`%v`).
     pub server_name: Option<&'a str>,
-    /// The name the request used (`%V`, `ap_get_server_name`).
-    pub request_server_name: Option<&'a str>,
+    /// `UseCanonicalName On` where the request is (`%V` is then `ServerName`).
+    pub canonical_name: bool,
 }
 
 /// What the access log may print about one exchange (`LogFormat` inputs).

@@ -294,19 +294,13 @@ fn run_load_module(
     Ok(())
 }
 
-/// Apache's log levels, most severe first.
-const LOG_LEVELS: &[&str] = &[
-    "emerg", "alert", "crit", "error", "warn", "notice", "info", "debug", "trace1", "trace2",
-    "trace3", "trace4", "trace5", "trace6", "trace7", "trace8",
-];
-
 /// `LogLevel [level] [module:level …]`: the server's level and per-module
 /// ones. htaccel writes no `trace` lines and has no per-directory levels:
 /// both are said at start-up rather than silently dropped.
 fn run_log_level(w: &mut Walker<'_>, inv: &Invocation<'_>, _c: &mut DirConf) -> Result<(), String> {
     let level = |word: &str| -> Result<String, String> {
         let lower = word.to_ascii_lowercase();
-        if LOG_LEVELS.contains(&lower.as_str()) {
+        if crate::log_format::LEVELS.contains(&lower.as_str()) {
             Ok(lower)
         } else {
             Err(format!("LogLevel keyword must be one of emerg/alert/crit/error/warn/notice/info/debug/trace1/.../trace8 (got {word})"))
@@ -384,8 +378,8 @@ pub static DIRECTIVES: &[Directive] = &[
     Directive { name: "ErrorLogFormat", args: Args::Take12, req_override: RSRC_CONF, about: "Format string for the ErrorLog", run: Run::Handler(|w, inv, _| {
         match inv.words.as_slice() {
             [format] => {
-                crate::error_log_format::ErrorLogFormat::parse(format)?;
-                w.server()?.error_log_format = Some(format.clone());
+                let parsed = crate::error_log_format::ErrorLogFormat::parse(format)?;
+                w.server()?.error_log_format = Some(parsed);
                 Ok(())
             }
             [kind, format] if kind.eq_ignore_ascii_case("connection") || kind.eq_ignore_ascii_case("request") => {
