@@ -409,6 +409,7 @@ impl Log for Engine {
             server_port: site.port,
             bytes_out: entry.bytes_out,
             bytes_in: entry.bytes_in,
+            ttfb: entry.ttfb,
             env: entry.env,
             notes: entry.notes,
             ..Default::default()

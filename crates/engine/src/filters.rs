@@ -44,6 +44,13 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if !env.is_empty() {
         resp.log_vars.get_or_insert_with(Default::default).env = env;
     }
+    // Apache's filter goes with the handler's output: an error page, whose
+    // filters start again from the protocol's, has none.
+    if !error && hooks::tracks_ttfb(ctx) {
+        resp.log_vars
+            .get_or_insert_with(Default::default)
+            .track_ttfb = true;
+    }
     // mod_log_config's `%h`, as `HostnameLookups` has it for the request.
     resp.remote_host = ctx.remote_host();
     // mod_deflate's filter runs before mod_headers' (both content filters,

@@ -363,6 +363,8 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
     } else {
         String::new()
     };
+    // mod_include's filter, attached where no includes are allowed.
+    let unparsed = file.is_some() && hooks::filter_passes_unchanged(ctx);
     let input = default_handler::FileRequest {
         method: &ctx.method,
         headers: &ctx.headers_in,
@@ -372,16 +374,21 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         content_type: content_type.as_deref(),
         content_encoding: ctx.encodings.last().map(String::as_str),
         content_language: language.as_deref(),
-        etag_bits: ETagSet::effective(ctx.conf.core.etag),
+        etag_bits: if unparsed {
+            crate::http::etag::ETAG_NONE
+        } else {
+            ETagSet::effective(ctx.conf.core.etag)
+        },
         vlist_validator: ctx.vlist_validator.as_deref(),
         content_md5: false,
+        no_local_copy: unparsed,
         request_time_us: now,
         now_us: now,
         trace_enabled: ctx.engine.trace_enable,
         range_limits: ctx.conf.core.range_limits(),
         boundary: &boundary,
     };
-    match default_handler::serve(&input) {
+    let answer = match default_handler::serve(&input) {
         Ok(resp) => Ok(resp),
         // The default handler cuts ranges itself, standing for Apache's
         // byte-range filter, which runs after the output filters: the
@@ -410,7 +417,11 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
             }
             Err(refusal.status)
         }
+    };
+    if unparsed && answer.is_ok() {
+        hooks::filter_removed(ctx);
     }
+    answer
 }
 
 /// The `Content-Type` as sent: `AddDefaultCharset` applies to `text/plain`

@@ -1323,6 +1323,7 @@ mod tests {
             notes: &[],
             remote_host: None,
             bytes_in: None,
+            ttfb: None,
         }
     }
 

@@ -92,6 +92,8 @@ pub struct Ctx<'a> {
     /// The request headers for byte ranges cut after the content filters
     /// (the handler saw no `Range` because `DEFLATE` may change the body).
     pub range_deferred: Option<crate::http::Headers>,
+    /// mod_include's `INCLUDES` filter is attached.
+    pub includes_filter: bool,
     /// `r->request_time`, microseconds since the epoch: read through
     /// [`Ctx::request_time_us`], which records the clock as an input.
     request_time: i64,
@@ -336,6 +338,7 @@ impl<'a> Ctx<'a> {
             context_document_root: None,
             document_root: None,
             range_deferred: None,
+            includes_filter: false,
             request_time: crate::engine::clock_us(),
             notes: Vec::new(),
             output_done: false,

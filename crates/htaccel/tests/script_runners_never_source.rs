@@ -1,8 +1,10 @@
 //! A configuration that loads a script runner htaccel does not have
 //! (mod_fcgid, mod_suphp, mod_lsapi, mod_wsgi, mod_perl, mod_python,
-//! mod_lua, mod_include) never gets the files that runner would run sent
-//! as they are: they are answered 403 with an error-log line, and the rest
-//! of the site is served.
+//! mod_lua) never gets the files that runner would run sent as they are:
+//! they are answered 403 with an error-log line, and the rest of the site
+//! is served. mod_include's filter, where `Options` allows includes, is
+//! refused alike (without includes allowed it passes the file as Apache
+//! does, compared with Apache in `tests/cases/mime/includes-not-allowed`).
 //!
 //! Apache cannot answer these expectations: with the module it runs the
 //! files (this machine has none of these modules installed), without it it
@@ -67,24 +69,12 @@ const RUNNERS: &[(&str, &str, &[&str])] = &[
         "<FilesMatch \\.pl$>\n  SetHandler perl-script\n</FilesMatch>",
         &["/run.pl"],
     ),
-    (
-        "LoadModule include_module modules/mod_include.so",
-        "AddHandler server-parsed .shtml",
-        &["/page.shtml"],
-    ),
 ];
 
 #[test]
 fn files_a_loaded_runner_would_run_are_never_sent() {
     let site = TempDir::new("runners-site");
-    for name in [
-        "index.php",
-        "x.phtml",
-        "app.fcgi",
-        "app.wsgi",
-        "run.pl",
-        "page.shtml",
-    ] {
+    for name in ["index.php", "x.phtml", "app.fcgi", "app.wsgi", "run.pl"] {
         site.write(name, &format!("secret {MARKER}\n"));
     }
     site.write("plain.html", "plain\n");
@@ -120,4 +110,50 @@ fn without_a_runner_loaded_its_handler_names_are_apaches_default() {
     let conf = config(&site, &run, "AddHandler server-parsed .shtml");
     let server = Server::with_config(&conf, run.path());
     assert_eq!(server.get("/page.shtml"), (200, "ssi\n".to_string()));
+}
+
+#[test]
+fn server_side_includes_are_refused_where_options_allow_them() {
+    // Apache with mod_include parses these files; htaccel does not parse
+    // server-side includes and answers 403 rather than send the elements
+    // (an `exec` names a command) unparsed.
+    let site = TempDir::new("includes-site");
+    for dir in ["on", "noexec", "off"] {
+        site.write(
+            &format!("{dir}/page.shtml"),
+            &format!("<!--#exec cmd=\"cat /etc/{MARKER}\" -->\n"),
+        );
+        site.write(&format!("{dir}/a.html"), &format!("{MARKER}\n"));
+    }
+    let root = site.path().display();
+    let lines = format!(
+        "LoadModule include_module modules/mod_include.so\n\
+         AddType text/html .shtml\nAddOutputFilter INCLUDES .shtml\n\
+         <Directory {root}/on>\n  Options +Includes\n  AddHandler server-parsed .html\n</Directory>\n\
+         <Directory {root}/noexec>\n  Options +IncludesNoExec\n  AddHandler server-parsed .html\n</Directory>\n\
+         <Directory {root}/off>\n  Options -Includes\n  AddHandler server-parsed .html\n</Directory>"
+    );
+    let run = TempDir::new("includes-run");
+    let server = Server::with_config(&config(&site, &run, &lines), run.path());
+    for url in [
+        "/on/page.shtml",
+        "/on/a.html",
+        "/noexec/page.shtml",
+        "/noexec/a.html",
+    ] {
+        let (status, body) = server.get(url);
+        assert_eq!(status, 403, "GET {url}:\n{body}");
+        assert!(!body.contains(MARKER), "GET {url} sent the elements");
+    }
+    assert_eq!(server.get("/on/missing.shtml").0, 404);
+    // Where no includes are allowed, Apache's filter removes itself: the
+    // file as it is.
+    assert_eq!(server.get("/off/a.html"), (200, format!("{MARKER}\n")));
+    let log = std::fs::read_to_string(run.path().join("error.log")).unwrap();
+    assert!(
+        log.contains("[include:error]")
+            && log.contains("htaccel does not parse server-side includes"),
+        "{log}"
+    );
+    assert!(log.contains("AH01374"), "{log}");
 }

@@ -542,7 +542,11 @@ impl<T: Transport> Conn<T> {
         prepared: Option<&PreparedHead>,
     ) -> std::io::Result<bool> {
         self.answer_start.set(Some(self.out.position()));
-        self.log_vars.replace(resp.log_vars.clone());
+        let mut vars = resp.log_vars.clone();
+        if let Some(v) = vars.as_mut().filter(|v| v.track_ttfb) {
+            v.ttfb = Some(ex.started.elapsed());
+        }
+        self.log_vars.replace(vars);
         self.log_remote_host.replace(resp.remote_host.clone());
         let status = resp.status;
         let header_only = ex.head || status_has_no_body(status);
@@ -738,6 +742,7 @@ impl<T: Transport> Conn<T> {
             notes: vars.as_ref().map_or(&[], |v| &v.notes),
             remote_host: remote_host.as_deref(),
             bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
+            ttfb: vars.as_ref().and_then(|v| v.ttfb),
         });
     }
 }

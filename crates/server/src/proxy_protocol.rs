@@ -176,6 +176,7 @@ fn log_408(
         notes: &[],
         remote_host: None,
         bytes_in: None,
+        ttfb: None,
     });
 }
 

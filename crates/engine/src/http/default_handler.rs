@@ -125,6 +125,9 @@ pub struct FileRequest<'a> {
     pub vlist_validator: Option<&'a str>,
     /// `ContentDigest On`.
     pub content_md5: bool,
+    /// `r->no_local_copy`: preconditions are not evaluated (never a 304
+    /// nor a 412), as for a body a filter may make anew (mod_include).
+    pub no_local_copy: bool,
     /// When the request started, µs since the epoch.
     pub request_time_us: i64,
     /// The current time, µs since the epoch.
@@ -233,7 +236,7 @@ pub fn serve(req: &FileRequest<'_>) -> Result<Response, Refusal> {
         request_time: req.request_time_us.div_euclid(1_000_000),
         now: req.now_us.div_euclid(1_000_000),
     };
-    let verdict = if has_preconditions(req.headers) {
+    let verdict = if !req.no_local_copy && has_preconditions(req.headers) {
         meets_conditions(
             req.method,
             req.status_so_far,
@@ -337,6 +340,7 @@ mod tests {
             etag_bits: 0,
             vlist_validator: None,
             content_md5: false,
+            no_local_copy: false,
             request_time_us: later,
             now_us: later,
             trace_enabled: true,

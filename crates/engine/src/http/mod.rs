@@ -521,6 +521,13 @@ pub struct LogVars {
     pub env: Vec<(String, String)>,
     /// The request notes once the output filters ran (`%{NAME}n`).
     pub notes: Vec<(String, String)>,
+    /// `LogIOTrackTTFB On` applies: the connection layer sets [`ttfb`]
+    /// for each exchange that sends the answer.
+    ///
+    /// [`ttfb`]: LogVars::ttfb
+    pub track_ttfb: bool,
+    /// Time from the request's start to its answer's first output (`%^FB`).
+    pub ttfb: Option<std::time::Duration>,
 }
 
 /// The engine as the server sees it.
@@ -707,4 +714,6 @@ pub struct AccessEntry<'a> {
     /// Bytes received for the request, request line, headers and body
     /// included (`%I`), when known.
     pub bytes_in: Option<u64>,
+    /// [`LogVars::ttfb`] of the answer (`%^FB`).
+    pub ttfb: Option<std::time::Duration>,
 }

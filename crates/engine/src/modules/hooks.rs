@@ -17,8 +17,8 @@ use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
     actions, alias, allowmethods, auth_basic, authn_core, autoindex, cgi, dir, env, expires,
-    filter, headers, http2, http3, md, mime, negotiation, php, proxy, remoteip, rewrite, setenvif,
-    speling, ssl, status, unique_id, unsupported, userdir, vhost_alias,
+    filter, headers, http2, http3, include, logio, md, mime, negotiation, php, proxy, remoteip,
+    rewrite, setenvif, speling, ssl, status, unique_id, unsupported, userdir, vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -78,6 +78,25 @@ pub type StatusSection = fn(&Ctx<'_>, bool) -> Option<String>;
 /// reads it is not kept, and an access log's copy is renewed.
 pub fn per_request_variable(name: &str) -> bool {
     unique_id::is_token_name(name)
+}
+
+/// Whether the request's access-log line takes its time to first byte
+/// (mod_logio's `LogIOTrackTTFB`).
+pub fn tracks_ttfb(ctx: &Ctx<'_>) -> bool {
+    logio::tracks_ttfb(ctx)
+}
+
+/// Whether the default handler sends its file to an output filter that
+/// will pass it unchanged after its set-up ran (mod_include's, where no
+/// includes are allowed): no `ETag`, no 304.
+pub fn filter_passes_unchanged(ctx: &Ctx<'_>) -> bool {
+    include::passes_unparsed(ctx)
+}
+
+/// Once the default handler sent such a file: what the filter logs as it
+/// removes itself.
+pub fn filter_removed(ctx: &Ctx<'_>) {
+    include::note_removed(ctx)
 }
 
 /// A kept answer's access-log variables (`env`) for one more request: the
@@ -167,6 +186,7 @@ pub static FIXUPS: &[RunAll] = &[
     http2::early_hints,
     speling::fixup,
     // APR_HOOK_LAST.
+    include::fixup,
     auth_basic::fake_fixup,
 ];
 
@@ -231,6 +251,7 @@ pub static BACKENDS: &[Backend] = &[
 pub static FILE_REFUSALS: &[FileRefusal] = &[
     php::handler::refuses_as_file,
     cgi::refuses_as_file,
+    include::refuses_as_file,
     unsupported::refuses_as_file,
 ];
 

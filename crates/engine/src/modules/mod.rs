@@ -23,7 +23,9 @@ pub mod filter;
 pub mod headers;
 pub mod http2;
 pub mod http3;
+pub mod include;
 pub mod log_config;
+pub mod logio;
 pub mod macros;
 pub mod md;
 pub mod mime;
@@ -60,6 +62,7 @@ macro_rules! dir_slots {
             authz: $crate::modules::authz_core::AuthzDir,
             access_compat: $crate::modules::access_compat::AccessCompatDir,
             allowmethods: $crate::modules::allowmethods::AllowMethodsDir,
+            logio: $crate::modules::logio::LogIoDir,
             actions: $crate::modules::actions::ActionsDir,
             speling: $crate::modules::speling::SpelingDir,
             authn_core: $crate::modules::authn_core::AuthnCoreDir,
@@ -191,6 +194,8 @@ pub static ALL: &[&Module] = &[
     &cgi::CORE_MODULE,
     &filter::CORE_MODULE,
     &log_config::MODULE,
+    &logio::MODULE,
+    &WATCHDOG_MODULE,
     &VERSION_MODULE,
     &SO_MODULE,
     &UNIXD_MODULE,
@@ -244,6 +249,7 @@ pub static ALL: &[&Module] = &[
     &php::MODULE7,
     &php::MODULE5,
     &php::MODULE8,
+    &SYSTEMD_MODULE,
 ];
 
 /// mod_version is compiled into Debian's Apache; `<IfVersion>` is the core's here.
@@ -251,6 +257,29 @@ static VERSION_MODULE: Module = Module {
     source: "mod_version.c",
     identifier: "version_module",
     builtin: true,
+    directives: &[],
+};
+/// mod_watchdog is compiled into Debian's Apache; it runs other modules'
+/// periodic tasks, and htaccel has no module that needs it.
+static WATCHDOG_MODULE: Module = Module {
+    source: "mod_watchdog.c",
+    identifier: "watchdog_module",
+    builtin: true,
+    directives: &[crate::registry::Directive {
+        name: "WatchdogInterval",
+        args: crate::registry::Args::Take1,
+        req_override: crate::registry::RSRC_CONF,
+        about: "Watchdog interval in seconds",
+        run: crate::registry::Run::WithoutEffect,
+    }],
+};
+/// mod_systemd (Red Hat's `00-systemd.conf`): tells systemd when the
+/// server is ready. htaccel does that itself under `Type=notify`, module
+/// or not; loading it only makes `<IfModule>` see it.
+static SYSTEMD_MODULE: Module = Module {
+    source: "mod_systemd.c",
+    identifier: "systemd_module",
+    builtin: false,
     directives: &[],
 };
 static SO_MODULE: Module = Module {
@@ -312,6 +341,11 @@ pub fn by_identifier(identifier: &str) -> Option<&'static Module> {
     ALL.iter()
         .copied()
         .find(|m| m.identifier == identifier && !m.builtin)
+}
+
+/// Whether `identifier` names a module present without `LoadModule`.
+pub fn is_builtin(identifier: &str) -> bool {
+    ALL.iter().any(|m| m.identifier == identifier && m.builtin)
 }
 
 /// The modules present before any `LoadModule`.

@@ -138,11 +138,9 @@ pub static RUNNERS: &[Runner] = &[
     Runner {
         identifier: "include_module",
         name: "mod_include",
-        handlers: &[
-            "server-parsed",
-            "text/x-server-parsed-html",
-            "text/x-server-parsed-html3",
-        ],
+        // `server-parsed` is the default handler with the module's filter
+        // ([`crate::modules::include`]).
+        handlers: &["text/x-server-parsed-html", "text/x-server-parsed-html3"],
         runs_php: false,
     },
 ];
@@ -157,6 +155,11 @@ impl LoadedRunners {
         if !self.0.iter().any(|known| std::ptr::eq(*known, runner)) {
             self.0.push(runner);
         }
+    }
+
+    /// Whether the runner named `identifier` is loaded.
+    pub fn has(&self, identifier: &str) -> bool {
+        self.0.iter().any(|r| r.identifier == identifier)
     }
 }
 

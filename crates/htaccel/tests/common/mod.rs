@@ -393,3 +393,54 @@ pub fn read_request_target(r: &mut impl std::io::BufRead) -> Option<String> {
         }
     }
 }
+
+/// What a client sees of `path`: status, the headers that do not name
+/// the server or the time, and the body.
+#[allow(dead_code)]
+pub fn seen(port: u16, path: &str, gzip: bool) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let accept = if gzip {
+        "Accept-Encoding: gzip\r\n"
+    } else {
+        ""
+    };
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\n{accept}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // The signature of error pages names the server (a documented
+    // difference, see docs/deviations.md): such a page is compared up to
+    // that line, and without the length it changes.
+    let signed = body.contains("\n<address>");
+    // The fields are compared in their order too: mod_deflate's `Vary`,
+    // `Content-Encoding` and `Content-Length` come before `Content-Type`.
+    let kept: Vec<&str> = head
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            !(l.starts_with("date:")
+                || l.starts_with("server:")
+                || (signed && l.starts_with("content-length:")))
+        })
+        .collect();
+    let body: String = body
+        .lines()
+        .map(|l| {
+            if l.starts_with("<address>") {
+                "<address>"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!("{}\n\n{}", kept.join("\n"), body)
+}

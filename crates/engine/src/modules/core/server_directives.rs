@@ -240,6 +240,12 @@ fn run_load_module(
     _c: &mut DirConf,
 ) -> Result<(), String> {
     let identifier = &inv.words[0];
+    if crate::modules::is_builtin(identifier) {
+        // Compiled into Debian's Apache (whose binary refuses the line),
+        // a file in Red Hat's layout (`00-base.conf` loads mod_log_config,
+        // mod_logio, mod_unixd…): part of htaccel either way.
+        return Ok(());
+    }
     if w.env.is_loaded(identifier) {
         w.warn(
             inv.origin,

@@ -123,6 +123,8 @@ struct Attached {
     direct: Vec<Coding>,
     /// The smart filters of the chain, in its order.
     smart: Vec<Arc<SmartFilter>>,
+    /// mod_include's `INCLUDES` ([`crate::modules::include`]).
+    includes: bool,
 }
 
 impl Attached {
@@ -146,6 +148,10 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
     let mut refused = None;
     let mut consider = |name: &str, from_mime: bool| {
         if refused.is_some() {
+            return;
+        }
+        if crate::modules::include::is_filter(ctx, name) {
+            a.includes = true;
             return;
         }
         match lookup(name, |m| ctx.site.env.is_loaded(m)) {
@@ -199,6 +205,7 @@ pub fn insert(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             return Err(500);
         }
     };
+    ctx.includes_filter |= a.includes;
     if a.any() && ctx.headers_in.contains("Range") {
         ctx.range_deferred = Some(ctx.headers_in.clone().into_owned());
         ctx.headers_in.to_mut().remove("Range");

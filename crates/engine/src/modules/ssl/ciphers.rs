@@ -22,8 +22,32 @@
 //! implement: they are skipped. A string that leaves no suite at all for
 //! TLS 1.2 is a start-up error. As in Apache, `SSLCipherSuite` without a
 //! protocol word sets the TLS 1.2 suites only; TLS 1.3 keeps all three.
+//!
+//! `PROFILE=SYSTEM` at the start of a string (Red Hat's stock `ssl.conf`:
+//! Fedora, RHEL and their rebuilds patch OpenSSL for it) stands for the
+//! system's crypto policy: the first line of
+//! [`SYSTEM_CIPHERS_FILE`], what follows the keyword appended to it, and
+//! `DEFAULT` where the file is missing or empty, as their OpenSSL reads it.
 
 use crate::http::tls::SUITES;
+use std::borrow::Cow;
+
+/// Where Red Hat's crypto policies write OpenSSL's cipher string.
+pub const SYSTEM_CIPHERS_FILE: &str = "/etc/crypto-policies/back-ends/openssl.config";
+
+/// `spec` with a leading `PROFILE=SYSTEM` replaced by the system's cipher
+/// string, read from `policy` (the contents of [`SYSTEM_CIPHERS_FILE`]).
+pub fn expand_system_profile<'s>(spec: &'s str, policy: Option<&str>) -> Cow<'s, str> {
+    let Some(rest) = spec.strip_prefix("PROFILE=SYSTEM") else {
+        return Cow::Borrowed(spec);
+    };
+    let first = policy
+        .and_then(|text| text.lines().next())
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .unwrap_or("DEFAULT");
+    Cow::Owned(format!("{first}{rest}"))
+}
 
 /// The TLS 1.2 suites OpenSSL's `DEFAULT` (and `ALL`, `HIGH`) list, in its order.
 pub fn tls12_default() -> Vec<&'static str> {
@@ -62,6 +86,11 @@ fn covers(alias: &str, suite: &str) -> bool {
 
 /// The TLS 1.2 suites a cipher string selects, in its order.
 pub fn parse_tls12(spec: &str) -> Result<Vec<&'static str>, String> {
+    let policy = spec
+        .starts_with("PROFILE=SYSTEM")
+        .then(|| std::fs::read_to_string(SYSTEM_CIPHERS_FILE).ok())
+        .flatten();
+    let spec = expand_system_profile(spec, policy.as_deref());
     let all = tls12_default();
     let mut list: Vec<&'static str> = Vec::new();
     let mut banned: Vec<&'static str> = Vec::new();
@@ -130,6 +159,30 @@ pub fn parse_tls13(spec: &str) -> Result<Vec<&'static str>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn red_hats_system_profile() {
+        // The DEFAULT policy's string as Red Hat's crypto policies write it
+        // (without SHA-384 suites), and what follows the keyword.
+        let rhel = "@SECLEVEL=2:kEECDH:kRSA:kEDH:kPSK:kDHEPSK:kECDHEPSK:kRSAPSK:-aDSS:-3DES:!DES:!RC4:!RC2:!IDEA:-SEED:!eNULL:!aNULL:!MD5:-SHA384:-CAMELLIA:-ARIA:-AESCCM8\n";
+        let spec = expand_system_profile("PROFILE=SYSTEM:!CHACHA20", Some(rhel));
+        assert_eq!(
+            parse_tls12(&spec).unwrap(),
+            [
+                "ECDHE-ECDSA-AES128-GCM-SHA256",
+                "ECDHE-RSA-AES128-GCM-SHA256"
+            ]
+        );
+        assert_eq!(expand_system_profile("PROFILE=SYSTEM", None), "DEFAULT");
+        assert_eq!(
+            expand_system_profile("PROFILE=SYSTEM", Some("\n")),
+            "DEFAULT"
+        );
+        assert_eq!(
+            expand_system_profile("HIGH:PROFILE=SYSTEM", None),
+            "HIGH:PROFILE=SYSTEM"
+        );
+    }
 
     #[test]
     fn debian_and_certbot_strings() {

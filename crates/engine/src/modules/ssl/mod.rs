@@ -626,13 +626,26 @@ fn run_random_seed(
 
 /// Accepted: a key is read at start-up, and an encrypted one is refused
 /// then with the file's name (htaccel asks for no pass phrase).
+///
+/// As in Apache, an `exec:` program (relative to `ServerRoot`) must exist:
+/// Red Hat's stock `ssl.conf` names `/usr/libexec/httpd-ssl-pass-dialog`.
 fn run_pass_phrase(
-    _w: &mut Walker<'_>,
+    w: &mut Walker<'_>,
     inv: &Invocation<'_>,
     _c: &mut DirConf,
 ) -> Result<(), String> {
     let arg = &inv.words[0];
-    if arg == "builtin" || arg.starts_with("exec:") || arg.starts_with('|') {
+    if let Some(program) = arg.strip_prefix("exec:").filter(|p| !p.is_empty()) {
+        let path = w.env.server_root.join(program);
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(format!(
+                "SSLPassPhraseDialog: file '{}' does not exist",
+                path.display()
+            ));
+        }
+        return Ok(());
+    }
+    if arg == "builtin" || (arg.len() > 1 && arg.starts_with('|')) {
         Ok(())
     } else {
         Err(format!("{}: Invalid argument", inv.name))
