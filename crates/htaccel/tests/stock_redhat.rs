@@ -112,6 +112,13 @@ fn apache_cannot_load(line: &str, compiled_in: &[String]) -> bool {
 fn write_site(www: &TempDir) {
     www.write("html/page.html", "<p>page</p>\n");
     www.write("html/notes.txt", "notes\n");
+    // Types mod_mime_magic finds: a PNG without an extension, an empty
+    // file, text by its words.
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(300, 0);
+    std::fs::write(www.path().join("html/logo"), png).unwrap();
+    www.write("html/empty", "");
+    www.write("html/LICENSE", "The license\n");
     www.write(
         "html/test.shtml",
         "<p><!--#echo var=\"DATE_LOCAL\" --></p>\n",
@@ -157,6 +164,9 @@ const PATHS: &[&str] = &[
     "/",
     "/page.html",
     "/notes.txt",
+    "/logo",
+    "/empty",
+    "/LICENSE",
     "/test.shtml",
     "/.htaccess",
     "/.user.ini",

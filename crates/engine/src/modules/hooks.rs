@@ -17,8 +17,9 @@ use crate::http::{Request, Response};
 use crate::modules::proxy::cgi_env::Prev;
 use crate::modules::{
     actions, alias, allowmethods, auth_basic, authn_core, autoindex, cgi, dir, env, expires,
-    filter, headers, http2, http3, include, logio, md, mime, negotiation, php, proxy, remoteip,
-    rewrite, setenvif, speling, ssl, status, unique_id, unsupported, userdir, vhost_alias,
+    filter, headers, http2, http3, include, logio, md, mime, mime_magic, negotiation, php, proxy,
+    remoteip, rewrite, setenvif, speling, ssl, status, unique_id, unsupported, userdir,
+    vhost_alias,
 };
 use crate::request::{Ctx, Status};
 use crate::site::Site;
@@ -166,7 +167,11 @@ pub static ACCESS_CHECKER: &[RunAll] = &[
 ];
 
 /// `type_checker`: mod_negotiation's MultiViews first, then mod_mime.
-pub static TYPE_CHECKER: &[RunFirst] = &[negotiation::handle_multi, mime::type_checker];
+pub static TYPE_CHECKER: &[RunFirst] = &[
+    negotiation::handle_multi,
+    mime::type_checker,
+    mime_magic::type_checker,
+];
 
 /// `fixups`: mod_rewrite's directory rules, mod_alias's directory
 /// redirects, mod_env, mod_ssl's and mod_http2's variables, the encoding's

@@ -201,7 +201,8 @@ pub fn type_checker(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
     }
     ctx.encodings = info.encodings;
     ctx.languages = info.languages;
-    Ok(true)
+    // Without a type, mod_mime declines and mod_mime_magic may look.
+    Ok(ctx.content_type.is_some())
 }
 
 /// The pieces of `basename` after each dot (the part before the first dot

@@ -29,6 +29,7 @@ pub mod logio;
 pub mod macros;
 pub mod md;
 pub mod mime;
+pub mod mime_magic;
 pub mod negotiation;
 pub mod php;
 pub mod proxy;
@@ -109,6 +110,7 @@ macro_rules! server_slots {
             http3: $crate::modules::http3::Http3Server,
             vhost_alias: $crate::modules::vhost_alias::VhostAliasServer,
             userdir: $crate::modules::userdir::UserDirServer,
+            mime_magic: $crate::modules::mime_magic::MimeMagicServer,
         }
     };
 }
@@ -211,6 +213,7 @@ pub static ALL: &[&Module] = &[
     &auth_basic::MODULE,
     &access_compat::MODULE,
     &mime::MODULE,
+    &mime_magic::MODULE,
     &negotiation::MODULE,
     &dir::MODULE,
     &alias::MODULE,

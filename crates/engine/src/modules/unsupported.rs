@@ -59,20 +59,11 @@ pub static CORE_EXTRA: Module = Module {
 /// turns the module on (`CacheEnable`, `DAV On`, `ProxyHTMLEnable On`, a
 /// `ftp://` proxy, which mod_proxy here refuses): such a setting is
 /// accepted, where Apache accepts it, and the directive that would turn
-/// the module on is refused with the reason. mod_mime_magic acts as soon
-/// as it has a magic file, so `MIMEMagicFile` is refused. These modules
+/// the module on is refused with the reason. These modules
 /// stay absent for `<IfModule>` (the `LoadModule` line says so), so a
 /// guarded block that would use one is skipped, as for any module
 /// htaccel does not have.
-pub static STAND_INS: &[&Module] = &[
-    &CACHE,
-    &CACHE_DISK,
-    &DAV,
-    &DAV_FS,
-    &PROXY_FTP,
-    &PROXY_HTML,
-    &MIME_MAGIC,
-];
+pub static STAND_INS: &[&Module] = &[&CACHE, &CACHE_DISK, &DAV, &DAV_FS, &PROXY_FTP, &PROXY_HTML];
 
 /// A module htaccel does not have that runs the files it handles (a
 /// script runner or an interpreter): while a configuration loads it, the
@@ -352,17 +343,4 @@ static PROXY_HTML: Module = Module {
         inert!("ProxyHTMLBufSize", Args::Take1, SRV_DIR),
         inert!("ProxyHTMLCharsetOut", Args::Take1, SRV_DIR),
     ],
-};
-
-static MIME_MAGIC: Module = Module {
-    source: "mod_mime_magic.c",
-    identifier: "mime_magic_module",
-    builtin: false,
-    directives: &[Directive {
-        name: "MimeMagicFile",
-        args: Args::Take1,
-        req_override: SRV,
-        about: "",
-        run: Run::Handler(|_w, inv, _c| refuse_turning_on(inv, "mod_mime_magic")),
-    }],
 };

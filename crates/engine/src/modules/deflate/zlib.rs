@@ -143,6 +143,64 @@ impl Drop for Stream {
     }
 }
 
+/// The first `limit` bytes (or fewer, at its end) of the gzip data `read`
+/// gives, inflated by zlib as `gzip -dc` would (mod_mime_magic looks into
+/// compressed files); `None` when the data is no gzip stream zlib takes.
+pub fn gunzip_prefix(read: &mut impl std::io::Read, limit: usize) -> Option<Vec<u8>> {
+    struct Inflater(Box<z::z_stream>);
+    impl Drop for Inflater {
+        fn drop(&mut self) {
+            // SAFETY: initialised by `inflateInit2_` below, ended once.
+            unsafe {
+                z::inflateEnd(&mut *self.0);
+            }
+        }
+    }
+    let mut strm = empty_stream();
+    // SAFETY: a boxed stream that stays at one address; 16 + 15 window
+    // bits ask zlib for a gzip header and trailer.
+    let init = unsafe {
+        z::inflateInit2_(
+            &mut *strm,
+            16 + 15,
+            z::zlibVersion(),
+            std::mem::size_of::<z::z_stream>() as c_int,
+        )
+    };
+    if init != Z_OK {
+        return None;
+    }
+    let mut inflater = Inflater(strm);
+    let mut input = vec![0u8; 16 * 1024];
+    let mut out = vec![0u8; limit];
+    let mut produced = 0;
+    while produced < limit {
+        let n = read.read(&mut input).ok()?;
+        if n == 0 {
+            break;
+        }
+        let strm = &mut *inflater.0;
+        strm.next_in = input.as_mut_ptr();
+        strm.avail_in = n as c_uint;
+        loop {
+            strm.next_out = out[produced..].as_mut_ptr();
+            strm.avail_out = (limit - produced) as c_uint;
+            // SAFETY: both buffers outlive the call and their lengths are
+            // the ones given.
+            let status = unsafe { z::inflate(strm, Z_NO_FLUSH) };
+            produced = limit - strm.avail_out as usize;
+            match status {
+                Z_OK if strm.avail_in > 0 && produced < limit => continue,
+                Z_OK | Z_BUF_ERROR => break,
+                Z_STREAM_END => return Some(out[..produced].to_vec()),
+                _ => return (produced > 0).then(|| out[..produced].to_vec()),
+            }
+        }
+    }
+    out.truncate(produced);
+    (produced > 0).then_some(out)
+}
+
 /// zlib's CRC-32, continued from `crc`.
 pub fn crc32(crc: u32, data: &[u8]) -> u32 {
     let mut crc = crc as z::uLong;
