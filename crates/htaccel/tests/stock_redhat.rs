@@ -15,22 +15,22 @@
 mod common;
 
 use common::TempDir;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/stock/redhat");
 
 /// The places the fixture's placeholders stand for.
-struct Places<'a> {
-    root: &'a Path,
-    www: &'a Path,
+struct Places {
+    root: PathBuf,
+    www: PathBuf,
     port: u16,
     tls_port: u16,
 }
 
 /// The files of `tests/stock/redhat` under `places.root`, placeholders
 /// filled in; for Apache, without the lines Debian's binary cannot read.
-fn write_tree(places: &Places<'_>, for_apache: bool) {
+fn write_tree(places: &Places, for_apache: bool) {
     let compiled_in = compiled_in_modules();
     for sub in ["conf", "conf.d", "conf.modules.d"] {
         for entry in std::fs::read_dir(Path::new(FIXTURE).join(sub)).unwrap() {
@@ -68,7 +68,7 @@ fn write_tree(places: &Places<'_>, for_apache: bool) {
     assert!(made.status.success(), "openssl: {made:?}");
 }
 
-fn fill(text: &str, p: &Places<'_>) -> String {
+fn fill(text: &str, p: &Places) -> String {
     text.replace("@ROOT@", &p.root.display().to_string())
         .replace("@WWW@", &p.www.display().to_string())
         .replace("@NOINDEX@", &p.www.join("noindex").display().to_string())
@@ -181,7 +181,7 @@ const PATHS: &[&str] = &[
     "/nowhere",
 ];
 
-fn answers(program: &str, args: &[&str], places: &Places<'_>) -> Vec<String> {
+fn answers(program: &str, args: &[&str], places: &Places) -> Vec<String> {
     let mut command = Command::new(program);
     command.args(args);
     let child = common::start_command(command, places.port);
@@ -209,23 +209,20 @@ fn red_hats_stock_configuration_runs_unchanged() {
     let (port, tls_port) = (common::free_port(), common::free_port());
     let ours = TempDir::new("stock-redhat-htaccel");
     let theirs = TempDir::new("stock-redhat-apache");
-    let place = |root: &'static TempDir| Places {
-        root: root.path(),
-        www: www.path(),
+    let place = |root: &TempDir| Places {
+        root: root.path().to_path_buf(),
+        www: www.path().to_path_buf(),
         port,
         tls_port,
     };
-    // Leaked for the `'static` borrow of the closure; a test process.
-    let (ours, theirs): (&'static TempDir, &'static TempDir) =
-        (Box::leak(Box::new(ours)), Box::leak(Box::new(theirs)));
-    write_tree(&place(ours), false);
-    write_tree(&place(theirs), true);
+    write_tree(&place(&ours), false);
+    write_tree(&place(&theirs), true);
     let conf = |root: &TempDir| root.path().join("conf/httpd.conf");
 
     let test = Command::new(env!("CARGO_BIN_EXE_htaccel"))
         .arg("-t")
         .arg("-f")
-        .arg(conf(ours))
+        .arg(conf(&ours))
         .output()
         .unwrap();
     let said = format!(
@@ -252,13 +249,13 @@ fn red_hats_stock_configuration_runs_unchanged() {
 
     let apache = answers(
         "/usr/sbin/apache2",
-        &["-f", &conf(theirs).display().to_string(), "-DFOREGROUND"],
-        &place(theirs),
+        &["-f", &conf(&theirs).display().to_string(), "-DFOREGROUND"],
+        &place(&theirs),
     );
     let htaccel = answers(
         env!("CARGO_BIN_EXE_htaccel"),
-        &["-f", &conf(ours).display().to_string()],
-        &place(ours),
+        &["-f", &conf(&ours).display().to_string()],
+        &place(&ours),
     );
     // Not vacuous: the welcome page, the page, and HTTPS answered.
     assert!(apache[0].starts_with("HTTP/1.1 403"), "{}", apache[0]);
