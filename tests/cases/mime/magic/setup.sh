@@ -26,5 +26,5 @@ printf 'plain text for gzip: The end\n' | gzip -n -c > text-gz
 gzip -n -c < png > png-gz
 printf 'x' | gzip -n -c | head -c 12 > broken-gz
 mkdir -p tardir && printf 'inside\n' > tardir/f && tar --format=ustar --mtime='2020-01-01' -cf archive tardir/f && rm -r tardir
-cp png list/ && cp words list/ && cp text-gz list/ && cp notes list/
+mkdir -p list && cp png list/ && cp words list/ && cp text-gz list/ && cp notes list/
 touch -d '2021-03-04 05:06:07 UTC' * list/*
