@@ -195,6 +195,12 @@ pub(crate) fn settle<'a>(
             return Settled::Switched { last, response };
         }
         if let Some(backend) = hooks::backend(cur) {
+            if let Some(status) = hooks::refuses_backend(cur) {
+                return Settled::Handler {
+                    last,
+                    phases: Err(status),
+                };
+            }
             return Settled::Backend {
                 last,
                 backend,

@@ -128,10 +128,14 @@ fn server_side_includes_are_refused_where_options_allow_them() {
     let root = site.path().display();
     let lines = format!(
         "LoadModule include_module modules/mod_include.so\n\
+         LoadModule proxy_module modules/mod_proxy.so\n\
+         LoadModule proxy_fcgi_module modules/mod_proxy_fcgi.so\n\
          AddType text/html .shtml\nAddOutputFilter INCLUDES .shtml\n\
          <Directory {root}/on>\n  Options +Includes\n  AddHandler server-parsed .html\n</Directory>\n\
          <Directory {root}/noexec>\n  Options +IncludesNoExec\n  AddHandler server-parsed .html\n</Directory>\n\
-         <Directory {root}/off>\n  Options -Includes\n  AddHandler server-parsed .html\n</Directory>"
+         <Directory {root}/off>\n  Options -Includes\n  AddHandler server-parsed .html\n</Directory>\n\
+         <Directory {root}/script>\n  Options +Includes\n  SetOutputFilter INCLUDES\n  \
+         SetHandler \"proxy:unix:{root}/no-such.sock|fcgi://localhost\"\n</Directory>"
     );
     let run = TempDir::new("includes-run");
     let server = Server::with_config(&config(&site, &run, &lines), run.path());
@@ -146,13 +150,18 @@ fn server_side_includes_are_refused_where_options_allow_them() {
         assert!(!body.contains(MARKER), "GET {url} sent the elements");
     }
     assert_eq!(server.get("/on/missing.shtml").0, 404);
+    // A script's output too, before the back-end is asked (else a 503:
+    // nothing listens on its socket).
+    site.write("script/x.php", "<?php echo 1;\n");
+    assert_eq!(server.get("/script/x.php").0, 403);
     // Where no includes are allowed, Apache's filter removes itself: the
     // file as it is.
     assert_eq!(server.get("/off/a.html"), (200, format!("{MARKER}\n")));
     let log = std::fs::read_to_string(run.path().join("error.log")).unwrap();
     assert!(
         log.contains("[include:error]")
-            && log.contains("htaccel does not parse server-side includes"),
+            && log.contains("htaccel does not parse server-side includes")
+            && log.contains("parse the script's output"),
         "{log}"
     );
     assert!(log.contains("AH01374"), "{log}");

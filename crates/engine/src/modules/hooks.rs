@@ -94,6 +94,13 @@ pub fn filter_passes_unchanged(ctx: &Ctx<'_>) -> bool {
     include::passes_unparsed(ctx)
 }
 
+/// A back-end handler's answer that an output filter htaccel lacks would
+/// have to change (mod_include's, where includes are allowed): the
+/// status refusing it, before the back-end is asked.
+pub fn refuses_backend(ctx: &mut Ctx<'_>) -> Option<Status> {
+    include::refuses_backend(ctx)
+}
+
 /// Once the default handler sent such a file: what the filter logs as it
 /// removes itself.
 pub fn filter_removed(ctx: &Ctx<'_>) {

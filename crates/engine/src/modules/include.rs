@@ -13,11 +13,12 @@
 //! `XBitHack` and `SSIETag`, which would change that, are mod_include's
 //! directives and unknown here.
 //!
-//! With includes allowed Apache parses the server-side includes. htaccel
-//! does not: it answers 403 with an error-log line rather than send the
-//! directives unparsed (an `exec` element names a command, an `include`
-//! leaves a hole in the page), as for the files of other modules it does
-//! not have ([`crate::modules::unsupported::RUNNERS`]).
+//! With includes allowed Apache parses the server-side includes, in a
+//! file or in a script's output. htaccel does not: it answers 403 with an
+//! error-log line (for a script, before its back-end is asked) rather than
+//! send the directives unparsed (an `exec` element names a command, an
+//! `include` leaves a hole in the page), as for the files of other
+//! modules it does not have ([`crate::modules::unsupported::RUNNERS`]).
 
 use crate::modules::core::options::OPT_INCLUDES;
 use crate::request::{Ctx, Status};
@@ -49,23 +50,46 @@ pub fn fixup(ctx: &mut Ctx<'_>) -> Result<(), Status> {
     Ok(())
 }
 
-/// The default handler's refusal of a file the filter would parse.
-pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
-    if !ctx.includes_filter
-        || ctx.conf.core.opts() & OPT_INCLUDES == 0
-        || ctx.finfo.map(|f| f.kind) != Some(crate::fs::Kind::File)
-    {
-        return false;
-    }
+/// Whether the filter is attached where includes are allowed: Apache
+/// would parse what the handler gives.
+fn would_parse(ctx: &Ctx<'_>) -> bool {
+    ctx.includes_filter && ctx.conf.core.opts() & OPT_INCLUDES != 0
+}
+
+fn refuse(ctx: &mut Ctx<'_>, what: &str) {
     ctx.reason = Some(crate::request::Reason::new(
         "error",
         "include",
         format!(
-            "{}: not sent: Options +Includes asks mod_include (include_module) to parse it, and htaccel does not parse server-side includes",
+            "{}: not sent: Options +Includes asks mod_include (include_module) to parse {what}, and htaccel does not parse server-side includes",
             ctx.filename
         ),
     ));
+}
+
+/// The default handler's refusal of a file the filter would parse.
+pub fn refuses_as_file(ctx: &mut Ctx<'_>) -> bool {
+    if !would_parse(ctx) || ctx.finfo.map(|f| f.kind) != Some(crate::fs::Kind::File) {
+        return false;
+    }
+    refuse(ctx, "it");
     true
+}
+
+/// A back-end's answer (a PHP or CGI script's output) the filter would
+/// parse is refused too, before the back-end is asked: 403.
+pub fn refuses_backend(ctx: &mut Ctx<'_>) -> Option<Status> {
+    // The filters are looked at only where the module is loaded and
+    // includes are allowed: most back-end requests stop at the first test.
+    if !loaded(ctx) || ctx.conf.core.opts() & OPT_INCLUDES == 0 {
+        return None;
+    }
+    ctx.includes_filter |= crate::modules::filter::includes_attached(ctx);
+    if !would_parse(ctx) {
+        return None;
+    }
+    refuse(ctx, "the script's output");
+    Some(403)
 }
 
 /// What the default handler does for a file the filter is attached to

@@ -193,6 +193,12 @@ fn attached(ctx: &Ctx<'_>, log_unknown: bool) -> Result<Attached, String> {
     Ok(a)
 }
 
+/// Whether mod_include's `INCLUDES` filter is among the filters the
+/// request's configuration attaches.
+pub fn includes_attached(ctx: &Ctx<'_>) -> bool {
+    attached(ctx, false).is_ok_and(|a| a.includes)
+}
+
 /// Before the handler (`insert_filter`): refuse filters htaccel lacks, and
 /// keep `Range` away from the handler when `DEFLATE` may change the body.
 pub fn insert(ctx: &mut Ctx<'_>) -> Result<(), Status> {
