@@ -273,7 +273,10 @@ pub fn request_host(req: &Request) -> Option<(String, Option<u16>)> {
         .strip_prefix("http://")
         .or_else(|| req.target.strip_prefix("https://"))
     {
-        rest.split('/').next().unwrap_or("").to_string()
+        // The authority ends at the path, query or fragment; a user name
+        // (`HttpProtocolOptions Unsafe` lets one through) is not the host.
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        authority.rsplit('@').next().unwrap_or("").to_string()
     } else {
         req.headers.get_str("Host")?.trim().to_string()
     };

@@ -97,7 +97,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     let checked = if ctx.req.on_stream() {
         Ok(())
     } else {
-        crate::header_table::check(&mut resp.headers)
+        crate::header_table::check(&mut resp.headers, ctx.site.strict_protocol)
     };
     if let Err(message) = checked {
         // Apache's header filter refuses the response and answers 500.
@@ -113,7 +113,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             filter(ctx, &mut out);
         }
         out.finish(ctx, resp);
-        if crate::header_table::check(&mut resp.headers).is_err() {
+        if crate::header_table::check(&mut resp.headers, ctx.site.strict_protocol).is_err() {
             // Refused again: a bare 500, as Apache falls back to.
             resp.headers = vec![("Content-Length".into(), "0".into())];
             resp.body = crate::http::Body::empty();

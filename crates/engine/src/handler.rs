@@ -237,7 +237,11 @@ pub(crate) fn request_uri(
         encoded_slashes: site.encoded_slashes,
         merge_slashes: site.merge_slashes,
     };
-    crate::uri::request_uri_with(&req.method, &req.target, req.secure, &opts)
+    let parse = crate::uri::ParseOptions {
+        strict: site.strict_protocol,
+        secure: req.secure,
+    };
+    crate::uri::request_uri_with(&req.method, &req.target, &parse, &opts)
 }
 
 /// `OPTIONS *`: an empty 200, no resource involved.

@@ -262,17 +262,18 @@ pub fn make_content_type(ctx: &Ctx<'_>, t: &str) -> String {
     t.to_string()
 }
 
-/// Apache's last check of a response's headers (`check_headers`, strict):
-/// names must be tokens, values must hold no control characters but tabs;
-/// a folded line (CRLF and blanks) becomes one space. The error is the
+/// Apache's last check of a response's headers (`check_headers`): names
+/// must be tokens (`strict`, `HttpProtocolOptions Strict`) or visible
+/// bytes (`Unsafe`), values must hold no control characters but tabs; a
+/// folded line (CRLF and blanks) becomes one space. The error is the
 /// error-log message.
-pub fn check<N: AsRef<str>>(headers: &mut [(N, String)]) -> Result<(), String> {
+pub fn check<N: AsRef<str>>(headers: &mut [(N, String)], strict: bool) -> Result<(), String> {
     for (name, value) in headers.iter_mut() {
         let name = name.as_ref();
         if name.is_empty() {
             return Err("AH02428: Empty response header name, aborting request".into());
         }
-        if !is_token(name.as_bytes()) {
+        if !is_field_name(name.as_bytes(), strict) {
             return Err(format!(
                 "AH02429: Response header name '{name}' contains invalid characters, aborting request"
             ));
@@ -342,6 +343,18 @@ pub fn has_ctl(b: &[u8]) -> bool {
 /// Whether `name` is a token (RFC 9110 `tchar`), the rule for a header name.
 pub fn is_token(name: &[u8]) -> bool {
     name.iter().fold(true, |acc, &c| acc & TCHAR[c as usize])
+}
+
+/// Whether a response may carry `name` as a field name: a token in strict
+/// mode, visible bytes and obs-text under `HttpProtocolOptions Unsafe`
+/// (`ap_scan_vchar_obstext`); never empty.
+pub fn is_field_name(name: &[u8], strict: bool) -> bool {
+    !name.is_empty()
+        && if strict {
+            is_token(name)
+        } else {
+            name.iter().all(|&c| c > b' ' && c != 0x7f)
+        }
 }
 
 /// Whether `list` holds `tok` as one of its tokens, as Apache's
@@ -452,11 +465,16 @@ mod tests {
     #[test]
     fn header_check() {
         let mut ok = vec![("X-A".to_string(), "a\tb\r\n  c".to_string())];
-        assert!(check(&mut ok).is_ok());
+        assert!(check(&mut ok, true).is_ok());
         assert_eq!(ok[0].1, "a\tb c");
-        assert!(check(&mut [("X", "a\nb".to_string())]).is_err());
-        assert!(check(&mut [("", "a".to_string())]).is_err());
-        assert!(check(&mut [("X A", "a".to_string())]).is_err());
+        assert!(check(&mut [("X", "a\nb".to_string())], true).is_err());
+        assert!(check(&mut [("", "a".to_string())], true).is_err());
+        assert!(check(&mut [("X A", "a".to_string())], true).is_err());
+        assert!(check(&mut [("X(A)", "a".to_string())], true).is_err());
+        // `HttpProtocolOptions Unsafe`: any visible bytes in a name.
+        assert!(check(&mut [("X(A)", "a".to_string())], false).is_ok());
+        assert!(check(&mut [("X A", "a".to_string())], false).is_err());
+        assert!(check(&mut [("X", "a\nb".to_string())], false).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `<Location>` sections, and its compiled-config tree.
 
 use crate::config::server::{
-    DirSection, DirSectionMatcher, LocationSection, ServerConf, ServerSlots,
+    DirSection, DirSectionMatcher, HttpProtocolOptions, LocationSection, ServerConf, ServerSlots,
 };
 use crate::config::Environment;
 use crate::dirconf::DirConf;
@@ -35,6 +35,10 @@ pub struct Site {
     pub encoded_slashes: crate::uri::EncodedSlashes,
     /// `MergeSlashes` (a vhost's, else the main server's; default on).
     pub merge_slashes: bool,
+    /// `HttpProtocolOptions Strict` (the default) rather than `Unsafe`: a
+    /// fragment or user name in the target is refused, and a response
+    /// field name must be a token.
+    pub strict_protocol: bool,
     /// mod_dir and mod_autoindex are loaded: without them a directory is
     /// not redirected, indexed or listed (the default handler's 404).
     pub dir_loaded: bool,
@@ -143,6 +147,11 @@ impl Site {
                 .merge_slashes
                 .or_else(|| main.and_then(|m| m.merge_slashes))
                 .unwrap_or(true),
+            strict_protocol: match main {
+                Some(m) => HttpProtocolOptions::merged(m.http_protocol, conf.http_protocol),
+                None => conf.http_protocol,
+            }
+            .strict(),
             server_admin: inherit(|c| c.server_admin.clone()),
             tree: ConfigTree::default(),
             env: env.clone(),

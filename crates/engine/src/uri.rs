@@ -607,25 +607,22 @@ fn normalize_owned(target: ParsedTarget, opts: &NormalizeOptions) -> Result<Requ
 
 /// Parses and normalises in one go with the server defaults.
 pub fn request_uri(method: &str, target: &str, secure: bool) -> Result<RequestUri, UriError> {
-    request_uri_with(method, target, secure, &NormalizeOptions::default())
+    let parse = ParseOptions {
+        strict: true,
+        secure,
+    };
+    request_uri_with(method, target, &parse, &NormalizeOptions::default())
 }
 
-/// [`request_uri`] with the chosen server's settings (`AllowEncodedSlashes`).
+/// [`request_uri`] with the chosen server's settings (`HttpProtocolOptions`,
+/// `AllowEncodedSlashes`, `MergeSlashes`).
 pub fn request_uri_with(
     method: &str,
     target: &str,
-    secure: bool,
+    parse: &ParseOptions,
     opts: &NormalizeOptions,
 ) -> Result<RequestUri, UriError> {
-    let parsed = parse_target(
-        method,
-        target,
-        &ParseOptions {
-            strict: true,
-            secure,
-        },
-    )?;
-    normalize_owned(parsed, opts)
+    normalize_owned(parse_target(method, target, parse)?, opts)
 }
 
 /// Runs of `/` collapsed into one (Apache's `ap_no2slash`).

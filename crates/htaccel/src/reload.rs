@@ -112,6 +112,7 @@ impl Generation {
                 fields: main.limit_request_fields.unwrap_or(100),
                 registered_methods: head_options.registered_methods(),
                 require_http10: head_options.require_http10(),
+                strict: head_options.strict(),
             },
             timeouts: htaccel_server::Timeouts {
                 timeout: Duration::from_secs(main.timeout.unwrap_or(60)),

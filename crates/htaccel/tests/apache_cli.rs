@@ -359,7 +359,7 @@ fn settings_other_than_the_default_are_refused_loudly() {
         ("StrictHostCheck on", true),
         ("RegexDefaultOptions +ICASE", true),
         ("RegexDefaultOptions DOTALL", false),
-        ("HttpProtocolOptions Unsafe", true),
+        ("HttpProtocolOptions Unsafe", false),
         ("ServerPath /old", true),
         ("ContentDigest Off", false),
         ("ContentDigest On", true),

@@ -4,10 +4,11 @@
 //! (Apache's `ap_discard_request_body` through its `HTTP_IN` filter).
 //!
 //! The decoder is a byte-at-a-time state machine over the chunk-size lines
-//! that makes the decisions of `parse_chunk_size` (modules/http/http_filters.c)
-//! in strict mode: hex digits (leading zeros free, at most 15 significant
-//! ones, else 413), up to 10 blanks after the size, an extension after `;`
-//! without control bytes, CR LF only. A size line longer than
+//! that makes the decisions of `parse_chunk_size` (modules/http/http_filters.c):
+//! hex digits (leading zeros free, at most 15 significant ones, else 413),
+//! up to 10 blanks after the size, an extension after `;` without control
+//! bytes, CR LF only (`HttpProtocolOptions Strict`, the default) or a bare
+//! LF too (`Unsafe`). A size line longer than
 //! `LimitRequestFieldSize` is a 413, any other malformation a 400. After the
 //! last chunk the trailer section is read with the same rules and limits as
 //! request header fields (a bad trailer is a 400); trailers are not kept
@@ -202,7 +203,7 @@ impl BodyReader {
                 State::Chunked { .. } => {
                     let c = input[i];
                     i += 1;
-                    self.line_byte(c)?;
+                    self.line_byte(c, limits.strict)?;
                 }
             }
         }
@@ -217,8 +218,9 @@ impl BodyReader {
         Ok(())
     }
 
-    /// One byte of a chunk-size line or of the CR LF after chunk data.
-    fn line_byte(&mut self, c: u8) -> Result<(), BodyError> {
+    /// One byte of a chunk-size line or of the CR LF after chunk data
+    /// (`strict`: an LF must follow a CR).
+    fn line_byte(&mut self, c: u8, strict: bool) -> Result<(), BodyError> {
         let line_limit = self.line_limit;
         let State::Chunked {
             state,
@@ -246,7 +248,7 @@ impl BodyReader {
         match *state {
             Chunk::End | Chunk::EndLf => {
                 if lf {
-                    if *state != Chunk::EndLf {
+                    if strict && *state != Chunk::EndLf {
                         return Err(BodyError::Malformed); // LF without CR
                     }
                     *state = Chunk::Start;
@@ -274,7 +276,7 @@ impl BodyReader {
             _ => {}
         }
         if lf {
-            if *state != Chunk::Lf {
+            if strict && *state != Chunk::Lf {
                 return Err(BodyError::Malformed);
             }
             check_length(*line, piece)?;
@@ -335,6 +337,7 @@ mod tests {
             fields: 100,
             registered_methods: false,
             require_http10: false,
+            strict: true,
         }
     }
 
@@ -433,6 +436,29 @@ mod tests {
         }
         // 15 significant hex digits are a valid (huge) size: Apache waits for the data.
         assert_eq!(feed(b"fffffffffffffff\r\nhel", 0, 0), Err(None));
+    }
+
+    /// `HttpProtocolOptions Unsafe`: chunk lines and trailers may end in a
+    /// bare LF (observed on Apache 2.4.71, case `protocol/unsafe`).
+    #[test]
+    fn bare_lf_chunk_lines_under_unsafe() {
+        let lax = Limits {
+            strict: false,
+            ..limits()
+        };
+        for body in [
+            &b"5\nhello\n6;e=1\n world\n0\nX-T: t\n\n"[..],
+            b"5\r\nhello\n0\r\n\r\n",
+        ] {
+            let mut r = BodyReader::chunked(0, 8190);
+            assert_eq!(r.feed(body, &lax), Ok(body.len()), "{body:?}");
+            assert!(r.is_done());
+            let mut r = BodyReader::chunked(0, 8190);
+            assert!(r.feed(body, &limits()).is_err(), "strict: {body:?}");
+        }
+        // A CR must still be followed by LF.
+        let mut r = BodyReader::chunked(0, 8190);
+        assert!(r.feed(b"5\r\rhello\r\n0\r\n\r\n", &lax).is_err());
     }
 
     #[test]

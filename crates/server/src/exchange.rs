@@ -470,7 +470,9 @@ impl<T: Transport> Conn<T> {
         if let Some(prepared) = self.prepared(shared, ex, resp) {
             return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
         }
-        match check_headers(&resp.headers) {
+        // HTTP/2 and HTTP/3 fields carry token names only.
+        let strict = shared.limits.strict || self.stream.carries_one_request();
+        match check_headers(&resp.headers, strict) {
             // HTTP/2 and HTTP/3 fields cannot hold an obs-fold either.
             Some(true) | None if self.stream.carries_one_request() => {
                 // mod_http2 has no HTTP/1.1 header filter to answer 500:
@@ -489,7 +491,7 @@ impl<T: Transport> Conn<T> {
         if let Some((n, v)) = resp
             .headers
             .iter()
-            .find(|h| !headers_valid(std::slice::from_ref(*h)))
+            .find(|h| !headers_valid(std::slice::from_ref(*h), strict))
         {
             let msg = format!(
                 "Response header '{n}' value of '{}' contains invalid characters, aborting request",
@@ -504,7 +506,7 @@ impl<T: Transport> Conn<T> {
             status: 500,
             ..Default::default()
         });
-        if !headers_valid(&err.headers) {
+        if !headers_valid(&err.headers, strict) {
             err = Response::new(500);
         }
         let facts = HeadFacts::of(&err, true);

@@ -9,11 +9,20 @@ use crate::Limits;
 use bytes::Bytes;
 use std::net::SocketAddr;
 
+/// The limits of `HttpProtocolOptions Strict` or `Unsafe`, as the input's
+/// second byte chooses: both readings are fuzzed.
+fn limits_for(data: &[u8]) -> Limits {
+    Limits {
+        strict: data.get(1).is_none_or(|&b| b & 1 == 0),
+        ..Limits::default()
+    }
+}
+
 /// Parse `data` as a request head, first fed in two pieces (as two reads
 /// would bring it, split at a point the input chooses), then build the
 /// engine's request from it when it is complete.
 pub fn request_head(data: &[u8]) {
-    let limits = Limits::default();
+    let limits = limits_for(data);
     let mut parser = HeadParser::new();
     let split = data
         .first()
@@ -33,7 +42,7 @@ pub fn request_head(data: &[u8]) {
 /// connection feeds it: whatever was consumed is dropped, the rest is
 /// offered again with nothing more.
 pub fn chunked_body(data: &[u8]) {
-    let limits = Limits::default();
+    let limits = limits_for(data);
     let mut reader = BodyReader::chunked(1 << 20, limits.field_size);
     let mut rest = data;
     while !reader.is_done() {

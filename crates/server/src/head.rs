@@ -1,9 +1,20 @@
 //! The request head: request line and header fields, read with the checks
 //! and limits of Apache's `read_request_line`, `ap_parse_request_line` and
 //! `ap_get_mime_headers_core` (server/protocol.c) under
-//! `HttpProtocolOptions Strict` (Apache's default), then the checks of
-//! `ap_read_request` and `ap_check_request_header`: `Content-Length`,
-//! `Transfer-Encoding`, `Host`, `Expect`.
+//! `HttpProtocolOptions Strict` (Apache's default) or `Unsafe`, then the
+//! checks of `ap_read_request` and `ap_check_request_header`:
+//! `Content-Length`, `Transfer-Encoding`, `Host`, `Expect`.
+//!
+//! `Unsafe` is Apache's legacy reading, each difference where Apache makes
+//! it: a line may end in a bare LF; the method may be any visible bytes;
+//! runs of spaces may separate the request line's words and follow the
+//! protocol; the protocol may be written in lower case; an HTTP/0.9
+//! request may use any method; the target may hold a fragment or a user
+//! name; a field name is whatever precedes the colon, if it holds no
+//! whitespace, and a value may hold any control byte but LF, VT, FF and
+//! CR; a host name is checked only for `/`, `\` and `..`; and an absolute
+//! target's host does not replace the `Host` field the request sent
+//! (`ap_update_vhost_from_headers`), though it still names the host.
 //!
 //! The parser is incremental: [`HeadParser::parse`] is called with the whole
 //! unread buffer each time more bytes arrive and resumes where it stopped,
@@ -17,8 +28,8 @@
 //! and tolerates an overrun by the LF alone; a line of up to `limit + 1`
 //! bytes before CR LF is therefore accepted, `limit + 2` is too long
 //! (observed: an 8191-byte request line is served, 8192 gets 414; the same
-//! for header fields and 400). A line ending in a bare LF is a 400 (strict
-//! CRLF), a NUL byte in a line is a 400.
+//! for header fields and 400). A line ending in a bare LF is a 400 in
+//! strict mode, a NUL byte in a line is a 400 in both.
 //!
 //! The observed answers of Apache 2.4.71 to malformed heads are the table in
 //! the tests at the bottom of this file.
@@ -121,6 +132,8 @@ pub(crate) struct HeadParser {
     pending: Option<Pending>,
     fields_read: usize,
     fields: Vec<Field>,
+    /// `HttpProtocolOptions Strict` for the head being read.
+    strict: bool,
 }
 
 impl HeadParser {
@@ -138,6 +151,7 @@ impl HeadParser {
             pending: None,
             fields_read: 0,
             fields: Vec::new(),
+            strict: true,
         }
     }
 
@@ -175,6 +189,7 @@ impl HeadParser {
     /// Parse as far as `buf` allows. `buf` must start with the first byte of
     /// the request and hold at least the bytes given last time.
     pub(crate) fn parse(&mut self, buf: &[u8], limits: &Limits, secure: bool) -> Parse {
+        self.strict = limits.strict;
         loop {
             match self.phase {
                 Phase::RequestLine { blanks } => {
@@ -183,6 +198,7 @@ impl HeadParser {
                         self.pos,
                         &mut self.scan,
                         limits.request_line.saturating_add(2),
+                        limits.strict,
                     ) {
                         Line::Partial => return Parse::Partial,
                         Line::TooLong => return Parse::Error(HeadError::new(414)),
@@ -212,6 +228,7 @@ impl HeadParser {
                         self.pos,
                         &mut self.scan,
                         limits.field_size.saturating_add(2),
+                        limits.strict,
                     ) {
                         Line::Partial => return Parse::Partial,
                         Line::TooLong => {
@@ -250,8 +267,8 @@ impl HeadParser {
         }
     }
 
-    /// Tokenise the request line as `ap_parse_request_line` does in strict
-    /// mode, then check the target (`ap_parse_uri`).
+    /// Tokenise the request line as `ap_parse_request_line` does, then
+    /// check the target (`ap_parse_uri`).
     fn request_line(
         &mut self,
         buf: &[u8],
@@ -260,7 +277,7 @@ impl HeadParser {
         limits: &Limits,
     ) -> Result<(), HeadError> {
         let base = line.start;
-        let t = tokenize(&buf[line.clone()]);
+        let t = tokenize(&buf[line.clone()], limits.strict);
         let shift = |r: Range<usize>| r.start + base..r.end + base;
         self.line = line;
         self.method = shift(t.method);
@@ -269,9 +286,12 @@ impl HeadParser {
         self.proto_num = t.proto_num;
         let method = &buf[self.method.clone()];
         let mut bad = t.bad;
-        if !bad && self.proto_num == 9 && (limits.require_http10 || method != b"GET") {
-            // Only GET may be an HTTP/0.9 request, and none under
-            // `HttpProtocolOptions Require1.0`.
+        if !bad
+            && self.proto_num == 9
+            && (limits.require_http10 || (limits.strict && method != b"GET"))
+        {
+            // Only GET may be an HTTP/0.9 request in strict mode, and
+            // none under `HttpProtocolOptions Require1.0`.
             bad = true;
         }
         if !bad && limits.registered_methods {
@@ -285,7 +305,7 @@ impl HeadParser {
             }
         }
         if !bad {
-            match check_target(method, &buf[self.uri.clone()], secure) {
+            match check_target(method, &buf[self.uri.clone()], secure, limits.strict) {
                 Ok(h) => {
                     self.host = TargetHost {
                         hostname: h
@@ -356,11 +376,13 @@ impl HeadParser {
                 return Some(Err(self.error(buf, 400, Some(NOTE_FIELD_COUNT))));
             }
             let field = match pending {
-                Pending::Span(r) => split_field(&buf[r.clone()]).map(|(n, v)| Field::Span {
-                    name: r.start..r.start + n,
-                    value: r.start + v.start..r.start + v.end,
-                }),
-                Pending::Owned(v) => split_field(&v).map(|(n, val)| Field::Owned {
+                Pending::Span(r) => {
+                    split_field(&buf[r.clone()], limits.strict).map(|(n, v)| Field::Span {
+                        name: r.start..r.start + n,
+                        value: r.start + v.start..r.start + v.end,
+                    })
+                }
+                Pending::Owned(v) => split_field(&v, limits.strict).map(|(n, val)| Field::Owned {
                     name: String::from_utf8_lossy(&v[..n]).into_owned(),
                     value: Bytes::copy_from_slice(&v[val]),
                 }),
@@ -489,7 +511,7 @@ impl HeadParser {
         for f in &self.fields {
             match f {
                 Field::Span { name, value } => {
-                    // Token bytes only: always ASCII.
+                    // Token bytes only in strict mode: ASCII.
                     let n = &buf[name.clone()];
                     let n = match common_name(n) {
                         Some(n) => Cow::Borrowed(n),
@@ -601,12 +623,13 @@ impl HeadParser {
         if let Some(r) = &self.host.hostname {
             // A host named by the target counts even when empty.
             have_hostname = true;
-            let hostname: Option<Host> = match fix_uri_host(&buf[r.clone()]) {
+            let hostname: Option<Host> = match fix_uri_host(&buf[r.clone()], self.strict) {
                 Ok(h) => h,
                 Err(()) => return fail(400),
             };
-            if let (Some(h), true) = (&hostname, known.has(Known::HOST)) {
-                // An absolute target overrides the Host header.
+            if let (Some(h), true, true) = (&hostname, known.has(Known::HOST), self.strict) {
+                // An absolute target overrides the Host header (in
+                // strict mode; it names the host in both).
                 let mut v = if h.v6 {
                     format!("[{}]", h.name)
                 } else {
@@ -619,7 +642,7 @@ impl HeadParser {
                 req.headers.set("Host", v);
             }
         } else if let Some(v) = known.get(&req.headers, Known::HOST) {
-            match host_header_ok(&v) {
+            match host_header_ok(&v, self.strict) {
                 Ok(given) => have_hostname = given,
                 Err(()) => return fail(400),
             }
@@ -824,12 +847,24 @@ fn text(b: &[u8]) -> String {
     }
 }
 
-/// Split `name: value` (strict mode): the name is one or more token bytes
-/// directly followed by ':'; leading SP/HT of the value is skipped; the
-/// value may hold no control byte other than HT. Returns the name length and
-/// the value range.
-fn split_field(line: &[u8]) -> Option<(usize, Range<usize>)> {
-    let n = token_len(line);
+/// Split `name: value`. Strict mode: the name is one or more token bytes
+/// directly followed by ':', and the value may hold no control byte other
+/// than HT. `Unsafe` (Apache's legacy parser): the name is everything
+/// before the first ':', not empty and without whitespace, and the value
+/// may hold no LF, VT, FF or CR. Leading SP/HT of the value is skipped;
+/// a NUL byte is refused in both (`ap_rgetline`). Returns the name length
+/// and the value range.
+fn split_field(line: &[u8], strict: bool) -> Option<(usize, Range<usize>)> {
+    let n = if strict {
+        token_len(line)
+    } else {
+        let colon = memchr::memchr(b':', line)?;
+        let name = &line[..colon];
+        if name.iter().any(|&c| is_space(c) || c == 0) {
+            return None;
+        }
+        colon
+    };
     if n == 0 || line.get(n) != Some(&b':') {
         return None;
     }
@@ -837,7 +872,15 @@ fn split_field(line: &[u8]) -> Option<(usize, Range<usize>)> {
     while v < line.len() && matches!(line[v], b' ' | b'\t') {
         v += 1;
     }
-    if has_ctrl(&line[v..]) {
+    let value = &line[v..];
+    let refused = if strict {
+        has_ctrl(value)
+    } else {
+        value
+            .iter()
+            .any(|&c| matches!(c, b'\n' | b'\x0b' | b'\x0c' | b'\r' | 0))
+    };
+    if refused {
         return None;
     }
     Some((n, v..line.len()))
@@ -851,10 +894,11 @@ enum Line {
     Complete { content: Range<usize>, next: usize },
 }
 
-/// Read one CRLF-terminated line starting at `start`, with a buffer of `n`
-/// bytes as Apache's `ap_rgetline` has (see the module docs).
+/// Read one line starting at `start`, with a buffer of `n` bytes as
+/// Apache's `ap_rgetline` has (see the module docs): CRLF-terminated in
+/// strict mode, LF-terminated (a CR before the LF dropped) otherwise.
 #[inline]
-fn next_line(buf: &[u8], start: usize, scan: &mut usize, n: usize) -> Line {
+fn next_line(buf: &[u8], start: usize, scan: &mut usize, n: usize, strict: bool) -> Line {
     let from = (*scan).max(start);
     match memchr::memchr(b'\n', &buf[from..]) {
         None => {
@@ -873,12 +917,12 @@ fn next_line(buf: &[u8], start: usize, scan: &mut usize, n: usize) -> Line {
             if total > n && !(total == n + 1 && cr) {
                 return Line::TooLong;
             }
-            if !cr {
+            if !cr && strict {
                 return Line::Invalid;
             }
             // A NUL byte is refused by the checks of each kind of line
             // (method, target, protocol, field name and value all exclude it).
-            let content = start..lf - 1;
+            let content = start..lf - cr as usize;
             Line::Complete {
                 content,
                 next: lf + 1,
@@ -898,11 +942,14 @@ struct Tokens {
     bad: bool,
 }
 
-/// A port of the decisions of `ap_parse_request_line` (strict mode): every
+/// A port of the decisions of `ap_parse_request_line`. Strict mode: every
 /// deviation from `METHOD SP target SP HTTP/d.d` is an error, except a
-/// missing protocol, which makes an HTTP/0.9 request. The method range is
-/// kept even on errors: a refused `HEAD` request gets no error body.
-fn tokenize(l: &[u8]) -> Tokens {
+/// missing protocol, which makes an HTTP/0.9 request. `Unsafe`: the method
+/// may be any visible bytes, runs of spaces may separate the words and
+/// follow the protocol, and `http/1.1` is read as `HTTP/1.1`; other
+/// whitespace than SP is still an error. The method range is kept even on
+/// errors: a refused `HEAD` request gets no error body.
+fn tokenize(l: &[u8], strict: bool) -> Tokens {
     let n = l.len();
     let sp = |p: usize| p < n && is_space(l[p]);
     let mut bad = false;
@@ -913,7 +960,11 @@ fn tokenize(l: &[u8]) -> Tokens {
             m += 1;
         }
     }
-    let mut ll = m + token_len(&l[m..]);
+    let mut ll = m + if strict {
+        token_len(&l[m..])
+    } else {
+        vchar_obs_len(&l[m..])
+    };
     let mut have_ll = true;
     if (ll == m || (ll < n && !is_space(l[ll]))) && !bad {
         bad = true;
@@ -932,7 +983,7 @@ fn tokenize(l: &[u8]) -> Tokens {
         };
     }
     let method = m..ll;
-    if ll < n && sp(ll + 1) {
+    if strict && ll < n && sp(ll + 1) {
         bad = true; // more than one SP
     }
     let mut u = ll;
@@ -974,7 +1025,7 @@ fn tokenize(l: &[u8]) -> Tokens {
         };
     }
     let uri = u..ue;
-    if ue < n && sp(ue + 1) {
+    if strict && ue < n && sp(ue + 1) {
         bad = true;
     }
     let mut p = ue;
@@ -990,8 +1041,11 @@ fn tokenize(l: &[u8]) -> Tokens {
         pe += vchar_obs_len(&l[pe..p_end_limit]);
     }
     if pe < p_end_limit {
-        // Something after the protocol: a control byte or whitespace.
-        bad = true;
+        // Something after the protocol: a control byte or whitespace
+        // (strict), or anything but spaces (`Unsafe`).
+        if strict || l[pe..p_end_limit].iter().any(|&c| c != b' ') {
+            bad = true;
+        }
     }
     let protocol = p.min(p_end_limit)..pe;
     let proto = &l[protocol.clone()];
@@ -1003,7 +1057,7 @@ fn tokenize(l: &[u8]) -> Tokens {
         && proto[5] != b'0'
         && proto[..4].eq_ignore_ascii_case(b"HTTP")
     {
-        if &proto[..4] != b"HTTP" {
+        if strict && &proto[..4] != b"HTTP" {
             bad = true; // lowercase "http/1.1" is refused in strict mode
         }
         (proto[5] - b'0') as u32 * 1000 + (proto[7] - b'0') as u32
@@ -1044,6 +1098,7 @@ mod tests {
             fields: 100,
             registered_methods: false,
             require_http10: false,
+            strict: true,
         }
     }
 
@@ -1053,8 +1108,12 @@ mod tests {
 
     /// Parse one complete head; `Ok(request)` or the error status and note.
     fn run(raw: &[u8]) -> Result<Checked, (u16, Option<&'static str>, bool)> {
+        run_with(raw, &limits())
+    }
+
+    fn run_with(raw: &[u8], limits: &Limits) -> Result<Checked, (u16, Option<&'static str>, bool)> {
         let mut p = HeadParser::new();
-        match p.parse(raw, &limits(), false) {
+        match p.parse(raw, limits, false) {
             Parse::Done(n) => {
                 let head = Bytes::copy_from_slice(&raw[..n]);
                 p.finish(&head, addr(), addr(), None, None)
@@ -1257,6 +1316,7 @@ mod tests {
             fields: 0,
             registered_methods: false,
             require_http10: false,
+            strict: true,
         };
         let mut raw = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();
         for i in 0..9_999 {
@@ -1289,6 +1349,55 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// `HttpProtocolOptions Unsafe`: what it lets through and what stays
+    /// refused (the same rows pass against Apache 2.4.71 in the case
+    /// `protocol/unsafe`), and the rows' answers in strict mode.
+    #[test]
+    fn unsafe_heads() {
+        let lax = Limits {
+            strict: false,
+            ..limits()
+        };
+        let rows: &[(&[u8], u16, u16)] = &[
+            (b"GET / HTTP/1.1\nHost: a\n\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\n\r\n", 200, 400),
+            (b"GET   /   HTTP/1.1   \r\nHost: a\r\n\r\n", 200, 400),
+            (b"GET\t/ HTTP/1.1\r\nHost: a\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\t\r\nHost: a\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1 x\r\nHost: a\r\n\r\n", 400, 400),
+            (b"GET / http/1.1\r\nHost: a\r\n\r\n", 200, 400),
+            (b"GE(T / HTTP/1.1\r\nHost: a\r\n\r\n", 200, 400),
+            (b"POST /\r\n", 200, 400),
+            (b"GET /a#f HTTP/1.1\r\nHost: a\r\n\r\n", 200, 400),
+            (b"GET http://u:p@h/ HTTP/1.1\r\nHost: a\r\n\r\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: 123\r\n\r\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: a!b\r\n\r\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX(Y): 1\r\n\r\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b\r\n\r\n", 200, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX Y: 1\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\n: 1\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x0bb\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x00b\r\n\r\n", 400, 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX\x00: b\r\n\r\n", 400, 400),
+        ];
+        for &(raw, unsafe_status, strict_status) in rows {
+            let shown = String::from_utf8_lossy(raw);
+            let got = run_with(raw, &lax).map_or_else(|e| e.0, |_| 200);
+            assert_eq!(got, unsafe_status, "Unsafe: {shown:?}");
+            assert_eq!(status(raw), strict_status, "Strict: {shown:?}");
+        }
+        // The absolute target names the host; `Host` stays as sent.
+        let c = run_with(b"GET http://other/ HTTP/1.1\r\nHost: a\r\n\r\n", &lax).unwrap();
+        assert_eq!(c.req.headers.get_str("Host"), Some("a"));
+        let c = run(b"GET http://other/ HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        assert_eq!(c.req.headers.get_str("Host"), Some("other"));
+        // The request line as logged: single spaces, the protocol as sent.
+        let c = run_with(b"GET  /x  http/1.0 \r\n\r\n", &lax).unwrap();
+        assert_eq!(c.req.request_line, "GET /x http/1.0");
+        assert_eq!(c.proto_num, 1000);
     }
 
     #[test]
@@ -1390,6 +1499,7 @@ mod tests {
             fields: 100,
             registered_methods: false,
             require_http10: false,
+            strict: true,
         };
         let ok = b"GET /aaaaaa HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(matches!(

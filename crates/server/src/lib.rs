@@ -120,6 +120,13 @@ pub struct Limits {
     pub registered_methods: bool,
     /// `HttpProtocolOptions Require1.0`: an HTTP/0.9 request is a 400.
     pub require_http10: bool,
+    /// `HttpProtocolOptions Strict` (the default); false under `Unsafe`:
+    /// lines may end in a bare LF, the request line may hold runs of
+    /// spaces, any visible method and a lower-case protocol, the target a
+    /// fragment or user name, field names anything up to the colon, host
+    /// names anything without `/`, `\` or `..`, response field names any
+    /// visible bytes.
+    pub strict: bool,
 }
 
 impl Default for Limits {
@@ -130,6 +137,7 @@ impl Default for Limits {
             fields: 100,
             registered_methods: false,
             require_http10: false,
+            strict: true,
         }
     }
 }

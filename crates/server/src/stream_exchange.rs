@@ -1064,7 +1064,7 @@ mod tests {
                     (None, true, None, Some("h2c")),
                 ] {
                     let p = PreparedHead::new(&resp, head, "Apache").expect("prepared");
-                    let facts = HeadFacts::of(&resp, check_headers(&resp.headers).unwrap());
+                    let facts = HeadFacts::of(&resp, check_headers(&resp.headers, true).unwrap());
                     let f = Framing {
                         content_length,
                         chunked,

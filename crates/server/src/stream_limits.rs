@@ -32,14 +32,17 @@ pub(crate) const HEAD_LIMITS: Limits = Limits {
     fields: 0,
     registered_methods: false,
     require_http10: false,
+    strict: true,
 };
 
-/// [`HEAD_LIMITS`] with the server's method rule: a stream's request line
-/// passes Apache's `ap_parse_request_line` too, so `HttpProtocolOptions
-/// RegisteredMethods` answers an unregistered method 501 there as well.
+/// [`HEAD_LIMITS`] with the server's method rule and conformance: a
+/// stream's request line passes Apache's `ap_parse_request_line` too, so
+/// `HttpProtocolOptions RegisteredMethods` answers an unregistered method
+/// 501 there as well, and `Unsafe` reads it as leniently.
 pub(crate) fn head_limits(server: &Limits) -> Limits {
     Limits {
         registered_methods: server.registered_methods,
+        strict: server.strict,
         ..HEAD_LIMITS
     }
 }

@@ -2,15 +2,16 @@
 //! while it reads a request, before any module sees it.
 //!
 //! * `ap_parse_uri` splits the target with APR's `apr_uri_parse` (or
-//!   `apr_uri_parse_hostinfo` for `CONNECT`); a target it cannot split, a
-//!   path that does not start with `/` (except `OPTIONS *`), a fragment or a
-//!   user name are answered 400.
+//!   `apr_uri_parse_hostinfo` for `CONNECT`); a target it cannot split and
+//!   a path that does not start with `/` (except `OPTIONS *`) are answered
+//!   400, and so are a fragment or a user name under `HttpProtocolOptions
+//!   Strict` (the default; `Unsafe` lets both through).
 //! * `fix_hostname` (server/vhost.c) validates the host of an absolute
-//!   target, or else of the `Host` header, in `HttpProtocolOptions Strict`
-//!   mode: no `/`, `\` or `..`, letters/digits/`-`/`_`/`.` only, a dotted quad
-//!   with exactly four parts and no leading zeros, a top-level label starting
-//!   with a letter, a port 1..=65535, IPv6 literals that parse. It lowercases
-//!   the name and drops one trailing dot.
+//!   target, or else of the `Host` header: no `/`, `\` or `..`, a port
+//!   1..=65535, IPv6 literals that parse; in `Strict` mode also
+//!   letters/digits/`-`/`_`/`.` only, a dotted quad with exactly four parts
+//!   and no leading zeros, a top-level label starting with a letter, and no
+//!   purely numeric name. It lowercases the name and drops one trailing dot.
 //!
 //! Everything here is a pure function of bytes, so the unit tests below can
 //! hold the observed answers of Apache 2.4.71 row by row.
@@ -149,7 +150,12 @@ pub(crate) fn parse_hostinfo(u: &[u8]) -> Option<Uri> {
 /// decide about a target: `Err(())` is a 400. On success, the host named by
 /// the target (absolute `http` target, or `CONNECT`), if any.
 #[inline]
-pub(crate) fn check_target(method: &[u8], target: &[u8], secure: bool) -> Result<TargetHost, ()> {
+pub(crate) fn check_target(
+    method: &[u8],
+    target: &[u8],
+    secure: bool,
+    strict: bool,
+) -> Result<TargetHost, ()> {
     // ap_parse_uri treats a run of leading slashes as one: "//x" is a path.
     let mut skip = 0;
     while target.len() > skip + 1 && target[skip] == b'/' && target[skip + 1] == b'/' {
@@ -169,7 +175,7 @@ pub(crate) fn check_target(method: &[u8], target: &[u8], secure: bool) -> Result
             return Err(());
         }
     }
-    if uri.fragment || uri.user {
+    if strict && (uri.fragment || uri.user) {
         return Err(());
     }
     let own_scheme: &[u8] = if secure { b"https" } else { b"http" };
@@ -214,31 +220,37 @@ pub(crate) struct Host {
 
 /// `fix_hostname` for a host taken from the request-target (already without
 /// port and brackets). `Ok(None)`: empty, left unset.
-pub(crate) fn fix_uri_host(host: &[u8]) -> Result<Option<Host>, ()> {
+pub(crate) fn fix_uri_host(host: &[u8], strict: bool) -> Result<Option<Host>, ()> {
     if host.is_empty() {
         return Ok(None);
     }
     if host.iter().all(|&c| is_digit(c)) {
-        return Err(());
+        if strict {
+            return Err(());
+        }
+        // `Unsafe`: a purely numeric name is taken as it is.
+        let name = host.iter().map(|&c| c as char).collect();
+        return Ok(Some(Host { name, v6: false }));
     }
     let v6 = host.contains(&b':');
-    fix(host, v6).map(Some)
+    fix(host, v6, strict).map(Some)
 }
 
 /// `fix_hostname` for a `Host` header value: whether it names a host (an
 /// empty value leaves the host name unset), or `Err` for a 400. Nothing is
 /// allocated: the engine derives the host name from the header itself.
 #[inline]
-pub(crate) fn host_header_ok(v: &[u8]) -> Result<bool, ()> {
+pub(crate) fn host_header_ok(v: &[u8], strict: bool) -> Result<bool, ()> {
     if v.is_empty() {
         return Ok(false);
     }
     if v.iter().all(|&c| is_digit(c)) {
-        // Strict mode: a purely numeric host name is refused.
-        return Err(());
+        // A purely numeric host name is refused in strict mode, taken as
+        // it is otherwise.
+        return if strict { Err(()) } else { Ok(true) };
     }
     let host = parse_addr_port(v)?;
-    check(host, v[0] == b'[')?;
+    check(host, v[0] == b'[', strict)?;
     Ok(true)
 }
 
@@ -285,7 +297,7 @@ fn parse_addr_port(s: &[u8]) -> Result<&[u8], ()> {
 
 /// Validate a host name as `fix_hostname` does; returns it without its
 /// one trailing dot.
-fn check(host: &[u8], v6: bool) -> Result<&[u8], ()> {
+fn check(host: &[u8], v6: bool, strict: bool) -> Result<&[u8], ()> {
     if v6 {
         for (i, &c) in host.iter().enumerate() {
             let next = host.get(i + 1).copied();
@@ -311,13 +323,15 @@ fn check(host: &[u8], v6: bool) -> Result<&[u8], ()> {
         }
     }
     let h = host.strip_suffix(b".").unwrap_or(host);
-    strict_hostname(h)?;
+    if strict {
+        strict_hostname(h)?;
+    }
     Ok(h)
 }
 
 /// Validate and normalise: lowercase, one trailing dot removed.
-fn fix(host: &[u8], v6: bool) -> Result<Host, ()> {
-    let h = check(host, v6)?;
+fn fix(host: &[u8], v6: bool, strict: bool) -> Result<Host, ()> {
+    let h = check(host, v6, strict)?;
     let name = h.iter().map(|&c| c.to_ascii_lowercase() as char).collect();
     Ok(Host { name, v6 })
 }
@@ -364,7 +378,7 @@ mod tests {
     use super::*;
 
     fn target(method: &str, t: &str) -> Result<Option<String>, ()> {
-        let th = check_target(method.as_bytes(), t.as_bytes(), false)?;
+        let th = check_target(method.as_bytes(), t.as_bytes(), false, true)?;
         if !th.scheme_ok {
             return Err(());
         }
@@ -449,9 +463,9 @@ mod tests {
             (b"a, b", None),
             ("\u{e9}.com".as_bytes(), None),
         ];
-        let name = |v: &[u8]| fix(parse_addr_port(v)?, v[0] == b'[').map(|h| h.name);
+        let name = |v: &[u8]| fix(parse_addr_port(v)?, v[0] == b'[', true).map(|h| h.name);
         for &(v, want) in rows {
-            let ok = host_header_ok(v);
+            let ok = host_header_ok(v, true);
             match want {
                 Some(n) => {
                     assert_eq!(ok, Ok(true), "{:?}", String::from_utf8_lossy(v));
@@ -461,9 +475,9 @@ mod tests {
             }
         }
         // An empty Host leaves the host name unset (400 only for HTTP/1.1).
-        assert_eq!(host_header_ok(b""), Ok(false));
-        assert!(fix_uri_host(b"a..b").is_err());
-        assert!(fix_uri_host(b"80").is_err());
-        assert!(fix_uri_host(b"::1").unwrap().unwrap().v6);
+        assert_eq!(host_header_ok(b"", true), Ok(false));
+        assert!(fix_uri_host(b"a..b", true).is_err());
+        assert!(fix_uri_host(b"80", true).is_err());
+        assert!(fix_uri_host(b"::1", true).unwrap().unwrap().v6);
     }
 }

@@ -345,7 +345,9 @@ impl PreparedHead {
     /// header that fails the checks (answered 500 there), a `Connection`
     /// the server's token would merge into, or a custom status line.
     pub(crate) fn new(resp: &Response, head: bool, server: &str) -> Option<PreparedHead> {
-        let folded = check_headers(&resp.headers)?;
+        // Token names only: a name `Unsafe` lets through takes the full
+        // path, where a stream refuses it.
+        let folded = check_headers(&resp.headers, true)?;
         if resp.header("Connection").is_some() || resp.status_line.is_some() {
             return None;
         }
@@ -520,20 +522,21 @@ pub(crate) fn write_early_hints<'h>(
 }
 
 /// Apache's check of response headers before they are sent
-/// (`check_headers` in the HTTP header filter): names are tokens, values
+/// (`check_headers` in the HTTP header filter): names are tokens (under
+/// `HttpProtocolOptions Unsafe`, not `strict`: visible bytes), values
 /// hold no control bytes except HT and obs-folds (CR LF followed by a
 /// blank). A response that fails is replaced by a 500.
-pub(crate) fn headers_valid(headers: &[(Cow<'static, str>, String)]) -> bool {
-    check_headers(headers).is_some()
+pub(crate) fn headers_valid(headers: &[(Cow<'static, str>, String)], strict: bool) -> bool {
+    check_headers(headers, strict).is_some()
 }
 
 /// [`headers_valid`], telling also whether a value holds an obs-fold
 /// (`Some(true)`): only then must the writer look for folds to unfold.
-pub(crate) fn check_headers(headers: &[(Cow<'static, str>, String)]) -> Option<bool> {
+pub(crate) fn check_headers(headers: &[(Cow<'static, str>, String)], strict: bool) -> Option<bool> {
     let mut folded = false;
     for (n, v) in headers {
         let v = v.as_bytes();
-        if n.is_empty() || !header_table::is_token(n.as_bytes()) {
+        if !header_table::is_field_name(n.as_bytes(), strict) {
             return None;
         }
         if header_table::has_ctl(v) {
@@ -978,7 +981,7 @@ pub(crate) mod tests {
                     (None, None, None),
                 ] {
                     let p = PreparedHead::new(&resp, head, "Apache").expect("prepared");
-                    let folded = check_headers(headers).unwrap();
+                    let folded = check_headers(headers, true).unwrap();
                     let facts = HeadFacts::of(&resp, folded);
                     let f = Framing {
                         keep_alive,
@@ -1099,12 +1102,20 @@ pub(crate) mod tests {
     #[test]
     fn header_checks() {
         let h = |n: &str, v: &str| vec![(Cow::Owned(n.to_string()), v.to_string())];
+        let headers_valid = |h: &[(Cow<'static, str>, String)]| headers_valid(h, true);
+        let headers_valid_unsafe =
+            |h: &[(Cow<'static, str>, String)]| super::headers_valid(h, false);
         assert!(headers_valid(&h("X-A", "b\tc \u{e9}")));
         assert!(headers_valid(&h("X-A", "b\r\n  c")));
         assert!(!headers_valid(&h("X-A", "b\r\nSet-Cookie: x")));
         assert!(!headers_valid(&h("X-A", "b\nc")));
         assert!(!headers_valid(&h("X A", "b")));
         assert!(!headers_valid(&h("", "b")));
+        // `HttpProtocolOptions Unsafe`: visible bytes in names, values as strict.
+        assert!(headers_valid_unsafe(&h("X(A)", "b")));
+        assert!(!headers_valid_unsafe(&h("X A", "b")));
+        assert!(!headers_valid_unsafe(&h("", "b")));
+        assert!(!headers_valid_unsafe(&h("X", "b\nc")));
         let out = head(200, &[("X-A", "b\r\n \t c")], &framing());
         assert!(out.contains("\r\nX-A: b c\r\n"), "{out}");
         // An engine Content-Length is written with the real body length.

@@ -98,6 +98,12 @@ impl HttpProtocolOptions {
     pub fn require_http10(&self) -> bool {
         self.http09 & 2 != 0
     }
+
+    /// `Strict` (the default) rather than `Unsafe`: request heads, chunk
+    /// lines, host names and response field names are held to RFC 7230.
+    pub fn strict(&self) -> bool {
+        self.conformance & 2 == 0
+    }
 }
 
 /// One server: the main server or a `<VirtualHost>`.

@@ -621,9 +621,6 @@ fn http_protocol_option(
                 .into(),
         );
     }
-    if word == "unsafe" {
-        return Err("HttpProtocolOptions Unsafe is not supported by htaccel yet (request heads are read with the checks of Strict, Apache's default)".into());
-    }
     Ok(())
 }
 
