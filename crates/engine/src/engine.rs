@@ -36,6 +36,8 @@ pub struct Engine {
     /// Some access log has an `expr=` condition, which may read any
     /// variable: the answer keeps them all for the logs.
     pub log_env_all: bool,
+    /// Some server has `StrictHostCheck On` (else no request is checked).
+    strict_host_check: bool,
 }
 
 /// `EngineSlots` with one field per module of `modules::engine_slots!`.
@@ -176,7 +178,7 @@ impl Engine {
         crate::watch::global()
             .configure(crate::watch::Settings::from_global(&b.global), log.clone());
         let main = Arc::new(Site::new(&b.main, None, &loaded.env, log.clone()));
-        let vhosts = b
+        let vhosts: Vec<Arc<Site>> = b
             .vhosts
             .iter()
             .enumerate()
@@ -196,7 +198,10 @@ impl Engine {
             "prod" | "productonly" => "htaccel".to_string(),
             _ => format!("htaccel/{version}"),
         };
+        let strict_host_check =
+            main.strict_host_check || vhosts.iter().any(|v| v.strict_host_check);
         let engine = Engine {
+            strict_host_check,
             vhosts,
             main,
             log,
@@ -324,6 +329,34 @@ pub fn addr_matches(spec: &str, local: std::net::SocketAddr) -> bool {
 }
 
 impl Handler for Engine {
+    fn host_refused(&self, req: &Request) -> bool {
+        if !self.strict_host_check {
+            return false;
+        }
+        let base = self.site_by_address(req.local, None);
+        if !base.strict_host_check {
+            return false;
+        }
+        // A request without a host name is not checked (HTTP/1.0).
+        let Some((host, _)) = request_host(req) else {
+            return false;
+        };
+        if crate::vhosts::names_host(&self.vhosts, &self.main, req.local, &host) {
+            return false;
+        }
+        let message = match &base.defined_at {
+            None => format!(
+                "AH10156: Requested hostname '{host}' did not match any ServerName/ServerAlias in the global server configuration "
+            ),
+            Some(at) => format!(
+                "AH10157: Requested hostname '{host}' did not match any ServerName/ServerAlias in the matching virtual host (default vhost for current connection is {}:{})",
+                at.file, at.line
+            ),
+        };
+        base.log.error("warn", "core", Some(req.remote()), &message);
+        true
+    }
+
     fn proxy_protocol(&self, local: std::net::SocketAddr, peer: std::net::SocketAddr) -> bool {
         crate::modules::hooks::proxy_header_required(self, local, peer)
     }

@@ -35,6 +35,10 @@ pub struct Site {
     pub encoded_slashes: crate::uri::EncodedSlashes,
     /// `MergeSlashes` (a vhost's, else the main server's; default on).
     pub merge_slashes: bool,
+    /// `StrictHostCheck` (a vhost's, else the main server's; default off).
+    pub strict_host_check: bool,
+    /// Where the `<VirtualHost>` section begins (`None`: the main server).
+    pub defined_at: Option<htaccel_conf::Origin>,
     /// `HttpProtocolOptions Strict` (the default) rather than `Unsafe`: a
     /// fragment or user name in the target is refused, and a response
     /// field name must be a token.
@@ -147,6 +151,11 @@ impl Site {
                 .merge_slashes
                 .or_else(|| main.and_then(|m| m.merge_slashes))
                 .unwrap_or(true),
+            strict_host_check: conf
+                .strict_host_check
+                .or_else(|| main.and_then(|m| m.strict_host_check))
+                .unwrap_or(false),
+            defined_at: conf.origin.clone(),
             strict_protocol: match main {
                 Some(m) => HttpProtocolOptions::merged(m.http_protocol, conf.http_protocol),
                 None => conf.http_protocol,

@@ -101,6 +101,42 @@ impl VhostIndex {
     }
 }
 
+/// `StrictHostCheck`'s question (`update_server_from_aliases`): whether
+/// `host` (lower-cased, without its port) is named by a `ServerName` or
+/// `ServerAlias` of the virtual hosts listening on `local`, or is the name
+/// one of them was declared with (`<VirtualHost host:port>`); where none
+/// listens there, by the main server's names.
+pub(crate) fn names_host(vhosts: &[Arc<Site>], main: &Site, local: SocketAddr, host: &str) -> bool {
+    let mut listening = vhosts.iter().filter(|v| {
+        v.addrs
+            .iter()
+            .any(|a| crate::engine::addr_matches(a, local))
+    });
+    let Some(first) = listening.next() else {
+        return main.answers_to(host);
+    };
+    std::iter::once(first).chain(listening).any(|v| {
+        v.answers_to(host)
+            || v.addrs.iter().any(|a| {
+                crate::engine::addr_matches(a, local) && declared_host(a).eq_ignore_ascii_case(host)
+            })
+    })
+}
+
+/// The host part of a `<VirtualHost>` address (`www.example.com` of
+/// `www.example.com:80`, `[::1]` of `[::1]:443`).
+fn declared_host(addr: &str) -> &str {
+    match addr.rsplit_once(':') {
+        Some((h, p))
+            if (p == "*" || p.bytes().all(|b| b.is_ascii_digit()))
+                && (!addr.starts_with('[') || h.ends_with(']')) =>
+        {
+            h
+        }
+        _ => addr,
+    }
+}
+
 /// Apache's walk: every virtual host of the address, in order.
 fn walk<'e>(vhosts: &'e [Arc<Site>], local: SocketAddr, host: Option<&str>) -> Option<&'e Site> {
     let mut candidates = vhosts.iter().filter(|v| {
@@ -200,5 +236,30 @@ mod tests {
                 assert_eq!(by_index, by_walk, "{local} {host:?}");
             }
         }
+    }
+
+    #[test]
+    fn strict_host_check_names() {
+        assert_eq!(declared_host("www.example.com:80"), "www.example.com");
+        assert_eq!(declared_host("127.0.0.1:*"), "127.0.0.1");
+        assert_eq!(declared_host("[::1]:443"), "[::1]");
+        assert_eq!(declared_host("[::1]"), "[::1]");
+        assert_eq!(declared_host("*"), "*");
+        let e = engine();
+        let local: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        for (host, named) in [
+            ("v3.test", true),
+            ("a.w0.test", true),
+            ("alias.test", true),
+            ("none.test", false),
+            ("*", true),
+        ] {
+            assert_eq!(names_host(&e.vhosts, &e.main, local, host), named, "{host}");
+        }
+        // No virtual host listens there: the main server's name.
+        let elsewhere: SocketAddr = "127.0.0.1:81".parse().unwrap();
+        let main_name = e.main.server_name.to_ascii_lowercase();
+        assert!(names_host(&e.vhosts, &e.main, elsewhere, &main_name));
+        assert!(!names_host(&e.vhosts, &e.main, elsewhere, "v3.test"));
     }
 }

@@ -356,7 +356,7 @@ fn settings_other_than_the_default_are_refused_loudly() {
     for (line, refused) in [
         ("MergeTrailers On", true),
         ("MergeTrailers Off", false),
-        ("StrictHostCheck on", true),
+        ("StrictHostCheck on", false),
         ("RegexDefaultOptions +ICASE", true),
         ("RegexDefaultOptions DOTALL", false),
         ("HttpProtocolOptions Unsafe", false),

@@ -10,7 +10,7 @@
 
 use crate::body::{BodyError, BodyReader};
 use crate::conn::{Conn, Event, Shared, Stage, FLUSH_AT};
-use crate::head::{Checked, ClientAsked};
+use crate::head::{Checked, ClientAsked, HeadError};
 use crate::transport::{StreamReset, Transport};
 use crate::write::{
     check_headers, headers_valid, status_has_no_body, write_head, Framing, HeadFacts, PreparedHead,
@@ -123,13 +123,28 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let checked = match self.parser.finish(
-            &head,
-            self.remote,
-            self.local_addr,
-            self.stream.tls(),
-            self.stream.h2_stream(),
-        ) {
+        let finished = self
+            .parser
+            .finish(
+                &head,
+                self.remote,
+                self.local_addr,
+                self.stream.tls(),
+                self.stream.h2_stream(),
+            )
+            .and_then(|c| {
+                // `StrictHostCheck`: a host no server of the address names
+                // is refused where a bad `Host` is.
+                if shared.handler.host_refused(&c.req) {
+                    let e = HeadError {
+                        head_only: c.req.method == "HEAD",
+                        ..HeadError::new(400)
+                    };
+                    return Err(Box::new((e, c.req)));
+                }
+                Ok(c)
+            });
+        let checked = match finished {
             Ok(mut c) => {
                 c.req.proxied_by = self.proxied_by;
                 c

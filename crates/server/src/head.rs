@@ -69,7 +69,7 @@ pub(crate) struct HeadError {
 }
 
 impl HeadError {
-    fn new(status: u16) -> Self {
+    pub(crate) fn new(status: u16) -> Self {
         HeadError {
             status,
             note: None,

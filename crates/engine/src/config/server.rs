@@ -140,6 +140,9 @@ pub struct ServerConf {
     pub encoded_slashes: Option<crate::uri::EncodedSlashes>,
     /// `MergeSlashes`.
     pub merge_slashes: Option<bool>,
+    /// `StrictHostCheck`: a host name no `ServerName` or `ServerAlias` of
+    /// the address's servers names is answered 400.
+    pub strict_host_check: Option<bool>,
     /// `ErrorLogFormat` (the main form), parsed when read.
     pub error_log_format: Option<crate::error_log_format::ErrorLogFormat>,
     /// `HttpProtocolOptions`: the words given, each a bit of its pair.

@@ -564,6 +564,14 @@ pub trait Handler: Send + Sync + 'static {
         let _ = local;
         None
     }
+    /// `StrictHostCheck` of the server the request's address selects:
+    /// whether the host it names is one no `ServerName` or `ServerAlias`
+    /// there names, so that the request is refused (400) while its head
+    /// is checked, as a bad `Host` is.
+    fn host_refused(&self, req: &Request) -> bool {
+        let _ = req;
+        false
+    }
     /// The body stage for `req` on a connection mod_reqtimeout watches:
     /// from the request's own server (a name-based virtual host's
     /// `RequestReadTimeout body=`). `None`: the connection's.

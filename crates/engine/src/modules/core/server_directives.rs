@@ -486,7 +486,7 @@ pub static DIRECTIVES: &[Directive] = &[
         Ok(())
     }) },
     Directive { name: "MergeTrailers", args: Args::Flag, req_override: RSRC_CONF, about: "merge request trailers into request headers or not", run: Run::DefaultOnly { default: "Off", missing: "merging a chunked request's trailer fields into its header" } },
-    Directive { name: "StrictHostCheck", args: Args::Flag, req_override: RSRC_CONF, about: "Controls whether a hostname match is required", run: Run::DefaultOnly { default: "Off", missing: "answering 400 to a Host that no name-based virtual host names" } },
+    Directive { name: "StrictHostCheck", args: Args::Flag, req_override: RSRC_CONF, about: "Controls whether a hostname match is required", run: Run::Handler(|w, inv, _| { w.server()?.strict_host_check = Some(flag(&inv.words)); Ok(()) }) },
     Directive { name: "UseCanonicalPhysicalPort", args: Args::Take1, req_override: RSRC_CONF | ACCESS_CONF, about: "Whether to use the physical Port when constructing URLs", run: Run::Handler(|_w, inv, c| {
         c.core.use_canonical_phys_port = Some(match inv.words[0].to_ascii_lowercase().as_str() {
             "on" => true,
