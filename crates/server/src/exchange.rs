@@ -123,27 +123,25 @@ impl<T: Transport> Conn<T> {
         started: Instant,
     ) -> Option<bool> {
         let head: Bytes = self.rbuf.split_to(n).freeze();
-        let finished = self
-            .parser
-            .finish(
-                &head,
-                self.remote,
-                self.local_addr,
-                self.stream.tls(),
-                self.stream.h2_stream(),
-            )
-            .and_then(|c| {
-                // `StrictHostCheck`: a host no server of the address names
-                // is refused where a bad `Host` is.
-                if shared.handler.host_refused(&c.req) {
-                    let e = HeadError {
-                        head_only: c.req.method == "HEAD",
-                        ..HeadError::new(400)
-                    };
-                    return Err(Box::new((e, c.req)));
-                }
-                Ok(c)
-            });
+        let mut finished = self.parser.finish(
+            &head,
+            self.remote,
+            self.local_addr,
+            self.stream.tls(),
+            self.stream.h2_stream(),
+        );
+        // `StrictHostCheck`: a host no server of the address names is
+        // refused where a bad `Host` is (the checked request is moved only
+        // then).
+        if matches!(&finished, Ok(c) if shared.handler.host_refused(&c.req)) {
+            if let Ok(c) = finished {
+                let e = HeadError {
+                    head_only: c.req.method == "HEAD",
+                    ..HeadError::new(400)
+                };
+                finished = Err(Box::new((e, c.req)));
+            }
+        }
         let checked = match finished {
             Ok(mut c) => {
                 c.req.proxied_by = self.proxied_by;
