@@ -11,6 +11,7 @@ prefix (/base/ ...), so a request for /SMUGGLED can only arrive when bytes
 the front end took for a body were read here as a request of their own:
 from then on every answer carries DESYNC_MARKER, which the probe case lists
 among its secrets."""
+import base64
 import hashlib
 import os
 import sys
@@ -56,6 +57,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         q = parse_qs(url.query)
         body = self.read_body()
+        if self.headers.get("Upgrade") and "noswitch" not in q:
+            return self.switch(q, body)
         if "sleep" in q:
             # A slow application: the proxy's timeouts (ProxyTimeout,
             # timeout=) decide whether its answer is waited for.
@@ -106,6 +109,39 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD" and status not in (204, 304):
             self.wfile.write(text)
+
+    def switch(self, q, body):
+        """Take the protocol the client asked for (`?as=` another one):
+        a `101` with the WebSocket handshake's accept key, the request as
+        it arrived, then an echo of each line the client sends (`echo:
+        LINE`) until the client closes its side (`bye`); with `?close=1`,
+        the upstream closes first, after the first line."""
+        self.send_response(101, q.get("reason", [None])[0])
+        self.send_header("Upgrade", q.get("as", [self.headers["Upgrade"]])[0])
+        self.send_header("Connection", "Upgrade")
+        key = self.headers.get("Sec-WebSocket-Key")
+        if key:
+            digest = hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()
+            self.send_header("Sec-WebSocket-Accept", base64.b64encode(digest).decode())
+        for h in q.get("h", []):
+            k, _, v = h.partition(":")
+            self.send_header(k, v.strip())
+        self.end_headers()
+        seen = ["%s %s %s" % (self.command, self.path, self.request_version)]
+        seen += ["%s: %s" % (k, v) for k, v in self.headers.items()]
+        seen.append("body=%s" % body.decode("latin-1"))
+        self.wfile.write(("\n".join(seen) + "\n").encode())
+        self.wfile.flush()
+        self.close_connection = True
+        while True:
+            line = self.rfile.readline()
+            if not line:
+                self.wfile.write(b"bye\n")
+                return
+            self.wfile.write(b"echo: " + line)
+            self.wfile.flush()
+            if "close" in q:
+                return
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
 

@@ -17,33 +17,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if std::mem::replace(&mut ctx.output_done, true) {
         return;
     }
-    // What the access logs' `env=` conditions will read, as the variables
-    // stand once the answer is made (mod_log_config reads them at the end).
-    let env: Vec<(String, String)> = if ctx.engine.log_env_all {
-        ctx.env
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
-    } else {
-        ctx.engine
-            .log_env_names
-            .iter()
-            .filter_map(|name| {
-                // mod_unique_id's token is the log's to write, not an
-                // input of the answer: a kept answer's is drawn again for
-                // each request (`Engine::with_own_token`).
-                let value = if hooks::per_request_variable(name) {
-                    ctx.env.get_unrecorded(name)
-                } else {
-                    ctx.env.get(name)
-                };
-                Some((name.clone(), value?.to_string()))
-            })
-            .collect()
-    };
-    if !env.is_empty() {
-        resp.log_vars.get_or_insert_with(Default::default).env = env;
-    }
+    record_env(ctx, resp);
     // Apache's filter goes with the handler's output: an error page, whose
     // filters start again from the protocol's, has none.
     if !error && hooks::tracks_ttfb(ctx) {
@@ -121,6 +95,47 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         }
     }
     keep_notes(ctx, resp);
+}
+
+/// A response no output filter sees (an interim `101` before a tunnel),
+/// with what the access log reads of the request kept as [`output`] keeps
+/// it.
+pub fn for_log_only(ctx: &mut Ctx<'_>, mut resp: Response) -> Response {
+    ctx.output_done = true;
+    record_env(ctx, &mut resp);
+    resp.remote_host = ctx.remote_host();
+    keep_notes(ctx, &mut resp);
+    resp
+}
+
+/// The variables the access logs' `env=` conditions will read, as they
+/// stand once the answer is made (mod_log_config reads them at the end).
+fn record_env(ctx: &Ctx<'_>, resp: &mut Response) {
+    let env: Vec<(String, String)> = if ctx.engine.log_env_all {
+        ctx.env
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    } else {
+        ctx.engine
+            .log_env_names
+            .iter()
+            .filter_map(|name| {
+                // mod_unique_id's token is the log's to write, not an
+                // input of the answer: a kept answer's is drawn again for
+                // each request (`Engine::with_own_token`).
+                let value = if hooks::per_request_variable(name) {
+                    ctx.env.get_unrecorded(name)
+                } else {
+                    ctx.env.get(name)
+                };
+                Some((name.clone(), value?.to_string()))
+            })
+            .collect()
+    };
+    if !env.is_empty() {
+        resp.log_vars.get_or_insert_with(Default::default).env = env;
+    }
 }
 
 /// The request notes as the filters leave them, for the access log's

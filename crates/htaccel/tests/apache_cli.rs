@@ -444,3 +444,89 @@ fn t_flag_skips_the_document_root_check_as_apache() {
     );
     assert!(listed.contains("  htaccel_http3.c\n"), "{listed}");
 }
+
+/// WebSocket proxying: `ws://` URLs and `upgrade=` start where Apache's
+/// mod_proxy_http serves them; a `ws://` URL only mod_proxy_wstunnel's own
+/// tunnel would serve (no mod_proxy_http), and that tunnel asked for by
+/// `ProxyWebsocketFallbackToProxyHttp Off`, are refused (`apache2 -t`
+/// accepts both: the refusal is htaccel's, so its words are written
+/// here); a too long `upgrade=` is refused as Apache refuses it.
+#[test]
+fn websocket_proxying_starts_as_in_apache_or_is_refused_loudly() {
+    let root = server_root("cli-websocket");
+    std::fs::create_dir_all(root.path().join("logs")).unwrap();
+    let r = root.path().display().to_string();
+    let modules = "/usr/lib/apache2/modules";
+    let proxy = format!("LoadModule proxy_module {modules}/mod_proxy.so\n");
+    let http = format!("LoadModule proxy_http_module {modules}/mod_proxy_http.so\n");
+    let wstunnel = format!("LoadModule proxy_wstunnel_module {modules}/mod_proxy_wstunnel.so\n");
+    let pass = "ProxyPass /ws/ ws://127.0.0.1:1/ws/\n";
+    for (name, body, refusal) in [
+        ("http", format!("{proxy}{http}{pass}"), None),
+        ("both", format!("{proxy}{http}{wstunnel}{pass}"), None),
+        (
+            "upgrade",
+            format!("{proxy}{http}ProxyPass /a/ http://127.0.0.1:1/a/ upgrade=ANY\n"),
+            None,
+        ),
+        (
+            "fallback-on",
+            format!("{proxy}{http}{wstunnel}ProxyWebsocketFallbackToProxyHttp On\n{pass}"),
+            None,
+        ),
+        (
+            "wstunnel-alone",
+            format!(
+                "{proxy}{wstunnel}<Location /l/>\nProxyPass ws://127.0.0.1:1/l/\n</Location>\n"
+            ),
+            Some("only mod_proxy_wstunnel's own tunnel would serve it"),
+        ),
+        (
+            "fallback-off",
+            format!("{proxy}{http}{wstunnel}ProxyWebsocketFallbackToProxyHttp Off\n"),
+            Some("not supported by htaccel yet"),
+        ),
+    ] {
+        root.write(
+            "main.conf",
+            &format!("{HEAD}Listen 127.0.0.1:18906\n{body}"),
+        );
+        let path = format!("{r}/main.conf");
+        let apache = run(APACHE, &["-d", &r, "-f", &path, "-t"], &[]);
+        assert_eq!(apache.status.code(), Some(0), "{name}: {}", text(&apache));
+        let ours = htaccel(&["-d", &r, "-f", &path, "-t"], &[]);
+        match refusal {
+            None => assert_eq!(ours.status.code(), Some(0), "{name}: {}", text(&ours)),
+            Some(words) => {
+                assert_eq!(ours.status.code(), Some(1), "{name}: {}", text(&ours));
+                assert!(text(&ours).contains(words), "{name}: {}", text(&ours));
+            }
+        }
+    }
+    // Apache's own refusals of ProxyPass lines, word for word.
+    for line in [
+        "ProxyPass /a/ http://127.0.0.1:1/a/ upgrade=0123456789abcdef",
+        "ProxyPass /a/ http://127.0.0.1:1/a/ bogus",
+        "ProxyPass /a/",
+        "<Location /l/>\nProxyPass /l/ ws://127.0.0.1:1/l/\n</Location>",
+    ] {
+        root.write(
+            "refused.conf",
+            &format!("{HEAD}Listen 127.0.0.1:18906\n{proxy}{http}{line}\n"),
+        );
+        let path = format!("{r}/refused.conf");
+        let apache = run(APACHE, &["-d", &r, "-f", &path, "-t"], &[]);
+        let ours = htaccel(&["-d", &r, "-f", &path, "-t"], &[]);
+        let error = |o: &Output| {
+            let t = text(o);
+            let from = t
+                .lines()
+                .position(|l| l.contains("Syntax error on line"))
+                .unwrap_or(usize::MAX);
+            t.lines().skip(from).collect::<Vec<_>>().join("\n")
+        };
+        assert!(!error(&apache).is_empty(), "{line}: {}", text(&apache));
+        assert_eq!(error(&ours), error(&apache), "{line}");
+        assert_eq!(ours.status.code(), apache.status.code(), "{line}");
+    }
+}

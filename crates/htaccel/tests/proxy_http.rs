@@ -184,3 +184,107 @@ fn killing_the_upstream_under_load_gives_502_or_503_and_service_resumes() {
     app.kill().unwrap();
     let _ = app.wait();
 }
+
+/// A WebSocket upstream: a `101` to a request with `Upgrade: websocket`,
+/// then an echo of each line; an ordinary 200 to any other request.
+fn websocket_upstream() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut w = s;
+                let mut upgrade = false;
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    upgrade |= line.eq_ignore_ascii_case("upgrade: websocket\r\n");
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                if !upgrade {
+                    let _ = w.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nplain\n",
+                    );
+                    return;
+                }
+                let _ = w.write_all(
+                    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+                );
+                loop {
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let _ = write!(w, "echo: {line}");
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Read from `s` until `end` has come (or the connection ends).
+fn read_until(s: &mut TcpStream, end: &str) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains(end) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// WebSockets are tunnels that may stay open for hours: more of them than
+/// an upstream's bound of exchanges (64) stay open at once, each still
+/// carrying its bytes, and ordinary requests to the same upstream are
+/// answered meanwhile. (Apache's limit here is its worker threads; the
+/// difftest cases proxy/websocket* compare the tunnel itself with Apache.)
+#[test]
+fn open_websockets_do_not_starve_the_upstreams_other_requests() {
+    let port = websocket_upstream();
+    let logs = TempDir::new("proxy-ws-logs");
+    let conf = format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule mime_module modules/mod_mime.so\n\
+         LoadModule proxy_module modules/mod_proxy.so\n\
+         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         TypesConfig /etc/mime.types\nTimeout 20\nDocumentRoot /nonexistent\n\
+         ProxyPass /ws/ ws://127.0.0.1:{port}/ws/\n\
+         ProxyPass /app/ http://127.0.0.1:{port}/app/ connectiontimeout=2\n"
+    );
+    let s = Server::with_config(&conf, logs.path());
+    let mut sockets = Vec::new();
+    for i in 0..80 {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            c,
+            "GET /ws/{i} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+        )
+        .unwrap();
+        let head = read_until(&mut c, "\r\n\r\n");
+        assert!(head.starts_with("HTTP/1.1 101 "), "socket {i}: {head}");
+        sockets.push(c);
+    }
+    for (i, c) in sockets.iter_mut().enumerate() {
+        writeln!(c, "hello {i}").unwrap();
+        let echo = read_until(c, "\n");
+        assert_eq!(echo, format!("echo: hello {i}\n"));
+    }
+    let t = Instant::now();
+    let (status, body) = s.get("/app/x");
+    assert_eq!((status, body.as_str()), (200, "plain\n"));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    drop(sockets);
+    assert_eq!(s.get("/app/y").0, 200);
+}

@@ -497,6 +497,22 @@ fn header(out: &mut Vec<u8>, name: &str, value: &[u8], folded: bool) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// An interim answer as Apache's `ap_send_interim_response` writes one:
+/// its status line and `fields`, nothing of the server's own.
+pub(crate) fn write_interim(
+    out: &mut Vec<u8>,
+    status_line: &str,
+    fields: &[(Cow<'static, str>, String)],
+) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(status_line.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in fields {
+        header(out, name, value.as_bytes(), false);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
 /// `103 Early Hints` answers as Apache's `ap_send_interim_response`
 /// writes them, ahead of the answer. Only streams carry them (the stream's
 /// framing turns each into an interim HEADERS frame); a field no client

@@ -116,8 +116,27 @@ pub fn exchange(
     }
 }
 
+/// A connection whose output the client can end while it reads on.
+trait HalfClose {
+    fn close_write(&mut self);
+}
+
+impl HalfClose for TcpStream {
+    fn close_write(&mut self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl HalfClose for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn close_write(&mut self) {
+        self.conn.send_close_notify();
+        let _ = self.conn.complete_io(&mut self.sock);
+        let _ = self.sock.shutdown(std::net::Shutdown::Write);
+    }
+}
+
 /// The exchange proper, over TCP or TLS.
-fn talk(mut stream: impl Read + Write, req: &Request, tls: Option<String>) -> Exchange {
+fn talk(mut stream: impl Read + Write + HalfClose, req: &Request, tls: Option<String>) -> Exchange {
     let mut reader = Reader::new(req.bytes(), Instant::now() + MAX_EXCHANGE);
     let mut sent = Vec::new();
     for (k, segment) in req.segments.iter().enumerate() {
@@ -125,6 +144,9 @@ fn talk(mut stream: impl Read + Write, req: &Request, tls: Option<String>) -> Ex
             break; // the server stopped reading; what it answered still counts
         }
         sent.extend_from_slice(segment);
+        if req.gaps[k] == Gap::Shutdown {
+            stream.close_write();
+        }
         if k + 1 < req.segments.len() {
             if let Gap::Sleep(d) = req.gaps[k] {
                 std::thread::sleep(d);

@@ -89,6 +89,9 @@ pub enum Gap {
     /// `<sleep MS>`: for this long, whatever the server says meanwhile
     /// (a body that arrives in parts).
     Sleep(Duration),
+    /// `<shutdown>`, the block's last line: the client ends its output
+    /// (a half-close: a TCP FIN, after TLS's `close_notify`) and reads on.
+    Shutdown,
 }
 
 impl Request {
@@ -320,14 +323,23 @@ type Segments = (String, Vec<Vec<u8>>, Vec<Gap>);
 
 /// Lines sent as written plus CRLF (escapes processed, a final `\` keeps
 /// the CRLF off); a line `<pause>` waits for the answers so far, a line
-/// `<sleep MS>` for MS milliseconds.
+/// `<sleep MS>` for MS milliseconds; a last line `<shutdown>` ends the
+/// client's output.
 fn raw_block(lines: &[&str]) -> Result<Segments, String> {
     let mut segments = Vec::new();
     let mut cur = Vec::new();
     let mut title = None;
-    for line in lines {
+    let shutdown = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .is_some_and(|last| lines[last].trim_end() == "<shutdown>");
+    for (i, line) in lines.iter().enumerate() {
         let gap = match line.trim_end() {
             "<pause>" => Some(Gap::Answers),
+            "<shutdown>" if shutdown && lines[i + 1..].iter().all(|l| l.trim().is_empty()) => {
+                break;
+            }
+            "<shutdown>" => return Err("<shutdown> must be the block's last line".into()),
             l => match l.strip_prefix("<sleep ").and_then(|r| r.strip_suffix('>')) {
                 Some(ms) => Some(Gap::Sleep(Duration::from_millis(
                     ms.trim().parse().map_err(|_| format!("bad {l}"))?,
@@ -351,8 +363,15 @@ fn raw_block(lines: &[&str]) -> Result<Segments, String> {
             return Err("raw request too large".into());
         }
     }
-    segments.push((cur, Gap::Answers));
-    segments.retain(|(s, _)| !s.is_empty());
+    segments.push((
+        cur,
+        if shutdown {
+            Gap::Shutdown
+        } else {
+            Gap::Answers
+        },
+    ));
+    segments.retain(|(s, gap)| !s.is_empty() || *gap == Gap::Shutdown);
     let (segments, gaps) = segments.into_iter().unzip();
     Ok((title.unwrap_or_else(|| "raw".into()), segments, gaps))
 }
@@ -560,6 +579,23 @@ mod tests {
         assert!(String::from_utf8(r[0].bytes())
             .unwrap()
             .ends_with("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+    }
+
+    #[test]
+    fn raw_shutdown_ends_the_block() {
+        let r = parse("raw\nGET / HTTP/1.1\n\n<pause>\nbye\n<shutdown>\n").unwrap();
+        assert_eq!(
+            r[0].segments,
+            vec![b"GET / HTTP/1.1\r\n\r\n".to_vec(), b"bye\r\n".to_vec()]
+        );
+        assert_eq!(r[0].gaps, vec![Gap::Answers, Gap::Shutdown]);
+        assert!(parse("raw\nGET / HTTP/1.1\n<shutdown>\nmore\n").is_err());
+        let r = parse("raw\nGET / HTTP/1.1\n\n<sleep 5>\n<shutdown>\n").unwrap();
+        assert_eq!(
+            r[0].gaps,
+            vec![Gap::Sleep(Duration::from_millis(5)), Gap::Shutdown]
+        );
+        assert!(r[0].segments[1].is_empty());
     }
 
     #[test]

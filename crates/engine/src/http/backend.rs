@@ -247,6 +247,11 @@ pub struct HttpRequest {
     pub headers: Vec<(String, Vec<u8>)>,
     /// Do not keep the upstream connection (`proxy-nokeepalive`).
     pub close: bool,
+    /// The protocol the client asked to switch to (its `Upgrade` field),
+    /// offered upstream because the worker allows it: the head then says
+    /// `Connection: Upgrade` and `Upgrade: <this>`, and a `101` answer
+    /// turns the exchange into a tunnel (`BackendAnswer::Switch`).
+    pub upgrade: Option<String>,
 }
 
 /// The head a backend answered with: for HTTP its status line's code and
@@ -315,6 +320,12 @@ pub enum BackendAnswer<'a> {
     /// a script): the server drops what remains of this backend's output
     /// and performs this one, for a request without a body.
     Then(Box<BackendCall<'a>>),
+    /// The upstream switched protocols (`101`, to the protocol the client
+    /// asked for): `response` is the interim answer the client gets (its
+    /// status line and fields only; nothing of it is logged but the
+    /// status, nor filtered), then bytes go both ways unchanged until
+    /// both sides have closed (mod_proxy's tunnel).
+    Switch(Response),
 }
 
 impl BackendAnswer<'_> {
@@ -330,7 +341,7 @@ impl BackendAnswer<'_> {
     pub fn response_mut(&mut self) -> Option<&mut Response> {
         match self {
             BackendAnswer::Send { response, .. } => Some(response),
-            BackendAnswer::Collect(_) | BackendAnswer::Then(_) => None,
+            BackendAnswer::Collect(_) | BackendAnswer::Then(_) | BackendAnswer::Switch(_) => None,
         }
     }
 
@@ -340,7 +351,7 @@ impl BackendAnswer<'_> {
     pub fn into_error_page(self) -> Response {
         match self {
             BackendAnswer::Send { response, .. } => response,
-            BackendAnswer::Collect(_) | BackendAnswer::Then(_) => {
+            BackendAnswer::Collect(_) | BackendAnswer::Then(_) | BackendAnswer::Switch(_) => {
                 debug_assert!(false, "a failed exchange answered with a continuation");
                 Response::new(500)
             }

@@ -306,8 +306,9 @@ pub fn header_filters_configured(ctx: &Ctx<'_>) -> bool {
 }
 
 /// Checks of a started engine as a whole (`post_config` functions that
-/// need every server: HTTP/3's UDP ports against the TLS ones).
-pub static ENGINE_CHECKS: &[EngineCheck] = &[http3::check];
+/// need every server: HTTP/3's UDP ports against the TLS ones, WebSocket
+/// URLs only mod_proxy_wstunnel's own tunnel would serve).
+pub static ENGINE_CHECKS: &[EngineCheck] = &[http3::check, proxy::check];
 
 /// `pre_connection`: whether a connection from `peer` to `local` must
 /// begin with a PROXY header (mod_remoteip's `RemoteIPProxyProtocol`).

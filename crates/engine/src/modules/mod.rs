@@ -236,6 +236,7 @@ pub static ALL: &[&Module] = &[
     &proxy::MODULE,
     &proxy::FCGI_MODULE,
     &proxy::HTTP_MODULE,
+    &proxy::WSTUNNEL_MODULE,
     &SOCACHE_SHMCB_MODULE,
     &ssl::MODULE,
     &md::MODULE,

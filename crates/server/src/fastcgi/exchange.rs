@@ -316,6 +316,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 return Box::pin(self.backend(shared, ex, &bodiless(req), *call)).await;
             }
             BackendAnswer::Collect(_) => unreachable!("handled above"),
+            BackendAnswer::Switch(_) => unreachable!("only an HTTP upstream switches protocols"),
         };
         let header_only = ex.head || status_has_no_body(resp.status);
         if pass_body && !header_only {

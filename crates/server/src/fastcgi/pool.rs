@@ -49,7 +49,8 @@ fn semaphore(addr: &BackendAddr) -> Arc<Semaphore> {
 /// A connection to a backend, with its place in the bound.
 pub(crate) struct Lease {
     stream: Stream,
-    _permit: OwnedSemaphorePermit,
+    /// Its place in the bound (none once it carries a tunnel).
+    permit: Option<OwnedSemaphorePermit>,
     /// How long each read and write may wait (mod_proxy sets it on the
     /// backend's socket: the worker's `timeout=`, `ProxyTimeout`, else
     /// `Timeout`).
@@ -134,6 +135,23 @@ impl Lease {
         }
     }
 
+    /// Give the connection's place in the bound back: it now carries a
+    /// tunnel (a WebSocket), which may last for hours and must not keep
+    /// ordinary requests from reaching the same upstream.
+    pub(crate) fn leave_bound(&mut self) {
+        self.permit = None;
+    }
+
+    /// Stop sending (the tunnel's half-close); a TLS upstream is told
+    /// with `close_notify` first.
+    pub(crate) async fn shutdown_write(&mut self) {
+        let _ = match &mut self.stream {
+            Stream::Unix(s) => s.shutdown().await,
+            Stream::Tcp(s) => s.shutdown().await,
+            Stream::Tls(s) => s.shutdown().await,
+        };
+    }
+
     pub(crate) async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         if buf.capacity() - buf.len() < 8192 {
             buf.reserve(16 * 1024);
@@ -199,7 +217,7 @@ pub(crate) async fn connect_or_reuse(
             return Ok((
                 Lease {
                     stream,
-                    _permit: permit,
+                    permit: Some(permit),
                     timeout: waits.io,
                 },
                 true,
@@ -267,7 +285,7 @@ async fn new_connection(
     };
     Ok(Lease {
         stream,
-        _permit: permit,
+        permit: Some(permit),
         timeout: waits.io,
     })
 }

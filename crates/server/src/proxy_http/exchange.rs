@@ -84,7 +84,8 @@ impl<T: crate::transport::Transport> Conn<T> {
         let consumed = req.framing == ClientFraming::Chunked;
         // Some of it is read only while it is sent (no second try then).
         let streams = rest.is_some();
-        let keep_upstream = !head.close;
+        // A connection offered a protocol switch is not kept.
+        let keep_upstream = !head.close && head.upgrade.is_none();
         let head_bytes = request_head(&head, body, keep_upstream);
         // A kept-alive connection may have been closed by the upstream
         // meanwhile: one more try on a new one, when nothing of the
@@ -202,6 +203,11 @@ impl<T: crate::transport::Transport> Conn<T> {
                 return Box::pin(self.backend(shared, ex, &req, *call)).await;
             }
             BackendAnswer::Collect(_) => unreachable!("handled above"),
+            BackendAnswer::Switch(response) => {
+                return self
+                    .switch_protocols(shared, ex, &response, lease, inbuf)
+                    .await
+            }
         };
         let header_only = ex.head || crate::write::status_has_no_body(resp.status);
         if pass_body && !header_only {

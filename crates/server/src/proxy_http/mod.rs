@@ -16,6 +16,7 @@
 
 pub(crate) mod exchange;
 pub(crate) mod tls;
+mod tunnel;
 
 use htaccel_engine::http::backend::HttpRequest;
 
@@ -37,7 +38,8 @@ pub(crate) enum RequestBody {
 }
 
 /// The request head as sent: request line, the engine's headers, the
-/// body's framing, `Connection`.
+/// body's framing, `Connection` (with `Upgrade` when the client's protocol
+/// switch is offered).
 pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     out.extend_from_slice(req.method.as_bytes());
@@ -57,6 +59,12 @@ pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> 
             out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes())
         }
         RequestBody::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+    }
+    if let Some(protocol) = &req.upgrade {
+        out.extend_from_slice(b"Connection: Upgrade\r\nUpgrade: ");
+        out.extend_from_slice(protocol.as_bytes());
+        out.extend_from_slice(b"\r\n\r\n");
+        return out;
     }
     out.extend_from_slice(if keep {
         b"Connection: Keep-Alive\r\n\r\n".as_slice()
@@ -247,6 +255,7 @@ mod tests {
             target: "/a?b".into(),
             headers: vec![("Host".into(), b"up:8080".to_vec())],
             close: false,
+            upgrade: None,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),

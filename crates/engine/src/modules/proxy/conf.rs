@@ -6,7 +6,9 @@
 //! take the location's path as theirs and name only the URL. Worker
 //! parameters (`key=value` after the URL) are accepted where they only
 //! tune connections (`timeout`, `retry`, `keepalive`, `ttl`, `max`,
-//! `connectiontimeout`, `flushpackets`) and ignored; `disablereuse` and
+//! `connectiontimeout`, `flushpackets`) and ignored; `upgrade` (the
+//! protocols a client may switch to, WebSocket by default for `ws://` and
+//! `wss://` URLs, see [`can_upgrade`]) is honoured; `disablereuse` and
 //! `enablereuse` (FastCGI connections kept with `FCGI_KEEP_CONN`; mind
 //! that a kept PHP-FPM connection holds a PHP-FPM worker) are honoured;
 //! others are refused loudly.
@@ -35,6 +37,36 @@ pub struct Pass {
     pub timeout: Option<Duration>,
     /// `connectiontimeout=`: the connect alone.
     pub connect_timeout: Option<Duration>,
+    /// `upgrade=`: the protocols a client may switch to through this
+    /// worker (`*`: any), as mod_proxy_http's `ap_proxy_worker_can_upgrade`
+    /// reads it.
+    pub upgrade: Option<String>,
+}
+
+/// `ap_proxy_worker_can_upgrade`: whether `upgrade` (a client's or an
+/// upstream's `Upgrade` value) may pass a worker whose `upgrade=` is
+/// `allowed`; without one, `default` (WebSocket, for a `ws://` or `wss://`
+/// URL) is the only protocol allowed.
+pub fn can_upgrade(allowed: Option<&str>, upgrade: &str, default: Option<&str>) -> bool {
+    match allowed {
+        // `ap_find_token`: a token of the list matches when the value
+        // begins with it.
+        Some(allowed) => {
+            allowed == "*"
+                || allowed.eq_ignore_ascii_case(upgrade)
+                || allowed
+                    .split(|c: char| {
+                        !c.is_ascii() || c.is_ascii_control() || " ()<>@,;:\\\"/[]?={}".contains(c)
+                    })
+                    .filter(|token| !token.is_empty())
+                    .any(|token| {
+                        upgrade
+                            .get(..token.len())
+                            .is_some_and(|start| start.eq_ignore_ascii_case(token))
+                    })
+        }
+        None => default.is_some_and(|d| d.eq_ignore_ascii_case(upgrade)),
+    }
 }
 
 /// One `ProxyPassReverseCookiePath` or `ProxyPassReverseCookieDomain`:
@@ -123,6 +155,9 @@ const TUNING: &[&str] = &[
     "acquire",
     "ping",
 ];
+
+/// The room mod_proxy keeps for a worker's `upgrade=` value.
+const UPGRADE_MAX: usize = 16;
 
 /// A number of seconds as `atoi` reads it, if at least 1 (`timeout=`,
 /// `ProxyTimeout`).
@@ -264,22 +299,12 @@ pub fn proxy_pass(
     let name = inv.name;
     let mut words = inv.words.iter().map(String::as_str).peekable();
     let in_location = location_path(w);
+    const NEEDS_PATH: &str = "ProxyPass|ProxyPassMatch needs a path when not defined in a location";
     let path = match &in_location {
         Some(p) => p.clone(),
-        None => match words.next() {
-            Some(p) => p.to_string(),
-            None => {
-                return Err(format!(
-                    "{name} needs a path when not defined in a location"
-                ))
-            }
-        },
+        None => words.next().ok_or(NEEDS_PATH)?.to_string(),
     };
-    let Some(target) = words.next() else {
-        return Err(format!(
-            "{name} needs a path when not defined in a location"
-        ));
-    };
+    let target = words.next().ok_or(NEEDS_PATH)?;
     let mut pass = Pass {
         regex: None,
         url: (target != "!").then(|| target.to_string()),
@@ -288,6 +313,7 @@ pub fn proxy_pass(
         enable_reuse: false,
         timeout: None,
         connect_timeout: None,
+        upgrade: None,
         path: path.clone(),
     };
     for word in words {
@@ -313,7 +339,29 @@ pub fn proxy_pass(
                 }
                 pass.connect_timeout = Some(t);
             }
+            Some((k, v)) if k.eq_ignore_ascii_case("upgrade") => {
+                if v.len() >= UPGRADE_MAX {
+                    return Err(format!(
+                        "ProxyPass upgrade protocol length must be < {UPGRADE_MAX} characters"
+                    ));
+                }
+                let any = v.eq_ignore_ascii_case("ANY");
+                pass.upgrade = Some(if any { "*".into() } else { v.to_string() })
+            }
             Some((k, _)) if TUNING.iter().any(|t| t.eq_ignore_ascii_case(k)) => {}
+            // Apache's words for a parameter that is no `key=value`.
+            None if in_location.is_some() && target.starts_with('/') => {
+                return Err(
+                    "ProxyPass|ProxyPassMatch can not have a path when defined in a location."
+                        .into(),
+                )
+            }
+            None if !["interpolate", "noquery"]
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(word)) =>
+            {
+                return Err("Invalid ProxyPass|ProxyPassMatch parameter. Parameter must be in the form 'key=value'.".into())
+            }
             _ => return Err(format!("{name}: '{word}' is not supported by htaccel yet")),
         }
     }
@@ -321,9 +369,12 @@ pub fn proxy_pass(
         let lower = url.to_ascii_lowercase();
         let fcgi = lower.starts_with("fcgi://")
             || lower.starts_with("unix:") && lower.contains("|fcgi://");
-        if !lower.starts_with("http://") && !lower.starts_with("https://") && !fcgi {
+        let http = ["http://", "https://", "ws://", "wss://"]
+            .iter()
+            .any(|scheme| lower.starts_with(scheme));
+        if !http && !fcgi {
             return Err(format!(
-                "{name} {url}: only http://, https:// and fcgi:// backends are supported by htaccel yet"
+                "{name} {url}: only http://, https://, ws://, wss:// and fcgi:// backends are supported by htaccel yet"
             ));
         }
     }
@@ -356,6 +407,23 @@ pub fn proxy_pass_reverse(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upgrades_a_worker_allows() {
+        // Without upgrade=, only a ws:// URL's default.
+        assert!(can_upgrade(None, "websocket", Some("WebSocket")));
+        assert!(!can_upgrade(None, "websocket", None));
+        assert!(!can_upgrade(None, "h2c", Some("WebSocket")));
+        // `*` (ANY) lets every protocol through.
+        assert!(can_upgrade(Some("*"), "foo/2", None));
+        // The whole value, or a token of the list the value begins with
+        // (`ap_find_token` compares the token's length only).
+        assert!(can_upgrade(Some("WebSocket"), "websocket", None));
+        assert!(can_upgrade(Some("foo, websocket"), "WebSocket", None));
+        assert!(can_upgrade(Some("web"), "websocket", None));
+        assert!(!can_upgrade(Some("websocket"), "web", None));
+        assert!(!can_upgrade(Some("foo"), "websocket", Some("WebSocket")));
+    }
 
     #[test]
     fn error_override_codes_merge_sorted_and_narrow_the_errors() {

@@ -284,6 +284,17 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         }
         return super::decide_url(ctx, &url, prev);
     }
+    if let Some(reason) = super::is_websocket(&url)
+        .then(|| super::websocket_refusal(&ctx.site.env))
+        .flatten()
+    {
+        ctx.reason = Some(crate::request::Reason::new(
+            "error",
+            "proxy",
+            format!("{url}: {reason}"),
+        ));
+        return Decision::Respond(super::respond_error(ctx, 500));
+    }
     if !ctx.site.env.is_loaded("mod_proxy_http.c") {
         // Apache: no module handles the scheme, named as the URL writes it.
         let scheme = url.split_once("://").map_or("", |(s, _)| s);
@@ -305,13 +316,15 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     }
     let scheme_len = url.find("://").map_or(0, |i| i + 3);
     let scheme = url[..scheme_len].to_ascii_lowercase();
+    // mod_proxy_http serves `ws://` and `wss://` URLs as `http://` and
+    // `https://` ones, with WebSocket allowed as the protocol to switch to.
     let tls = match scheme.as_str() {
-        "http://" => false,
+        "http://" | "ws://" => false,
         // mod_ssl's proxy side, when mod_ssl is loaded.
-        "https://" if ctx.site.env.is_loaded("ssl_module") => true,
+        "https://" | "wss://" if ctx.site.env.is_loaded("ssl_module") => true,
         _ => {
             ctx.reason = Some(crate::request::Reason::new("error", "proxy",
-                format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http:// and https:// only)"),
+                format!("AH01144: No protocol handler was valid for the URL {url} (htaccel proxies to http://, https://, ws:// and wss:// only)"),
             ));
             return Decision::Respond(super::respond_error(ctx, 500));
         }
@@ -404,11 +417,13 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         ctx.env.set("proxy-nokeepalive", "1");
     }
     let timeouts = super::timeouts(&ctx, worker.as_ref());
+    let upgrades = Upgrades::of(&ctx, worker.as_ref(), scheme.starts_with("ws"));
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
         headers,
         close: ctx.env.contains("proxy-nokeepalive"),
+        upgrade: upgrades.offered.clone(),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
@@ -461,7 +476,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             Ok(head) => {
                 let offer = crate::modules::http2::upgrade_offer(&ctx);
                 let alt_svc = crate::request::alt_svc(&ctx);
-                let mut answer = finish(ctx, head);
+                let mut answer = finish(ctx, head, &upgrades);
                 // The backend's own answer (not an error page made of it).
                 if let Some(response) = answer.response_mut() {
                     if response.arrival == crate::http::Arrival::Later {
@@ -476,7 +491,47 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     })
 }
 
-/// Whether a `ProxyPass` URL (a worker) covers `url`.
+/// What a worker lets clients switch to, and what this request asked for.
+struct Upgrades {
+    /// The worker's `upgrade=`.
+    allowed: Option<String>,
+    /// A `ws://` or `wss://` URL: WebSocket is allowed without `upgrade=`.
+    websocket: bool,
+    /// The client's `Upgrade`, offered upstream.
+    offered: Option<String>,
+}
+
+impl Upgrades {
+    fn of(ctx: &Ctx<'_>, worker: Option<&Pass>, websocket: bool) -> Upgrades {
+        let mut upgrades = Upgrades {
+            allowed: worker.and_then(|w| w.upgrade.clone()),
+            websocket,
+            offered: None,
+        };
+        upgrades.offered = upgrades.offer(ctx);
+        upgrades
+    }
+
+    /// Whether the worker lets `protocol` through.
+    fn allow(&self, protocol: &str) -> bool {
+        let default = self.websocket.then_some("WebSocket");
+        super::conf::can_upgrade(self.allowed.as_deref(), protocol, default)
+    }
+
+    /// The client's `Upgrade`, when the worker lets it through (a worker
+    /// that names no protocol and is no `ws://` one lets none: the field is
+    /// then a hop-by-hop one like any other).
+    fn offer(&self, ctx: &Ctx<'_>) -> Option<String> {
+        // (A stream of HTTP/2 or HTTP/3 switches no protocol: mod_http2
+        // takes WebSockets only by its own extended CONNECT.)
+        if self.allowed.is_none() && !self.websocket || ctx.req.on_stream() {
+            return None;
+        }
+        let asked = ctx.headers_in.get_str("Upgrade")?;
+        self.allow(asked).then(|| asked.to_string())
+    }
+}
+
 /// The `ProxyPass` whose URL (a worker) covers `url`, if any.
 pub(super) fn worker(ctx: &Ctx<'_>, url: &str) -> Option<Pass> {
     // A ProxyPassMatch defines a worker named by its URL up to the first
@@ -563,8 +618,32 @@ const DROPPED: &[&str] = &[
 ];
 
 /// The client's response for an upstream's head.
-fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
+fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> BackendAnswer<'a> {
     let (status, reason) = head.status.clone().unwrap_or((502, String::new()));
+    let switched_to = head.lines.iter().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.trim()
+            .eq_ignore_ascii_case("Upgrade")
+            .then(|| v.trim().to_string())
+    });
+    if status == 101 {
+        let expected = switched_to.is_some()
+            && upgrades
+                .offered
+                .as_deref()
+                .zip(switched_to.as_deref())
+                .is_some_and(|(asked, got)| asked.eq_ignore_ascii_case(got));
+        if !expected {
+            let reason = format!(
+                "Unexpected Upgrade: {} (expecting {})",
+                switched_to.as_deref().unwrap_or("n/a"),
+                upgrades.offered.as_deref().unwrap_or("n/a")
+            );
+            super::reply::proxy_error(&mut ctx, 502, &reason);
+            let resp = crate::errors::die(&mut ctx, 502);
+            return BackendAnswer::respond(resp);
+        }
+    }
     // ProxyErrorOverride: this server's error page; a 401's challenge
     // goes with it.
     if super::conf::should_override(&ctx.conf.proxy, status) {
@@ -632,6 +711,16 @@ fn finish(mut ctx: Ctx<'_>, head: BackendHead) -> BackendAnswer<'_> {
     }
     if matches!(ctx.conf.proxy.via, Some(Via::On | Via::Full)) {
         resp.headers.push(("Via".into(), via(&ctx)));
+    }
+    // The upstream's `Upgrade` (its `101`'s, or one naming the protocol a
+    // `426` wants) goes back when the worker lets that protocol through.
+    if let Some(protocol) = switched_to.filter(|p| status == 101 || upgrades.allow(p)) {
+        resp.headers.push(("Connection".into(), "Upgrade".into()));
+        resp.headers.push(("Upgrade".into(), protocol));
+    }
+    if status == 101 {
+        let resp = crate::errors::finish(&mut ctx, resp);
+        return BackendAnswer::Switch(crate::filters::for_log_only(&mut ctx, resp));
     }
     if let Some(t) = &content_type {
         ctx.content_type = Some(t.clone());

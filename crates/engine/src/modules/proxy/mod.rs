@@ -211,6 +211,62 @@ pub static HTTP_MODULE: Module = Module {
     directives: &[],
 };
 
+/// mod_proxy_wstunnel: since Apache 2.4.47 it leaves `ws://` and `wss://`
+/// URLs to mod_proxy_http when that is loaded
+/// (`ProxyWebsocketFallbackToProxyHttp On`, its default), which is how
+/// htaccel serves them (`http`). Its own tunnel, used without
+/// mod_proxy_http or with the fallback off, is refused.
+pub static WSTUNNEL_MODULE: Module = Module {
+    source: "mod_proxy_wstunnel.c",
+    identifier: "proxy_wstunnel_module",
+    builtin: false,
+    directives: &[Directive {
+        name: "ProxyWebsocketFallbackToProxyHttp",
+        args: Args::Flag,
+        req_override: SRV,
+        about: "whether to let mod_proxy_http handle the upgrade and tunneling, On by default",
+        run: Run::DefaultOnly {
+            default: "On",
+            missing: "mod_proxy_wstunnel's own tunnel; with the default (On), mod_proxy_http tunnels WebSockets",
+        },
+    }],
+};
+
+/// Whether `url` is a WebSocket one (`ws://`, `wss://`).
+pub fn is_websocket(url: &str) -> bool {
+    let lower = url.get(..6).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("ws://") || lower.starts_with("wss://")
+}
+
+/// Why a server cannot serve a WebSocket URL htaccel's way: only
+/// mod_proxy_wstunnel's own tunnel would (mod_proxy_http not loaded).
+pub fn websocket_refusal(env: &crate::config::Environment) -> Option<&'static str> {
+    (env.is_loaded("mod_proxy_wstunnel.c") && !env.is_loaded("mod_proxy_http.c")).then_some(
+        "only mod_proxy_wstunnel's own tunnel would serve it (mod_proxy_http is not loaded), which htaccel does not have; load mod_proxy_http, which then tunnels WebSockets in Apache too",
+    )
+}
+
+/// `post_config`: a `ProxyPass` to a WebSocket URL that only
+/// mod_proxy_wstunnel's own tunnel would serve is refused at start.
+pub fn check(engine: &crate::engine::Engine) -> Result<(), String> {
+    for site in std::iter::once(&engine.main).chain(engine.vhosts.iter()) {
+        let Some(reason) = websocket_refusal(&site.env) else {
+            continue;
+        };
+        let passes = site.base.proxy.passes.iter().chain(
+            site.locations
+                .iter()
+                .flat_map(|l| l.conf.proxy.passes.iter()),
+        );
+        for pass in passes {
+            if let Some(url) = pass.url.as_deref().filter(|u| is_websocket(u)) {
+                return Err(format!("ProxyPass {} {url}: {reason}", pass.path));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub static FCGI_MODULE: Module = Module {
     source: "mod_proxy_fcgi.c",
     identifier: "proxy_fcgi_module",

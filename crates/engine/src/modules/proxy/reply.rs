@@ -76,7 +76,7 @@ pub fn error_page<'a>(ctx: &mut Ctx<'a>, status: u16) -> BackendAnswer<'a> {
 
 /// `ap_proxyerror`: the reason logged (AH00898) and shown on the page,
 /// whose status line becomes `NNN Proxy Error`.
-fn proxy_error(ctx: &mut Ctx<'_>, status: u16, reason: &str) {
+pub(super) fn proxy_error(ctx: &mut Ctx<'_>, status: u16, reason: &str) {
     let client = Some(ctx.req.remote());
     if let Some(r) = ctx.reason.take() {
         ctx.site.log.error(&r.level, r.module, client, &r.message);
