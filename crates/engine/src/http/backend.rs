@@ -252,6 +252,9 @@ pub struct HttpRequest {
     /// `Connection: Upgrade` and `Upgrade: <this>`, and a `101` answer
     /// turns the exchange into a tunnel (`BackendAnswer::Switch`).
     pub upgrade: Option<String>,
+    /// An HTTP/1.0 request (`force-proxy-request-1.0`): no `Connection`
+    /// field, the connection closed after it.
+    pub http10: bool,
 }
 
 /// The head a backend answered with: for HTTP its status line's code and

@@ -46,7 +46,11 @@ pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> 
     out.push(b' ');
     // A query a rewrite built from bytes that are not UTF-8 goes as bytes.
     out.extend_from_slice(&htaccel_engine::path_text::bytes(&req.target));
-    out.extend_from_slice(b" HTTP/1.1\r\n");
+    out.extend_from_slice(if req.http10 {
+        b" HTTP/1.0\r\n".as_slice()
+    } else {
+        b" HTTP/1.1\r\n".as_slice()
+    });
     for (n, v) in &req.headers {
         out.extend_from_slice(n.as_bytes());
         out.extend_from_slice(b": ");
@@ -59,6 +63,10 @@ pub(crate) fn request_head(req: &HttpRequest, body: RequestBody, keep: bool) -> 
             out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes())
         }
         RequestBody::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+    }
+    if req.http10 {
+        out.extend_from_slice(b"\r\n");
+        return out;
     }
     if let Some(protocol) = &req.upgrade {
         out.extend_from_slice(b"Connection: Upgrade\r\nUpgrade: ");
@@ -256,6 +264,7 @@ mod tests {
             headers: vec![("Host".into(), b"up:8080".to_vec())],
             close: false,
             upgrade: None,
+            http10: false,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),
@@ -264,6 +273,19 @@ mod tests {
         assert_eq!(
             request_head(&r, RequestBody::Chunked, false),
             b"POST /a?b HTTP/1.1\r\nHost: up:8080\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        );
+        let upgrade = HttpRequest {
+            upgrade: Some("websocket".into()),
+            ..r.clone()
+        };
+        assert_eq!(
+            request_head(&upgrade, RequestBody::None, false),
+            b"POST /a?b HTTP/1.1\r\nHost: up:8080\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+        );
+        let old = HttpRequest { http10: true, ..r };
+        assert_eq!(
+            request_head(&old, RequestBody::Length(3), false),
+            b"POST /a?b HTTP/1.0\r\nHost: up:8080\r\nContent-Length: 3\r\n\r\n"
         );
     }
 }

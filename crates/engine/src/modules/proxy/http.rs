@@ -7,7 +7,10 @@
 //! `ProxyPreserveHost On`), then the client's headers in order without
 //! hop-by-hop ones (`Connection` and what it names, `Keep-Alive`, `TE`,
 //! `Upgrade`), `X-Forwarded-For`/`-Host`/`-Server` merged in,
-//! the path re-escaped (unless `nocanon`) and the query as sent.
+//! the path re-escaped (unless `nocanon`) and the query as sent; an
+//! HTTP/1.0 request under `force-proxy-request-1.0`. The client's
+//! `Upgrade` goes on where the worker allows its protocol, and the
+//! upstream's `101` turns the exchange into a tunnel.
 //!
 //! The answer: the upstream's status and headers go to the normal table,
 //! without hop-by-hop ones and without `Date`/`Server` (the server writes
@@ -377,12 +380,17 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
                 .collect::<Vec<_>>()
         })
         .collect();
+    // `force-proxy-request-1.0`: an HTTP/1.0 request, without
+    // `Connection` nor `Expect`, on a connection that is not kept, its
+    // body sent with its length.
+    let http10 = ctx.env.contains("force-proxy-request-1.0");
     for (name, value) in ctx.headers_in.iter() {
         let lower = name.to_ascii_lowercase();
         if HOP_BY_HOP.contains(&lower.as_str())
             || named.contains(&lower)
             || lower == "content-length"
             || lower == "transfer-encoding"
+            || http10 && lower == "expect"
         {
             continue;
         }
@@ -417,13 +425,17 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         ctx.env.set("proxy-nokeepalive", "1");
     }
     let timeouts = super::timeouts(&ctx, worker.as_ref());
-    let upgrades = Upgrades::of(&ctx, worker.as_ref(), scheme.starts_with("ws"));
+    let mut upgrades = Upgrades::of(&ctx, worker.as_ref(), scheme.starts_with("ws"));
+    if http10 {
+        upgrades.offered = None;
+    }
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
         headers,
-        close: ctx.env.contains("proxy-nokeepalive"),
+        close: http10 || ctx.env.contains("proxy-nokeepalive"),
         upgrade: upgrades.offered.clone(),
+        http10,
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
@@ -468,7 +480,8 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         body_limit: 0,
         body_read: false,
         // mod_proxy_http spools for proxy-sendcl unless told to chunk too.
-        send_length: ctx.env.contains("proxy-sendcl")
+        send_length: http10
+            || ctx.env.contains("proxy-sendcl")
             && !ctx.env.contains("proxy-sendchunks")
             && !ctx.env.contains("proxy-sendchunked"),
         early_hints: ctx.modules.early_hints.take(),
