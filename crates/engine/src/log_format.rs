@@ -563,7 +563,7 @@ fn render_field(f: &Field, e: &AccessEntry<'_>, d: &AccessDetails<'_>, out: &mut
             Some(v) => escaped(&v, out),
             None => false,
         },
-        Kind::HeaderOut => header_out(&f.arg, e.response_headers, out),
+        Kind::HeaderOut => header_out(&f.arg, e.response_headers, &e.framing, out),
         Kind::Note => lookup(d.notes, &f.arg, out),
         Kind::Env => lookup(d.env, &f.arg, out),
         Kind::LogId => d.log_id.is_some_and(|id| {
@@ -693,14 +693,24 @@ fn lookup(table: &[(String, String)], name: &str, out: &mut Vec<u8>) -> bool {
 
 /// `%{Name}o`: the first value; `Set-Cookie` joined with ", ";
 /// `Content-Type` without its parameters.
-fn header_out(name: &str, headers: &[(Cow<'static, str>, String)], out: &mut Vec<u8>) -> bool {
+fn header_out(
+    name: &str,
+    headers: &[(Cow<'static, str>, String)],
+    framing: &crate::http::FramingFields,
+    out: &mut Vec<u8>,
+) -> bool {
     let mut values = headers
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v)| v);
     let Some(first) = values.next() else {
-        return false;
+        return framing_field(name, framing, out);
     };
+    if let (Some(token), true) = (framing.connection, name.eq_ignore_ascii_case("Connection")) {
+        // `apr_table_mergen` into the answer's own field.
+        escape_log_item(format!("{first}, {token}").as_bytes(), out);
+        return true;
+    }
     if name.eq_ignore_ascii_case("Set-Cookie") {
         escape_log_item(first.as_bytes(), out);
         for v in values {
@@ -716,6 +726,35 @@ fn header_out(name: &str, headers: &[(Cow<'static, str>, String)], out: &mut Vec
         escape_log_item(first.as_bytes(), out);
     }
     true
+}
+
+/// A field the connection layer wrote and the answer did not have.
+fn framing_field(name: &str, framing: &crate::http::FramingFields, out: &mut Vec<u8>) -> bool {
+    if name.eq_ignore_ascii_case("Connection") {
+        return framing.connection.is_some_and(|token| {
+            out.extend_from_slice(token.as_bytes());
+            true
+        });
+    }
+    if name.eq_ignore_ascii_case("Keep-Alive") {
+        return framing.keep_alive.is_some_and(|(timeout, max)| {
+            out.extend_from_slice(format!("timeout={timeout}").as_bytes());
+            if let Some(max) = max {
+                out.extend_from_slice(format!(", max={max}").as_bytes());
+            }
+            true
+        });
+    }
+    if name.eq_ignore_ascii_case("Content-Length") {
+        return framing.content_length.is_some_and(|n| display(n, out));
+    }
+    if name.eq_ignore_ascii_case("Transfer-Encoding") {
+        return framing.chunked && {
+            out.extend_from_slice(b"chunked");
+            true
+        };
+    }
+    false
 }
 
 /// The value of cookie `name` in a `Cookie` header, as mod_log_config
@@ -1324,6 +1363,7 @@ mod tests {
             remote_host: None,
             bytes_in: None,
             ttfb: None,
+            framing: Default::default(),
         }
     }
 

@@ -18,8 +18,8 @@ use crate::write::{
 use bytes::{Buf, Bytes};
 use htaccel_engine::http::backend::Decision;
 use htaccel_engine::http::{
-    status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, ProtocolError, Request, Response,
-    Unannounced,
+    status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, FramingFields, ProtocolError,
+    Request, Response, Unannounced,
 };
 use std::borrow::Cow;
 use std::time::SystemTime;
@@ -650,6 +650,12 @@ impl<T: Transport> Conn<T> {
         } else if !wimpy {
             framing.connection = Some("close");
         }
+        self.log_framing.set(FramingFields {
+            connection: framing.connection,
+            keep_alive: framing.keep_alive,
+            content_length: framing.content_length,
+            chunked: framing.chunked,
+        });
         if !ex.http09() {
             self.stream.final_status(status);
             // `Date` is the time the request arrived, as Apache's `request_time`.
@@ -758,6 +764,7 @@ impl<T: Transport> Conn<T> {
             remote_host: remote_host.as_deref(),
             bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
             ttfb: vars.as_ref().and_then(|v| v.ttfb),
+            framing: self.log_framing.take(),
         });
     }
 }

@@ -177,6 +177,7 @@ fn log_408(
         remote_host: None,
         bytes_in: None,
         ttfb: None,
+        framing: Default::default(),
     });
 }
 

@@ -724,4 +724,21 @@ pub struct AccessEntry<'a> {
     pub bytes_in: Option<u64>,
     /// [`LogVars::ttfb`] of the answer (`%^FB`).
     pub ttfb: Option<std::time::Duration>,
+    /// What the connection layer wrote beside the answer's fields.
+    pub framing: FramingFields,
+}
+
+/// Fields the connection layer writes beside an answer's own, which Apache
+/// keeps in `r->headers_out` (`ap_set_keepalive`, the HTTP header filter)
+/// where the access log's `%{NAME}o` finds them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FramingFields {
+    /// The token merged into `Connection` (`close`, `Keep-Alive`).
+    pub connection: Option<&'static str>,
+    /// `Keep-Alive: timeout=…[, max=…]`.
+    pub keep_alive: Option<(u64, Option<u32>)>,
+    /// A `Content-Length` the answer did not carry itself.
+    pub content_length: Option<u64>,
+    /// `Transfer-Encoding: chunked`.
+    pub chunked: bool,
 }

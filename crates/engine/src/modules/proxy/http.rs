@@ -482,8 +482,8 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         // mod_proxy_http spools for proxy-sendcl unless told to chunk too.
         send_length: http10
             || ctx.env.contains("proxy-sendcl")
-            && !ctx.env.contains("proxy-sendchunks")
-            && !ctx.env.contains("proxy-sendchunked"),
+                && !ctx.env.contains("proxy-sendchunks")
+                && !ctx.env.contains("proxy-sendchunked"),
         early_hints: ctx.modules.early_hints.take(),
         finish: Box::new(move |result| match result {
             Ok(head) => {
