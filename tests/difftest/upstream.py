@@ -59,6 +59,16 @@ class Handler(BaseHTTPRequestHandler):
         body = self.read_body()
         if self.headers.get("Upgrade") and "noswitch" not in q:
             return self.switch(q, body)
+        for code in q.get("interim", []):
+            # Interim answers before the final one (`?interim=103`): 103
+            # with the Link fields a browser preloads, others bare.
+            self.wfile.write(b"HTTP/1.1 %s Interim\r\n" % code.encode())
+            if code == "103":
+                self.wfile.write(b"Link: </style.css>; rel=preload; as=style\r\n")
+                self.wfile.write(b"Link: </app.js>; rel=preload; as=script\r\n")
+                self.wfile.write(b"Connection: X-Hop\r\nX-Hop: 1\r\n")
+            self.wfile.write(b"\r\n")
+            self.wfile.flush()
         if "sleep" in q:
             # A slow application: the proxy's timeouts (ProxyTimeout,
             # timeout=) decide whether its answer is waited for.

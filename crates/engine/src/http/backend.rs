@@ -255,6 +255,23 @@ pub struct HttpRequest {
     /// An HTTP/1.0 request (`force-proxy-request-1.0`): no `Connection`
     /// field, the connection closed after it.
     pub http10: bool,
+    /// How the upstream's interim answers (`102`, `103`) reach the client;
+    /// `None`: they do not.
+    pub interim: Option<Interim>,
+}
+
+/// The fields of an answer, in order, as the server writes them.
+pub type Fields = Vec<(std::borrow::Cow<'static, str>, String)>;
+
+/// The fields an upstream's interim answer has for the client (the
+/// upstream's own, as its final answer's would be taken).
+#[derive(Clone)]
+pub struct Interim(pub std::sync::Arc<dyn Fn(&BackendHead) -> Fields + Send + Sync>);
+
+impl std::fmt::Debug for Interim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Interim")
+    }
 }
 
 /// The head a backend answered with: for HTTP its status line's code and

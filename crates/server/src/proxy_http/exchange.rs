@@ -13,7 +13,8 @@ use crate::proxy_http::{parse_head, request_head, BodyFraming, RequestBody, Resp
 use crate::spool::Spooled;
 use bytes::BytesMut;
 use htaccel_engine::http::backend::{
-    BackendAddr, BackendAnswer, BackendError, BackendHead, Finish, HttpRequest, COLLECT_MAX,
+    BackendAddr, BackendAnswer, BackendError, BackendHead, Finish, HttpRequest, Interim,
+    COLLECT_MAX,
 };
 use htaccel_engine::http::{BodyFraming as ClientFraming, Request};
 use tokio::time::Instant;
@@ -141,7 +142,10 @@ impl<T: crate::transport::Transport> Conn<T> {
                     other => return self.body_stopped(shared, ex, req, other),
                 }
             }
-            match self.upstream_head(&mut lease, &addr, ex).await {
+            match self
+                .upstream_head(shared, &mut lease, &addr, ex, head.interim.as_ref())
+                .await
+            {
                 Ok((h, buf)) => break (lease, h, buf),
                 Err((e, nothing)) if reused && nothing => {
                     let _ = e;
@@ -386,14 +390,16 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// Read the upstream's response head: the head and the bytes after it.
     /// An interim `100 Continue` is passed on to a client still waiting
     /// for one, as mod_proxy_http relays it (the `Expect` field went
-    /// upstream); other interim answers are not passed on
-    /// (docs/deviations.md). On failure, whether nothing at all had come (a
-    /// kept-alive connection the upstream had closed).
+    /// upstream); other interim answers (`102`, `103`) go to an HTTP/1.1
+    /// client as `interim` makes them, at once. On failure, whether nothing
+    /// at all had come (a kept-alive connection the upstream had closed).
     async fn upstream_head(
         &mut self,
+        shared: &Shared,
         lease: &mut pool::Lease,
         upstream: &BackendAddr,
         ex: &mut Exchange<'_>,
+        interim: Option<&Interim>,
     ) -> Result<(ResponseHead, BytesMut), (BackendError, bool)> {
         let mut buf = BytesMut::with_capacity(8 * 1024);
         let mut received = false;
@@ -404,6 +410,8 @@ impl<T: crate::transport::Transport> Conn<T> {
                     if (100..200).contains(&h.status) && h.status != 101 {
                         if h.status == 100 {
                             self.continue_100(ex);
+                        } else if let Some(interim) = interim.filter(|_| ex.proto_num >= 1001) {
+                            self.pass_interim(shared, interim, h).await;
                         }
                         continue;
                     }
@@ -455,6 +463,22 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
             }
         }
+    }
+}
+
+impl<T: crate::transport::Transport> Conn<T> {
+    /// An upstream's interim answer, as the client gets it, sent at once.
+    async fn pass_interim(&mut self, shared: &Shared, interim: &Interim, h: ResponseHead) {
+        let status_line = format!("{} {}", h.status, h.reason);
+        let head = BackendHead {
+            status: Some((h.status, h.reason)),
+            lines: h.lines,
+            body_empty: true,
+        };
+        let fields = (interim.0)(&head);
+        crate::write::write_interim(&mut self.out.buf, &status_line, &fields);
+        // (A client gone is found by the answer's own write.)
+        let _ = self.flush_out(shared.timeouts.timeout).await;
     }
 }
 

@@ -265,6 +265,7 @@ mod tests {
             close: false,
             upgrade: None,
             http10: false,
+            interim: None,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),

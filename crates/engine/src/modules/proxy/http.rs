@@ -22,7 +22,7 @@
 use super::conf::{Pass, Reverse, Via};
 use crate::http::backend::{
     BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
-    TlsUpstream, UpstreamVerify,
+    Interim, TlsUpstream, UpstreamVerify,
 };
 use crate::http::Response;
 use crate::request::{location_matches, Ctx, Status};
@@ -436,6 +436,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         close: http10 || ctx.env.contains("proxy-nokeepalive"),
         upgrade: upgrades.offered.clone(),
         http10,
+        interim: interim(&ctx),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
@@ -678,53 +679,15 @@ fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> Backe
     let overridden = ctx
         .prev_status
         .filter(|&prev| super::conf::should_override(&ctx.conf.proxy, prev));
-    let mut named: Vec<String> = Vec::new();
-    for line in &head.lines {
-        if let Some((n, v)) = line.split_once(':') {
-            if n.trim().eq_ignore_ascii_case("Connection") {
-                named.extend(v.split(',').map(|t| t.trim().to_ascii_lowercase()));
-            }
-        }
-    }
     let mut resp = Response::new(overridden.unwrap_or(status));
     resp.entity_in_headers = true;
     // The upstream's reason phrase is kept (Apache's r->status_line).
     if overridden.is_none() {
         resp.status_line = Some(format!("{status} {reason}"));
     }
-    let mut content_type = None;
-    let mut has_length = false;
-    for line in &head.lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let name = name.trim();
-        let value = value.trim();
-        let lower = name.to_ascii_lowercase();
-        if DROPPED.contains(&lower.as_str()) || named.contains(&lower) {
-            continue;
-        }
-        match lower.as_str() {
-            "content-type" => {
-                content_type = Some(value.to_string());
-                continue;
-            }
-            "content-length" => has_length = true,
-            _ => {}
-        }
-        let proxy = &ctx.conf.proxy;
-        let value = match lower.as_str() {
-            "location" | "content-location" | "uri" => reverse_map(&ctx, &proxy.reverses, value),
-            "set-cookie" => {
-                super::cookies::reverse_map(&proxy.cookie_paths, &proxy.cookie_domains, value)
-            }
-            _ => value.to_string(),
-        };
-        resp.headers.push((name.to_string().into(), value));
-    }
-    if matches!(ctx.conf.proxy.via, Some(Via::On | Via::Full)) {
-        resp.headers.push(("Via".into(), via(&ctx)));
-    }
+    let fields = FieldMap::of(&ctx).fields(&head.lines);
+    resp.headers = fields.fields;
+    let (content_type, has_length) = (fields.content_type, fields.has_length);
     // The upstream's `Upgrade` (its `101`'s, or one naming the protocol a
     // `426` wants) goes back when the worker lets that protocol through.
     if let Some(protocol) = switched_to.filter(|p| status == 101 || upgrades.allow(p)) {
@@ -758,21 +721,129 @@ fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> Backe
     super::reply::stream(ctx, resp, pass_body, pass_body && !has_length)
 }
 
-/// `ProxyPassReverse`: an upstream URL mapped back to this server.
-fn reverse_map(ctx: &Ctx<'_>, reverses: &[Reverse], url: &str) -> String {
-    for r in reverses {
-        let real = r.url.as_str();
-        let matched = url.len() >= real.len()
-            && url.as_bytes()[..real.len()].eq_ignore_ascii_case(real.as_bytes());
-        if matched {
-            let mapped = format!("{}{}", r.path, &url[real.len()..]);
-            if mapped.contains("://") {
-                return mapped;
-            }
-            return ctx.construct_url(&mapped);
+/// How an upstream's fields become this server's (mod_proxy's
+/// `ap_proxy_read_headers` and `ap_proxy_clear_connection`): hop-by-hop
+/// ones dropped (and those `Connection` names), `ProxyPassReverse` and the
+/// cookie maps applied, `Via` added; taken from the request's context so
+/// that interim answers, which come before the request's answer is made,
+/// are read the same way.
+#[derive(Clone)]
+struct FieldMap {
+    reverses: std::sync::Arc<Vec<Reverse>>,
+    cookie_paths: std::sync::Arc<Vec<super::conf::CookieMap>>,
+    cookie_domains: std::sync::Arc<Vec<super::conf::CookieMap>>,
+    /// This server's `scheme://host[:port]`, for a path a reverse map
+    /// gives (only when there are reverse maps).
+    url_base: String,
+    via: Option<String>,
+}
+
+/// An upstream's fields as this server's.
+struct Fields {
+    fields: Vec<(std::borrow::Cow<'static, str>, String)>,
+    /// `Content-Type`, kept apart (Apache's `r->content_type`).
+    content_type: Option<String>,
+    has_length: bool,
+}
+
+impl FieldMap {
+    fn of(ctx: &Ctx<'_>) -> FieldMap {
+        let proxy = &ctx.conf.proxy;
+        FieldMap {
+            url_base: if proxy.reverses.is_empty() {
+                String::new()
+            } else {
+                ctx.construct_url("")
+            },
+            reverses: proxy.reverses.clone(),
+            cookie_paths: proxy.cookie_paths.clone(),
+            cookie_domains: proxy.cookie_domains.clone(),
+            via: matches!(proxy.via, Some(Via::On | Via::Full)).then(|| via(ctx)),
         }
     }
-    url.to_string()
+
+    fn fields(&self, lines: &[String]) -> Fields {
+        let mut named: Vec<String> = Vec::new();
+        for line in lines {
+            if let Some((n, v)) = line.split_once(':') {
+                if n.trim().eq_ignore_ascii_case("Connection") {
+                    named.extend(v.split(',').map(|t| t.trim().to_ascii_lowercase()));
+                }
+            }
+        }
+        let mut out = Fields {
+            fields: Vec::with_capacity(lines.len() + 1),
+            content_type: None,
+            has_length: false,
+        };
+        for line in lines {
+            let Some((name, value)) = line.split_once(':') else {
+                continue;
+            };
+            let name = name.trim();
+            let value = value.trim();
+            let lower = name.to_ascii_lowercase();
+            if DROPPED.contains(&lower.as_str()) || named.contains(&lower) {
+                continue;
+            }
+            match lower.as_str() {
+                "content-type" => {
+                    out.content_type = Some(value.to_string());
+                    continue;
+                }
+                "content-length" => out.has_length = true,
+                _ => {}
+            }
+            let value = match lower.as_str() {
+                "location" | "content-location" | "uri" => self.reverse_map(value),
+                "set-cookie" => {
+                    super::cookies::reverse_map(&self.cookie_paths, &self.cookie_domains, value)
+                }
+                _ => value.to_string(),
+            };
+            out.fields.push((name.to_string().into(), value));
+        }
+        if let Some(via) = &self.via {
+            out.fields.push(("Via".into(), via.clone()));
+        }
+        out
+    }
+
+    /// `ProxyPassReverse`: an upstream URL mapped back to this server.
+    fn reverse_map(&self, url: &str) -> String {
+        for r in self.reverses.iter() {
+            let real = r.url.as_str();
+            let matched = url.len() >= real.len()
+                && url.as_bytes()[..real.len()].eq_ignore_ascii_case(real.as_bytes());
+            if matched {
+                let mapped = format!("{}{}", r.path, &url[real.len()..]);
+                if mapped.contains("://") {
+                    return mapped;
+                }
+                return format!("{}{mapped}", self.url_base);
+            }
+        }
+        url.to_string()
+    }
+}
+
+/// mod_proxy_http passes an upstream's interim answers other than `100`
+/// and `101` on (`ap_send_interim_response`: to HTTP/1.1 clients, with
+/// the upstream's reason) unless `proxy-interim-response` says other than
+/// `RFC` (`Suppress`).
+fn interim(ctx: &Ctx<'_>) -> Option<Interim> {
+    let policy = ctx.env.get("proxy-interim-response");
+    if policy.is_some_and(|p| !p.eq_ignore_ascii_case("RFC")) {
+        return None;
+    }
+    let map = FieldMap::of(ctx);
+    Some(Interim(std::sync::Arc::new(move |head: &BackendHead| {
+        let mut fields = map.fields(&head.lines);
+        if let Some(t) = fields.content_type.take() {
+            fields.fields.push(("Content-Type".into(), t));
+        }
+        fields.fields
+    })))
 }
 
 #[cfg(test)]
