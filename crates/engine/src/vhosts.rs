@@ -107,11 +107,7 @@ impl VhostIndex {
 /// one of them was declared with (`<VirtualHost host:port>`); where none
 /// listens there, by the main server's names.
 pub(crate) fn names_host(vhosts: &[Arc<Site>], main: &Site, local: SocketAddr, host: &str) -> bool {
-    let mut listening = vhosts.iter().filter(|v| {
-        v.addrs
-            .iter()
-            .any(|a| crate::engine::addr_matches(a, local))
-    });
+    let mut listening = vhosts.iter().filter(|v| listens_on(v, local));
     let Some(first) = listening.next() else {
         return main.answers_to(host);
     };
@@ -121,6 +117,13 @@ pub(crate) fn names_host(vhosts: &[Arc<Site>], main: &Site, local: SocketAddr, h
                 crate::engine::addr_matches(a, local) && declared_host(a).eq_ignore_ascii_case(host)
             })
     })
+}
+
+/// Whether one of a virtual host's addresses is the connection's `local`.
+fn listens_on(site: &Site, local: SocketAddr) -> bool {
+    site.addrs
+        .iter()
+        .any(|a| crate::engine::addr_matches(a, local))
 }
 
 /// The host part of a `<VirtualHost>` address (`www.example.com` of
@@ -139,11 +142,7 @@ fn declared_host(addr: &str) -> &str {
 
 /// Apache's walk: every virtual host of the address, in order.
 fn walk<'e>(vhosts: &'e [Arc<Site>], local: SocketAddr, host: Option<&str>) -> Option<&'e Site> {
-    let mut candidates = vhosts.iter().filter(|v| {
-        v.addrs
-            .iter()
-            .any(|a| crate::engine::addr_matches(a, local))
-    });
+    let mut candidates = vhosts.iter().filter(|v| listens_on(v, local));
     let first = candidates.next()?;
     if let Some(h) = host {
         if first.answers_to(h) {
@@ -160,11 +159,7 @@ fn build(vhosts: &[Arc<Site>], local: SocketAddr) -> Candidates {
     let order: Vec<usize> = vhosts
         .iter()
         .enumerate()
-        .filter(|(_, v)| {
-            v.addrs
-                .iter()
-                .any(|a| crate::engine::addr_matches(a, local))
-        })
+        .filter(|(_, v)| listens_on(v, local))
         .map(|(i, _)| i)
         .collect();
     let mut exact = HashMap::default();
