@@ -288,3 +288,46 @@ fn open_websockets_do_not_starve_the_upstreams_other_requests() {
     drop(sockets);
     assert_eq!(s.get("/app/y").0, 200);
 }
+
+/// A graceful reload (SIGUSR1, as `apache2ctl graceful` and logrotate send
+/// it) leaves an open WebSocket alone: the tunnel keeps carrying bytes on
+/// the configuration it started with while new connections are served.
+/// (Apache's graceful restart lets old children finish likewise; which
+/// child a connection reaches cannot be compared, so this is checked here.)
+#[test]
+fn an_open_websocket_outlives_a_graceful_reload() {
+    let port = websocket_upstream();
+    let logs = TempDir::new("proxy-ws-reload");
+    let conf = format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule mime_module modules/mod_mime.so\n\
+         LoadModule proxy_module modules/mod_proxy.so\n\
+         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         TypesConfig /etc/mime.types\nTimeout 20\nDocumentRoot /nonexistent\n\
+         ProxyPass /ws/ ws://127.0.0.1:{port}/ws/\n\
+         ProxyPass /app/ http://127.0.0.1:{port}/app/\n"
+    );
+    let s = Server::with_config(&conf, logs.path());
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    c.write_all(
+        b"GET /ws/chat HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+    )
+    .unwrap();
+    assert!(read_until(&mut c, "\r\n\r\n").starts_with("HTTP/1.1 101 "));
+    writeln!(c, "before").unwrap();
+    assert_eq!(read_until(&mut c, "\n"), "echo: before\n");
+    // SAFETY: a signal to the server this test started.
+    assert_eq!(unsafe { libc::kill(s.pid() as i32, libc::SIGUSR1) }, 0);
+    let t = Instant::now();
+    while !s.error_log().contains("AH00493") {
+        assert!(t.elapsed() < Duration::from_secs(10), "{}", s.error_log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for i in 0..5 {
+        assert_eq!(s.get(&format!("/app/{i}")).0, 200);
+    }
+    writeln!(c, "after").unwrap();
+    assert_eq!(read_until(&mut c, "\n"), "echo: after\n");
+}
