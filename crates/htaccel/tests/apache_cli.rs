@@ -34,6 +34,17 @@ fn text(o: &Output) -> String {
     s.replace("apache2: ", "htaccel: ")
 }
 
+/// The error of a failed `-t`, without the warnings before it (Apache's
+/// carry a time stamp, htaccel's the file and line first).
+fn syntax_error(o: &Output) -> String {
+    let t = text(o);
+    let from = t
+        .lines()
+        .position(|l| l.contains("Syntax error on line"))
+        .unwrap_or(usize::MAX);
+    t.lines().skip(from).collect::<Vec<_>>().join("\n")
+}
+
 /// A server root both servers accept: modules Apache needs to start, and
 /// the `conf/mime.types` htaccel reads by default.
 fn server_root(tag: &str) -> TempDir {
@@ -110,18 +121,12 @@ fn macro_and_read_time_errors_match_apache() {
         let path = format!("{r}/{name}.conf");
         let apache = run(APACHE, &["-t", "-f", &path], &[]);
         let ours = htaccel(&["-t", "-f", &path], &[]);
-        // The error, without the warnings before it (Apache's carry a
-        // time stamp, htaccel's the file and line first).
-        let error = |o: &Output| {
-            let t = text(o);
-            let from = t
-                .lines()
-                .position(|l| l.contains("Syntax error on line"))
-                .unwrap_or(usize::MAX);
-            t.lines().skip(from).collect::<Vec<_>>().join("\n")
-        };
-        assert!(!error(&apache).is_empty(), "{name}: {}", text(&apache));
-        assert_eq!(error(&ours), error(&apache), "{name}");
+        assert!(
+            !syntax_error(&apache).is_empty(),
+            "{name}: {}",
+            text(&apache)
+        );
+        assert_eq!(syntax_error(&ours), syntax_error(&apache), "{name}");
         assert_eq!(ours.status.code(), apache.status.code(), "{name}");
     }
 }
@@ -517,16 +522,12 @@ fn websocket_proxying_starts_as_in_apache_or_is_refused_loudly() {
         let path = format!("{r}/refused.conf");
         let apache = run(APACHE, &["-d", &r, "-f", &path, "-t"], &[]);
         let ours = htaccel(&["-d", &r, "-f", &path, "-t"], &[]);
-        let error = |o: &Output| {
-            let t = text(o);
-            let from = t
-                .lines()
-                .position(|l| l.contains("Syntax error on line"))
-                .unwrap_or(usize::MAX);
-            t.lines().skip(from).collect::<Vec<_>>().join("\n")
-        };
-        assert!(!error(&apache).is_empty(), "{line}: {}", text(&apache));
-        assert_eq!(error(&ours), error(&apache), "{line}");
+        assert!(
+            !syntax_error(&apache).is_empty(),
+            "{line}: {}",
+            text(&apache)
+        );
+        assert_eq!(syntax_error(&ours), syntax_error(&apache), "{line}");
         assert_eq!(ours.status.code(), apache.status.code(), "{line}");
     }
 }

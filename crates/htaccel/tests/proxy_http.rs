@@ -22,6 +22,9 @@ enum Upstream {
     Hangup,
     /// Reads the request and never answers.
     Silent,
+    /// A `101` to a request with `Upgrade: websocket`, then an echo of
+    /// each line; an ordinary 200 to any other request.
+    WebSocket,
 }
 
 /// Starts an upstream; returns its port and the count of connections.
@@ -40,6 +43,9 @@ fn upstream(kind: Upstream) -> (u16, Arc<AtomicUsize>) {
 }
 
 fn serve(s: TcpStream, kind: Upstream) {
+    if let Upstream::WebSocket = kind {
+        return serve_websocket(s);
+    }
     let mut r = BufReader::new(s.try_clone().unwrap());
     let mut w = s;
     while let Some(target) = common::read_request_target(&mut r) {
@@ -49,6 +55,7 @@ fn serve(s: TcpStream, kind: Upstream) {
                 let _ = r.read(&mut [0; 16]);
                 return;
             }
+            Upstream::WebSocket => unreachable!("served above"),
             Upstream::KeepAlive => {
                 let body = format!("upstream saw {target}\n");
                 let _ = write!(
@@ -185,49 +192,67 @@ fn killing_the_upstream_under_load_gives_502_or_503_and_service_resumes() {
     let _ = app.wait();
 }
 
-/// A WebSocket upstream: a `101` to a request with `Upgrade: websocket`,
-/// then an echo of each line; an ordinary 200 to any other request.
-fn websocket_upstream() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || {
-                use std::io::BufRead;
-                let mut r = BufReader::new(s.try_clone().unwrap());
-                let mut w = s;
-                let mut upgrade = false;
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    upgrade |= line.eq_ignore_ascii_case("upgrade: websocket\r\n");
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                if !upgrade {
-                    let _ = w.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nplain\n",
-                    );
-                    return;
-                }
-                let _ = w.write_all(
-                    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
-                );
-                loop {
-                    line.clear();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let _ = write!(w, "echo: {line}");
-                }
-            });
+fn serve_websocket(s: TcpStream) {
+    use std::io::BufRead;
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    let mut upgrade = false;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
         }
-    });
-    port
+        upgrade |= line.eq_ignore_ascii_case("upgrade: websocket\r\n");
+        if line == "\r\n" {
+            break;
+        }
+    }
+    if !upgrade {
+        let _ = w
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nplain\n");
+        return;
+    }
+    let _ = w.write_all(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+    );
+    loop {
+        line.clear();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let _ = write!(w, "echo: {line}");
+    }
+}
+
+/// A server proxying `/ws/` (a `ws://` URL) and `/app/` to the WebSocket
+/// upstream on `port`.
+fn websocket_server(port: u16, logs: &std::path::Path) -> Server {
+    let conf = format!(
+        "LoadModule authz_core_module modules/mod_authz_core.so\n\
+         LoadModule mime_module modules/mod_mime.so\n\
+         LoadModule proxy_module modules/mod_proxy.so\n\
+         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
+         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
+         TypesConfig /etc/mime.types\nTimeout 20\nDocumentRoot /nonexistent\n\
+         ProxyPass /ws/ ws://127.0.0.1:{port}/ws/\n\
+         ProxyPass /app/ http://127.0.0.1:{port}/app/ connectiontimeout=2\n"
+    );
+    Server::with_config(&conf, logs)
+}
+
+/// Open a WebSocket through `s` to `path`, the `101` read.
+fn open_websocket(s: &Server, path: &str) -> TcpStream {
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    )
+    .unwrap();
+    let head = read_until(&mut c, "\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 101 "), "{path}: {head}");
+    c
 }
 
 /// Read from `s` until `end` has come (or the connection ends).
@@ -250,32 +275,13 @@ fn read_until(s: &mut TcpStream, end: &str) -> String {
 /// difftest cases proxy/websocket* compare the tunnel itself with Apache.)
 #[test]
 fn open_websockets_do_not_starve_the_upstreams_other_requests() {
-    let port = websocket_upstream();
+    let (port, _) = upstream(Upstream::WebSocket);
     let logs = TempDir::new("proxy-ws-logs");
-    let conf = format!(
-        "LoadModule authz_core_module modules/mod_authz_core.so\n\
-         LoadModule mime_module modules/mod_mime.so\n\
-         LoadModule proxy_module modules/mod_proxy.so\n\
-         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
-         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
-         TypesConfig /etc/mime.types\nTimeout 20\nDocumentRoot /nonexistent\n\
-         ProxyPass /ws/ ws://127.0.0.1:{port}/ws/\n\
-         ProxyPass /app/ http://127.0.0.1:{port}/app/ connectiontimeout=2\n"
-    );
-    let s = Server::with_config(&conf, logs.path());
-    let mut sockets = Vec::new();
-    for i in 0..80 {
-        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(
-            c,
-            "GET /ws/{i} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
-        )
-        .unwrap();
-        let head = read_until(&mut c, "\r\n\r\n");
-        assert!(head.starts_with("HTTP/1.1 101 "), "socket {i}: {head}");
-        sockets.push(c);
-    }
+    let s = websocket_server(port, logs.path());
+    let sockets: Vec<TcpStream> = (0..80)
+        .map(|i| open_websocket(&s, &format!("/ws/{i}")))
+        .collect();
+    let mut sockets = sockets;
     for (i, c) in sockets.iter_mut().enumerate() {
         writeln!(c, "hello {i}").unwrap();
         let echo = read_until(c, "\n");
@@ -296,26 +302,10 @@ fn open_websockets_do_not_starve_the_upstreams_other_requests() {
 /// child a connection reaches cannot be compared, so this is checked here.)
 #[test]
 fn an_open_websocket_outlives_a_graceful_reload() {
-    let port = websocket_upstream();
+    let (port, _) = upstream(Upstream::WebSocket);
     let logs = TempDir::new("proxy-ws-reload");
-    let conf = format!(
-        "LoadModule authz_core_module modules/mod_authz_core.so\n\
-         LoadModule mime_module modules/mod_mime.so\n\
-         LoadModule proxy_module modules/mod_proxy.so\n\
-         LoadModule proxy_http_module modules/mod_proxy_http.so\n\
-         Listen 127.0.0.1:@PORT@\nServerName localhost\nErrorLog /dev/stderr\n\
-         TypesConfig /etc/mime.types\nTimeout 20\nDocumentRoot /nonexistent\n\
-         ProxyPass /ws/ ws://127.0.0.1:{port}/ws/\n\
-         ProxyPass /app/ http://127.0.0.1:{port}/app/\n"
-    );
-    let s = Server::with_config(&conf, logs.path());
-    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    c.write_all(
-        b"GET /ws/chat HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
-    )
-    .unwrap();
-    assert!(read_until(&mut c, "\r\n\r\n").starts_with("HTTP/1.1 101 "));
+    let s = websocket_server(port, logs.path());
+    let mut c = open_websocket(&s, "/ws/chat");
     writeln!(c, "before").unwrap();
     assert_eq!(read_until(&mut c, "\n"), "echo: before\n");
     // SAFETY: a signal to the server this test started.
