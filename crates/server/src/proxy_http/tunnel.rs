@@ -32,7 +32,7 @@ use std::time::Duration;
 
 /// What woke the tunnel.
 enum Wake {
-    /// The client has something to read (or failed).
+    /// The client's socket has something to read (or failed).
     Client(io::Result<()>),
     /// The upstream sent this many bytes (0: its end of output).
     Upstream(io::Result<usize>),
@@ -102,7 +102,45 @@ impl<T: crate::transport::Transport> Conn<T> {
             if !client_reading && !upstream_reading {
                 return;
             }
-            let wake = {
+            // What the client's transport holds already (TLS plaintext
+            // rustls decrypted beyond the last read) comes before any wait
+            // on the socket, which would not announce it.
+            let mut client_sent = false;
+            if client_reading {
+                self.rbuf.reserve(READ_BUF);
+                match self.stream.try_read(&mut self.rbuf) {
+                    // A TLS client's `close_notify` ends the tunnel:
+                    // Apache (mod_ssl on OpenSSL) sends it nothing
+                    // more, whatever the upstream still says.
+                    Ok(0) if self.stream.tls().is_some() => {
+                        lease.shutdown_write().await;
+                        return;
+                    }
+                    Ok(0) => {
+                        client_reading = false;
+                        continue;
+                    }
+                    Ok(n) => {
+                        self.total_read += n as u64;
+                        client_sent = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                }
+            }
+            let wake = if client_sent {
+                // The client may have more at once: the upstream is looked
+                // at without waiting, so that neither side starves the other.
+                if !upstream_reading {
+                    continue;
+                }
+                tokio::select! {
+                    biased;
+                    read = lease.read_buf(&mut from_upstream) => Wake::Upstream(read),
+                    () = std::future::ready(()) => continue,
+                }
+            } else {
                 let stream = &self.stream;
                 tokio::select! {
                     ready = poll_fn(|cx| stream.poll_read_ready(cx)), if client_reading => {
@@ -115,23 +153,8 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
             };
             match wake {
-                Wake::Client(Ok(())) => {
-                    self.rbuf.reserve(READ_BUF);
-                    match self.stream.try_read(&mut self.rbuf) {
-                        // A TLS client's `close_notify` ends the tunnel:
-                        // Apache (mod_ssl on OpenSSL) sends it nothing
-                        // more, whatever the upstream still says.
-                        Ok(0) if self.stream.tls().is_some() => {
-                            lease.shutdown_write().await;
-                            return;
-                        }
-                        Ok(0) => client_reading = false,
-                        Ok(n) => self.total_read += n as u64,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(_) => return,
-                    }
-                }
+                // Read at the top of the loop.
+                Wake::Client(Ok(())) => {}
                 Wake::Upstream(Ok(0)) => upstream_reading = false,
                 Wake::Upstream(Ok(_)) => self.out.buf.extend_from_slice(&from_upstream.split()),
                 Wake::Client(Err(_)) | Wake::Upstream(Err(_)) | Wake::Idle => return,
