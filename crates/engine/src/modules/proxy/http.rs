@@ -21,8 +21,8 @@
 
 use super::conf::{Pass, Reverse, Via};
 use crate::http::backend::{
-    BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, HttpRequest,
-    Interim, TlsUpstream, UpstreamVerify,
+    BackendAddr, BackendAnswer, BackendCall, BackendHead, BackendRequest, Decision, Fields,
+    HttpRequest, Interim, TlsUpstream, UpstreamVerify,
 };
 use crate::http::Response;
 use crate::request::{location_matches, Ctx, Status};
@@ -425,10 +425,13 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         ctx.env.set("proxy-nokeepalive", "1");
     }
     let timeouts = super::timeouts(&ctx, worker.as_ref());
-    let mut upgrades = Upgrades::of(&ctx, worker.as_ref(), scheme.starts_with("ws"));
+    let mut upgrades = Upgrades::of(&ctx, worker.as_ref(), super::is_websocket(&url));
     if http10 {
         upgrades.offered = None;
     }
+    // One reading of the upstream's fields for its interim answers and
+    // its final one.
+    let field_map = std::sync::Arc::new(FieldMap::of(&ctx));
     let request = HttpRequest {
         method: ctx.method.to_string(),
         target: target.to_string(),
@@ -436,7 +439,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         close: http10 || ctx.env.contains("proxy-nokeepalive"),
         upgrade: upgrades.offered.clone(),
         http10,
-        interim: interim(&ctx),
+        interim: interim(&ctx, &field_map),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
@@ -490,7 +493,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             Ok(head) => {
                 let offer = crate::modules::http2::upgrade_offer(&ctx);
                 let alt_svc = crate::request::alt_svc(&ctx);
-                let mut answer = finish(ctx, head, &upgrades);
+                let mut answer = finish(ctx, head, &upgrades, &field_map);
                 // The backend's own answer (not an error page made of it).
                 if let Some(response) = answer.response_mut() {
                     if response.arrival == crate::http::Arrival::Later {
@@ -632,7 +635,12 @@ const DROPPED: &[&str] = &[
 ];
 
 /// The client's response for an upstream's head.
-fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> BackendAnswer<'a> {
+fn finish<'a>(
+    mut ctx: Ctx<'a>,
+    head: BackendHead,
+    upgrades: &Upgrades,
+    field_map: &FieldMap,
+) -> BackendAnswer<'a> {
     let (status, reason) = head.status.clone().unwrap_or((502, String::new()));
     let switched_to = head.lines.iter().find_map(|l| {
         let (n, v) = l.split_once(':')?;
@@ -641,12 +649,11 @@ fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> Backe
             .then(|| v.trim().to_string())
     });
     if status == 101 {
-        let expected = switched_to.is_some()
-            && upgrades
-                .offered
-                .as_deref()
-                .zip(switched_to.as_deref())
-                .is_some_and(|(asked, got)| asked.eq_ignore_ascii_case(got));
+        let expected = upgrades
+            .offered
+            .as_deref()
+            .zip(switched_to.as_deref())
+            .is_some_and(|(asked, got)| asked.eq_ignore_ascii_case(got));
         if !expected {
             let reason = format!(
                 "Unexpected Upgrade: {} (expecting {})",
@@ -685,7 +692,7 @@ fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> Backe
     if overridden.is_none() {
         resp.status_line = Some(format!("{status} {reason}"));
     }
-    let fields = FieldMap::of(&ctx).fields(&head.lines);
+    let fields = field_map.fields(&head.lines);
     resp.headers = fields.fields;
     let (content_type, has_length) = (fields.content_type, fields.has_length);
     // The upstream's `Upgrade` (its `101`'s, or one naming the protocol a
@@ -727,7 +734,6 @@ fn finish<'a>(mut ctx: Ctx<'a>, head: BackendHead, upgrades: &Upgrades) -> Backe
 /// cookie maps applied, `Via` added; taken from the request's context so
 /// that interim answers, which come before the request's answer is made,
 /// are read the same way.
-#[derive(Clone)]
 struct FieldMap {
     reverses: std::sync::Arc<Vec<Reverse>>,
     cookie_paths: std::sync::Arc<Vec<super::conf::CookieMap>>,
@@ -739,8 +745,8 @@ struct FieldMap {
 }
 
 /// An upstream's fields as this server's.
-struct Fields {
-    fields: Vec<(std::borrow::Cow<'static, str>, String)>,
+struct Mapped {
+    fields: Fields,
     /// `Content-Type`, kept apart (Apache's `r->content_type`).
     content_type: Option<String>,
     has_length: bool,
@@ -762,7 +768,7 @@ impl FieldMap {
         }
     }
 
-    fn fields(&self, lines: &[String]) -> Fields {
+    fn fields(&self, lines: &[String]) -> Mapped {
         let mut named: Vec<String> = Vec::new();
         for line in lines {
             if let Some((n, v)) = line.split_once(':') {
@@ -771,7 +777,7 @@ impl FieldMap {
                 }
             }
         }
-        let mut out = Fields {
+        let mut out = Mapped {
             fields: Vec::with_capacity(lines.len() + 1),
             content_type: None,
             has_length: false,
@@ -831,12 +837,12 @@ impl FieldMap {
 /// and `101` on (`ap_send_interim_response`: to HTTP/1.1 clients, with
 /// the upstream's reason) unless `proxy-interim-response` says other than
 /// `RFC` (`Suppress`).
-fn interim(ctx: &Ctx<'_>) -> Option<Interim> {
+fn interim(ctx: &Ctx<'_>, map: &std::sync::Arc<FieldMap>) -> Option<Interim> {
     let policy = ctx.env.get("proxy-interim-response");
     if policy.is_some_and(|p| !p.eq_ignore_ascii_case("RFC")) {
         return None;
     }
-    let map = FieldMap::of(ctx);
+    let map = std::sync::Arc::clone(map);
     Some(Interim(std::sync::Arc::new(move |head: &BackendHead| {
         let mut fields = map.fields(&head.lines);
         if let Some(t) = fields.content_type.take() {
