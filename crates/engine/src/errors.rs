@@ -36,6 +36,7 @@ pub fn error_response(ctx: &mut Ctx<'_>, status: u16) -> Response {
             let ectx = ErrorContext {
                 method: &ctx.method,
                 head: ctx.req.method == "HEAD",
+                suppress_charset: ctx.env.contains("suppress-error-charset"),
                 ..Default::default()
             };
             let mut r = error_page::custom_text_response(status, &text, &ectx);
@@ -222,7 +223,7 @@ fn canned(ctx: &Ctx<'_>, status: u16, location: Option<&str>, additional: Option
         allow: ctx.allow,
         expect: ctx.headers_in.get_str("Expect"),
         variant_list: ctx.variant_list.as_deref(),
-        ..Default::default()
+        suppress_charset: ctx.env.contains("suppress-error-charset"),
     };
     // Apache's error responses drop `headers_out` (`ap_send_error_response`
     // swaps in `err_headers_out`); the Location is part of the page.

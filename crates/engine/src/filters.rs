@@ -64,7 +64,7 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         }
     }
     // Apache's HTTP header filter, after every module had its say.
-    crate::http::vary::fixup_vary(&mut resp.headers);
+    resp.protocol = crate::http::protocol_env::header_filter(ctx, &mut resp.headers);
     // Its check of the fields does not run on a stream of HTTP/2
     // (mod_http2's secondary connection) or HTTP/3: there the server
     // resets the stream when the protocol cannot carry a field.
@@ -78,7 +78,9 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
         ctx.site
             .log
             .error("error", "http", Some(ctx.req.remote()), &message);
+        let protocol = resp.protocol;
         *resp = crate::errors::error_response(ctx, 500);
+        resp.protocol = protocol;
         // Sent without a length, the connection closed after it.
         resp.close = true;
         resp.stream = crate::http::Unannounced::Chunked;

@@ -329,9 +329,10 @@ pub(crate) struct Conn<T> {
     pub(crate) answer_start: Cell<Option<u64>>,
     /// The current answer's `log_vars`, for its access-log line.
     pub(crate) log_vars: RefCell<Option<Box<htaccel_engine::http::LogVars>>>,
-    /// The fields the current answer's head got from this layer, for its
-    /// access-log line (`%{Connection}o` and the like).
-    pub(crate) log_framing: Cell<htaccel_engine::http::FramingFields>,
+    /// The fields the current answer's head got from this layer: a
+    /// streamed body follows its chunking, and its access-log line reads
+    /// them (`%{Connection}o` and the like).
+    pub(crate) sent_framing: Cell<htaccel_engine::http::FramingFields>,
     /// The current answer's client name for `%h`, if it has one.
     pub(crate) log_remote_host: RefCell<Option<String>>,
     /// Bytes read from the client so far, and where the current request
@@ -401,7 +402,7 @@ impl<T: Transport> Conn<T> {
             body_stage: stages.body,
             slot: Slot::accepted(),
             answer_start: Cell::new(None),
-            log_framing: Cell::new(Default::default()),
+            sent_framing: Cell::new(Default::default()),
             log_vars: RefCell::new(None),
             log_remote_host: RefCell::new(None),
             total_read: 0,

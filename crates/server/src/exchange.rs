@@ -17,6 +17,7 @@ use crate::write::{
 };
 use bytes::{Buf, Bytes};
 use htaccel_engine::http::backend::Decision;
+use htaccel_engine::http::protocol_env::ProtocolEnv;
 use htaccel_engine::http::{
     status, AccessEntry, BodyDisposal, BodyFraming, BodyPart, FramingFields, ProtocolError,
     Request, Response, Unannounced,
@@ -567,10 +568,27 @@ impl<T: Transport> Conn<T> {
         let header_only = ex.head || status_has_no_body(status);
         let engine_cl = facts.engine_cl;
         let engine_chunked = facts.engine_chunked;
+        // What the request's environment asks of HTTP/1.x (`downgrade-1.0`,
+        // `force-response-1.0`, `nokeepalive`): only Apache's HTTP/1.x
+        // header filter reads it, a stream's answer goes as it is.
+        let env = if self.stream.carries_one_request() {
+            ProtocolEnv::default()
+        } else {
+            resp.protocol
+        };
+        let proto_num = if env.downgrade && ex.proto_num > 1000 {
+            1000
+        } else {
+            ex.proto_num
+        };
+        // An HTTP/1.0 status line, and a connection marked closing before
+        // the keep-alive tests (`AP_CONN_CLOSE`).
+        let http10 = env.force_response_10 && proto_num == 1000;
+        let closing = ex.close || http10;
         // Apache decides on chunking where it decides on keep-alive, after
         // the pending `100 Continue` check: a client still waiting for one
         // gets a body ended by the close.
-        let chunked = engine_chunked && !header_only && ex.proto_num >= 1001 && !ex.expecting;
+        let chunked = engine_chunked && !header_only && proto_num >= 1001 && !ex.expecting;
         // A body of unannounced length: chunked, else ended by closing the
         // connection.
         let unannounced = if header_only || engine_cl || engine_chunked {
@@ -584,11 +602,11 @@ impl<T: Transport> Conn<T> {
             && ex.body_end != BodyEnd::ByClose
             && !engine_chunked
             && !stream;
-        let length_known = header_only || engine_cl || synth_cl || chunked || ex.proto_num >= 1001;
+        let length_known = header_only || engine_cl || synth_cl || chunked || proto_num >= 1001;
         let wimpy = facts.wimpy;
         let max = shared.max_keepalive_requests;
         let left = max.saturating_sub(self.keepalives);
-        let keep = !ex.close
+        let keep = !closing
             && !ex.http09()
             && !ex.expecting
             && length_known
@@ -599,7 +617,8 @@ impl<T: Transport> Conn<T> {
             && !wimpy
             && ex.client != ClientAsked::Close
             && !resp.close
-            && (ex.client == ClientAsked::KeepAlive || ex.proto_num >= 1001)
+            && !env.no_keepalive
+            && (ex.client == ClientAsked::KeepAlive || proto_num >= 1001)
             && !shared.stop.requested()
             && !shared.retired.load(std::sync::atomic::Ordering::Relaxed);
         // Apache chunks such a body wherever the connection was not marked
@@ -610,7 +629,7 @@ impl<T: Transport> Conn<T> {
             || match unannounced {
                 Unannounced::No => false,
                 Unannounced::Chunked => {
-                    ex.proto_num >= 1001 && !ex.expecting && !ex.close && !resp.close
+                    proto_num >= 1001 && !ex.expecting && !closing && !resp.close
                 }
                 Unannounced::ChunkedIfKept => keep,
             };
@@ -618,6 +637,7 @@ impl<T: Transport> Conn<T> {
             content_length: synth_cl.then(|| resp.body.len()),
             chunked,
             status_line: resp.status_line.clone(),
+            http10,
             ..Framing::fixed(
                 status,
                 resp.entity_in_headers,
@@ -650,7 +670,7 @@ impl<T: Transport> Conn<T> {
         } else if !wimpy {
             framing.connection = Some("close");
         }
-        self.log_framing.set(FramingFields {
+        self.sent_framing.set(FramingFields {
             connection: framing.connection,
             keep_alive: framing.keep_alive,
             content_length: framing.content_length,
@@ -764,7 +784,7 @@ impl<T: Transport> Conn<T> {
             remote_host: remote_host.as_deref(),
             bytes_in: Some(self.consumed().saturating_sub(self.request_start)),
             ttfb: vars.as_ref().and_then(|v| v.ttfb),
-            framing: self.log_framing.take(),
+            framing: self.sent_framing.take(),
         });
     }
 }

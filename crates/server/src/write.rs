@@ -134,6 +134,20 @@ pub(crate) struct Framing {
     /// `Alt-Svc: …`, HTTP/3's advertisement (htaccel_http3), when the
     /// answer has no `Alt-Svc` of its own.
     pub alt_svc: Option<String>,
+    /// The status line says `HTTP/1.0` (`force-response-1.0` for an
+    /// HTTP/1.0 request).
+    pub http10: bool,
+}
+
+/// A status line (`HTTP/1.1 200 OK`), in the version the answer goes in.
+fn write_status_line(out: &mut Vec<u8>, line: &str, http10: bool) {
+    match line.strip_prefix("HTTP/1.1") {
+        Some(rest) if http10 => {
+            out.extend_from_slice(b"HTTP/1.0");
+            out.extend_from_slice(rest.as_bytes());
+        }
+        _ => out.extend_from_slice(line.as_bytes()),
+    }
 }
 
 /// Append one piece of a streamed body, as a chunk when `chunked`.
@@ -161,9 +175,9 @@ pub(crate) fn write_head(
 ) {
     match &f.status_line {
         Some(custom) => {
-            out.extend_from_slice(status::status_line_custom(status, custom).as_bytes())
+            write_status_line(out, &status::status_line_custom(status, custom), f.http10)
         }
-        None => out.extend_from_slice(status::status_line(status).as_bytes()),
+        None => write_status_line(out, status::status_line(status), f.http10),
     }
     let date = headers
         .iter()
@@ -401,7 +415,7 @@ impl PreparedHead {
     /// Write the head for one exchange framed by `f` (whose own headers are
     /// the only part not prepared).
     pub(crate) fn write(&self, out: &mut Vec<u8>, now: SystemTime, f: &Framing) {
-        out.extend_from_slice(self.status_line.as_bytes());
+        write_status_line(out, self.status_line, f.http10);
         write_date(out, self.date.as_deref(), now);
         write_server(out, &self.server);
         let merged = write_upgrade(out, f, false);
@@ -442,6 +456,7 @@ impl Framing {
             folded: facts.folded,
             upgrade: None,
             alt_svc: None,
+            http10: false,
         }
     }
 }
@@ -974,7 +989,33 @@ pub(crate) mod tests {
             folded: true,
             upgrade: None,
             alt_svc: None,
+            http10: false,
         }
+    }
+
+    /// `force-response-1.0`: the status line's version is HTTP/1.0, a
+    /// handler's own reason kept, on the full path and the prepared one.
+    #[test]
+    fn an_http10_answer_says_so_in_its_status_line() {
+        let f = Framing {
+            http10: true,
+            ..framing()
+        };
+        assert!(head(200, &[], &f).starts_with("HTTP/1.0 200 OK\r\nDate: "));
+        let custom = Framing {
+            status_line: Some("404 Gone fishing".into()),
+            ..f.clone()
+        };
+        assert!(head(404, &[], &custom).starts_with("HTTP/1.0 404 Gone fishing\r\n"));
+        let mut resp = Response::new(200);
+        resp.headers.push(("Content-Length".into(), "0".into()));
+        let prepared = PreparedHead::new(&resp, false, "Apache").expect("prepared");
+        let mut out = Vec::new();
+        prepared.write(&mut out, UNIX_EPOCH, &f);
+        assert!(out.starts_with(b"HTTP/1.0 200 OK\r\n"));
+        out.clear();
+        prepared.write(&mut out, UNIX_EPOCH, &framing());
+        assert!(out.starts_with(b"HTTP/1.1 200 OK\r\n"));
     }
 
     /// A prepared head writes exactly what the full writer writes for the

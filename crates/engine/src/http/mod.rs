@@ -20,6 +20,7 @@ pub mod http2;
 pub mod http3;
 pub mod md;
 pub mod method;
+pub mod protocol_env;
 pub mod range;
 pub mod read_timeout;
 pub mod status;
@@ -451,6 +452,9 @@ pub struct Response {
     /// The `103 Early Hints` answers that precede this one, each its
     /// fields in order (mod_http2's `H2EarlyHint`, on streams only).
     pub early_hints: Vec<Vec<(String, String)>>,
+    /// What the request's environment asks of the answer's HTTP/1.x
+    /// framing (`nokeepalive`, `downgrade-1.0`, `force-response-1.0`).
+    pub protocol: protocol_env::ProtocolEnv,
 }
 
 /// A slot, shared between the copies of one kept answer, for the server's
@@ -491,6 +495,7 @@ impl Response {
             alt_svc: None,
             renegotiation_forbidden: false,
             early_hints: Vec::new(),
+            protocol: protocol_env::ProtocolEnv::default(),
         }
     }
     pub fn header(&self, name: &str) -> Option<&str> {

@@ -171,6 +171,12 @@ fn directory(ctx: &mut Ctx<'_>) -> Result<(), Status> {
             Slash::Off => return Ok(()),
             Slash::On => {}
         }
+        // Clients that follow no redirect of another method than GET
+        // (Debian's setenvif.conf names WebDAV clients) get none.
+        if !crate::http::conditional::is_get(&ctx.method) && ctx.env.contains("redirect-carefully")
+        {
+            return Ok(());
+        }
         let mut target = crate::uri::escape_path(&crate::path_text::bytes(&ctx.uri)).into_owned();
         target.push('/');
         if let Some(q) = &ctx.args {

@@ -333,13 +333,8 @@ impl<T: crate::transport::Transport> Conn<T> {
             return Done::Sent(Some(keep));
         }
         let status = resp.status;
-        // Chunked for HTTP/1.1 when the engine asked for it, else ended by
-        // the close.
-        let chunked = ex.proto_num >= 1001
-            && !ex.expecting
-            && resp
-                .header("Transfer-Encoding")
-                .is_some_and(|v| crate::chars::is_chunked(v.as_bytes()));
+        // Chunked as the head said, else ended by the close.
+        let chunked = self.sent_framing.get().chunked;
         let headers = resp.headers;
         let mut total = 0u64;
         let mut emit = |buf: &mut Vec<u8>, data: &[u8]| {

@@ -217,17 +217,12 @@ impl<T: crate::transport::Transport> Conn<T> {
         if pass_body && !header_only {
             ex.body_end = BodyEnd::Open;
         }
-        // The client's framing: the upstream's length, else chunked
-        // (HTTP/1.1, when the engine asked for it), else the end of the
-        // connection.
-        let chunked = resp
-            .header("Transfer-Encoding")
-            .is_some_and(|v| crate::chars::is_chunked(v.as_bytes()))
-            && ex.proto_num >= 1001
-            && !ex.expecting;
         let Ok(keep) = self.respond(shared, ex, &resp) else {
             return Done::Sent(None);
         };
+        // The client's framing: the upstream's length, else chunked as the
+        // head said, else the end of the connection.
+        let chunked = self.sent_framing.get().chunked;
         if ex.body_end != BodyEnd::Open {
             // (An empty body, as an X-Sendfile answer has, leaves the
             // connection as reusable as no body.)
