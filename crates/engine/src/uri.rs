@@ -867,6 +867,34 @@ pub fn unescape_with<'a>(
     }
 }
 
+/// Apache's `ap_unescape_url_keep2f` where its caller ignores the
+/// verdict (mod_proxy_fcgi's `PATH_INFO`): every valid escape but `%2F`
+/// decoded, a bad one left as it is.
+pub fn unescape_keep2f_lossy(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        let hex = (input[i] == b'%')
+            .then(|| {
+                let hi = input.get(i + 1).copied().and_then(hex_value)?;
+                let lo = input.get(i + 2).copied().and_then(hex_value)?;
+                Some(hi << 4 | lo)
+            })
+            .flatten();
+        match hex {
+            Some(d) if d != b'/' => {
+                out.push(d);
+                i += 3;
+            }
+            _ => {
+                out.push(input[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Apache's `ap_unescape_url`: decodes every escape, refusing `%2F` and
 /// `%00`.
 pub fn unescape(input: &[u8]) -> Result<Cow<'_, [u8]>, UnescapeError> {

@@ -329,11 +329,47 @@ fn body_difference(a: &[u8], b: &[u8]) -> String {
         .zip(b)
         .position(|(x, y)| x != y)
         .unwrap_or(a.len().min(b.len()));
-    format!(
+    let mut text = format!(
         "Apache {} bytes, htaccel {} bytes, first difference at byte {at}",
         a.len(),
         b.len()
-    )
+    );
+    text.push_str(&line_difference(a, b));
+    text
+}
+
+/// Bodies of text small enough to read: the lines only one of them has
+/// (a script's environment dump, a page), so that a failure shows what
+/// differs and not just where.
+fn line_difference(a: &[u8], b: &[u8]) -> String {
+    const READABLE: usize = 16 * 1024;
+    let (Ok(a), Ok(b)) = (std::str::from_utf8(a), std::str::from_utf8(b)) else {
+        return String::new();
+    };
+    if a.len() > READABLE || b.len() > READABLE {
+        return String::new();
+    }
+    let only = |x: &str, y: &str| -> Vec<String> {
+        let mut rest: Vec<&str> = y.lines().collect();
+        x.lines()
+            .filter(|l| match rest.iter().position(|r| r == l) {
+                Some(i) => {
+                    rest.remove(i);
+                    false
+                }
+                None => true,
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let mut out = String::new();
+    for line in only(a, b) {
+        out.push_str(&format!("\n      Apache only:  {line}"));
+    }
+    for line in only(b, a) {
+        out.push_str(&format!("\n      htaccel only: {line}"));
+    }
+    out
 }
 
 /// `hay` with every occurrence of `needle` replaced.

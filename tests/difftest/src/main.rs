@@ -130,7 +130,10 @@ fn run(opts: cli::Options) -> Result<bool, String> {
     if !locate::is_root() {
         eprintln!("difftest: warning: not root; Apache cannot switch to www-data and setup.sh cannot chown");
     }
-    let tmp_root = std::env::temp_dir().join(format!("difftest.{}", std::process::id()));
+    // No `.` in it: a path the servers hand to a script must not differ
+    // from the other server's in where its first dot is
+    // (`proxy-fcgi-pathinfo=first-dot`).
+    let tmp_root = std::env::temp_dir().join(format!("difftest-{}", std::process::id()));
     remove_stale_roots(&std::env::temp_dir());
     sandbox::mkdir(&tmp_root)?;
     let settings = Settings {
@@ -305,7 +308,10 @@ fn remove_stale_roots(tmp: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(pid) = name.strip_prefix("difftest.") {
+        if let Some(pid) = name
+            .strip_prefix("difftest-")
+            .or_else(|| name.strip_prefix("difftest."))
+        {
             if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
                 let _ = std::fs::remove_dir_all(e.path());
             }

@@ -184,10 +184,7 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     if ctx.path_info.is_empty() {
         e.set_path("SCRIPT_NAME", &ctx.uri);
     } else {
-        let script = ctx
-            .uri
-            .strip_suffix(ctx.path_info.as_str())
-            .unwrap_or(&ctx.uri);
+        let script = &ctx.uri[..find_path_info(&ctx.uri, &ctx.path_info)];
         e.set_path("SCRIPT_NAME", script);
         e.set_path("PATH_INFO", &ctx.path_info);
         // PATH_INFO looked up as a URI path (ap_sub_req_lookup_uri).
@@ -206,9 +203,65 @@ fn common(ctx: &Ctx<'_>, script_filename: &str, prev: Option<&Prev>) -> Env {
     e
 }
 
+/// Where `path_info` begins in `uri` (Apache's `ap_find_path_info`): the
+/// two are compared from their ends, runs of `/` counting as one, and the
+/// end of the common part is moved on to the next `/` of `uri` (its end
+/// when none): a `PATH_INFO` that is no suffix of the URI (a guessed one)
+/// leaves the whole URI, or all but a matching tail, as `SCRIPT_NAME`.
+fn find_path_info(uri: &str, path_info: &str) -> usize {
+    let (u, p) = (uri.as_bytes(), path_info.as_bytes());
+    let (mut lu, mut lp) = (u.len(), p.len());
+    let mut consumed = false;
+    loop {
+        if lu == 0 {
+            consumed = true;
+            break;
+        }
+        lu -= 1;
+        if lp == 0 {
+            break;
+        }
+        lp -= 1;
+        if u[lu] != p[lp] {
+            break;
+        }
+        if p[lp] == b'/' {
+            while lp > 0 && p[lp - 1] == b'/' {
+                lp -= 1;
+            }
+            while lu > 0 && u[lu - 1] == b'/' {
+                lu -= 1;
+            }
+        }
+    }
+    if consumed {
+        lu = 0;
+    }
+    while lu < u.len() && u[lu] != b'/' {
+        lu += 1;
+    }
+    lu
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_info_is_found_as_apache_finds_it() {
+        let script = |uri: &'static str, info: &str| &uri[..find_path_info(uri, info)];
+        assert_eq!(script("/a.php/x/y", "/x/y"), "/a.php");
+        assert_eq!(script("/a.php//x", "/x"), "/a.php");
+        assert_eq!(script("/a.php/x", "//x"), "/a.php");
+        // A guessed PATH_INFO that ends as the URI does: nothing left.
+        assert_eq!(script("/one/a.b.php", "/srv/www/one/a.b.php"), "");
+        // One that does not: the whole URI.
+        assert_eq!(
+            script("/h/a.b.php/x/y.z", "/srv/h/a.b.php"),
+            "/h/a.b.php/x/y.z"
+        );
+        assert_eq!(script("/p/a.php/x", "/y"), "/p/a.php/x");
+    }
 
     #[test]
     fn header_names() {

@@ -207,7 +207,7 @@ pub fn is_fcgi(url: &str) -> bool {
 /// `%` included, becomes `%XX` (upper-case hex); with `keep_slashes`
 /// (`AllowEncodedSlashes NoDecode`, see [`recanonicalise`]) an encoded
 /// slash (`%2F`, `%2f`) stays as it is.
-fn canonenc(path: &str, keep_slashes: bool) -> String {
+pub(super) fn canonenc(path: &str, keep_slashes: bool) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     // The bytes a decoded path's text form stands for (`%C0%AE` again).
     let b = &*crate::path_text::bytes(path);
