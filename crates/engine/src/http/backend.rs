@@ -258,6 +258,9 @@ pub struct HttpRequest {
     /// How the upstream's interim answers (`102`, `103`) reach the client;
     /// `None`: they do not.
     pub interim: Option<Interim>,
+    /// A tunnel after a `101` ends as soon as one side ends its output,
+    /// instead of passing the half-close on (`proxy-nohalfclose`).
+    pub no_half_close: bool,
 }
 
 /// The fields of an answer, in order, as the server writes them.

@@ -209,7 +209,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             BackendAnswer::Collect(_) => unreachable!("handled above"),
             BackendAnswer::Switch(response) => {
                 return self
-                    .switch_protocols(shared, ex, &response, lease, inbuf)
+                    .switch_protocols(shared, ex, &response, lease, inbuf, head.no_half_close)
                     .await
             }
         };

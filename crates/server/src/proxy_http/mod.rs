@@ -266,6 +266,7 @@ mod tests {
             upgrade: None,
             http10: false,
             interim: None,
+            no_half_close: false,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),

@@ -9,7 +9,8 @@
 //! - an end of input on one side becomes the end of output on the other
 //!   (half-close), and the tunnel lasts while either direction is open;
 //!   but a TLS client that ends its side (`close_notify`) gets nothing
-//!   more, as mod_ssl sends nothing after it;
+//!   more, as mod_ssl sends nothing after it, and under
+//!   `proxy-nohalfclose` the first end of input ends the tunnel;
 //! - the tunnel ends when nothing moves for the larger of the client's
 //!   `Timeout` and the upstream's (`ProxyTimeout`, `timeout=`);
 //! - an HTTP/1.0 client gets no interim answer, and its request's fields
@@ -51,6 +52,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         resp: &Response,
         mut lease: Lease,
         early: BytesMut,
+        no_half_close: bool,
     ) -> Done {
         self.answer_start.set(Some(self.out.position()));
         self.log_vars.replace(resp.log_vars.clone());
@@ -67,16 +69,16 @@ impl<T: crate::transport::Transport> Conn<T> {
         self.out.buf.extend_from_slice(&early);
         lease.leave_bound();
         let idle = shared.timeouts.timeout.max(lease.timeout());
-        self.tunnel(&mut lease, idle).await;
+        self.tunnel(&mut lease, idle, no_half_close).await;
         // The interim answer's fields were sent and cleared.
         let fields: &[_] = if informed { &[] } else { &resp.headers };
         self.log_backend(shared, ex, resp.status, 0, fields);
         Done::Sent(None)
     }
 
-    /// Pass bytes both ways until both directions ended, one side failed,
-    /// or nothing moved for `idle`.
-    async fn tunnel(&mut self, lease: &mut Lease, idle: Duration) {
+    /// Pass bytes both ways until both directions ended (`no_half_close`:
+    /// either), one side failed, or nothing moved for `idle`.
+    async fn tunnel(&mut self, lease: &mut Lease, idle: Duration, no_half_close: bool) {
         let mut from_upstream = BytesMut::with_capacity(16 * 1024);
         let (mut client_reading, mut upstream_reading) = (true, true);
         let (mut client_shut, mut upstream_shut) = (false, false);
@@ -99,7 +101,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 lease.shutdown_write().await;
                 upstream_shut = true;
             }
-            if !client_reading && !upstream_reading {
+            if !client_reading && !upstream_reading
+                || no_half_close && (!client_reading || !upstream_reading)
+            {
                 return;
             }
             // What the client's transport holds already (TLS plaintext

@@ -384,6 +384,9 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
     // `Connection` nor `Expect`, on a connection that is not kept, its
     // body sent with its length.
     let http10 = ctx.env.contains("force-proxy-request-1.0");
+    // Credentials this server checked stay here unless `Proxy-Chain-Auth`
+    // passes them on (RFC 2616 lets a proxy do either).
+    let keep_proxy_auth = ctx.user.is_none() || ctx.env.contains("Proxy-Chain-Auth");
     for (name, value) in ctx.headers_in.iter() {
         let lower = name.to_ascii_lowercase();
         if HOP_BY_HOP.contains(&lower.as_str())
@@ -391,6 +394,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
             || lower == "content-length"
             || lower == "transfer-encoding"
             || http10 && lower == "expect"
+            || !keep_proxy_auth && lower == "proxy-authorization"
         {
             continue;
         }
@@ -440,6 +444,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         upgrade: upgrades.offered.clone(),
         http10,
         interim: interim(&ctx, &field_map),
+        no_half_close: ctx.env.contains("proxy-nohalfclose"),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
