@@ -333,6 +333,9 @@ pub(crate) struct Conn<T> {
     /// streamed body follows its chunking, and its access-log line reads
     /// them (`%{Connection}o` and the like).
     pub(crate) sent_framing: Cell<htaccel_engine::http::FramingFields>,
+    /// How the connection ends its TLS session, as its first request had
+    /// mod_ssl choose (`ssl-unclean-shutdown`).
+    pub(crate) tls_shutdown: Option<htaccel_engine::http::tls::TlsShutdown>,
     /// The current answer's client name for `%h`, if it has one.
     pub(crate) log_remote_host: RefCell<Option<String>>,
     /// Bytes read from the client so far, and where the current request
@@ -403,6 +406,7 @@ impl<T: Transport> Conn<T> {
             slot: Slot::accepted(),
             answer_start: Cell::new(None),
             sent_framing: Cell::new(Default::default()),
+            tls_shutdown: None,
             log_vars: RefCell::new(None),
             log_remote_host: RefCell::new(None),
             total_read: 0,
@@ -681,7 +685,11 @@ impl<T: Transport> Conn<T> {
     /// reset (Apache's `ap_lingering_close`).
     async fn linger(&mut self) {
         self.slot.set(Counter::ConnsClosing);
-        self.stream.shutdown_write();
+        if self.tls_shutdown == Some(htaccel_engine::http::tls::TlsShutdown::Unclean) {
+            self.stream.shutdown_write_unclean();
+        } else {
+            self.stream.shutdown_write();
+        }
         let end = Instant::now() + LINGER_MAX;
         loop {
             self.rbuf.clear();

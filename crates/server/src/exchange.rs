@@ -585,6 +585,9 @@ impl<T: Transport> Conn<T> {
         // the keep-alive tests (`AP_CONN_CLOSE`).
         let http10 = env.force_response_10 && proto_num == 1000;
         let closing = ex.close || http10;
+        if self.tls_shutdown.is_none() {
+            self.tls_shutdown = env.tls_shutdown;
+        }
         // Apache decides on chunking where it decides on keep-alive, after
         // the pending `100 Continue` check: a client still waiting for one
         // gets a body ended by the close.

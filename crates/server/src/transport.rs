@@ -48,6 +48,12 @@ pub(crate) trait Transport {
     /// Stop sending (the start of a lingering close).
     fn shutdown_write(&mut self);
 
+    /// Stop sending without TLS's `close_notify` (mod_ssl's
+    /// `ssl-unclean-shutdown`); elsewhere the same as [`Self::shutdown_write`].
+    fn shutdown_write_unclean(&mut self) {
+        self.shutdown_write()
+    }
+
     /// What the request sees of the TLS session (`None`: plain HTTP).
     fn tls(&self) -> Option<&Arc<TlsInfo>>;
 

@@ -35,6 +35,10 @@ pub struct ProtocolEnv {
     /// `force-response-1.0` (or `force-no-vary`): an HTTP/1.0 status line
     /// for an HTTP/1.0 request, and a connection that closes.
     pub force_response_10: bool,
+    /// How a TLS connection ends, as mod_ssl chose it for the request
+    /// (`crate::modules::ssl::shutdown`); the connection keeps the first
+    /// choice it is given.
+    pub tls_shutdown: Option<crate::http::tls::TlsShutdown>,
 }
 
 /// Apply the variables to `headers` (`force-no-vary` drops `Vary`, else
@@ -63,5 +67,6 @@ pub fn header_filter(
         crate::http::vary::fixup_vary(headers);
     }
     found.no_keepalive = no_keepalive && !ctx.headers_in.contains("Via");
+    found.tls_shutdown = ctx.modules.ssl_shutdown.0;
     found
 }

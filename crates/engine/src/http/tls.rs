@@ -7,6 +7,18 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+/// How a TLS connection ends when the server closes it (mod_ssl's
+/// `ssl-unclean-shutdown` and `ssl-accurate-shutdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsShutdown {
+    /// `close_notify` sent, the client's not waited for.
+    Standard,
+    /// No `close_notify` at all.
+    Unclean,
+    /// `close_notify` sent and the client's waited for.
+    Accurate,
+}
+
 /// What a request sees of its connection's TLS session: the facts behind
 /// mod_ssl's `SSL_*` variables, and the virtual host the handshake chose
 /// (for mod_ssl's check that the request's host has a compatible TLS setup).

@@ -131,6 +131,7 @@ pub static POST_READ_REQUEST: &[Notice] = &[
     remoteip::post_read_request,
     headers::early,
     setenvif::post_read_request,
+    ssl::shutdown::post_read_request,
     unique_id::post_read_request,
 ];
 

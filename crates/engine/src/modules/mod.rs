@@ -179,6 +179,7 @@ macro_rules! request_slots {
             rewrite: $crate::modules::rewrite::RequestState,
             auth_prev: Option<$crate::modules::authn_core::AuthPrev>,
             early_hints: $crate::modules::http2::SentHints,
+            ssl_shutdown: $crate::modules::ssl::shutdown::Choice,
         }
     };
 }

@@ -209,6 +209,10 @@ impl Transport for TlsStream {
 
     fn shutdown_write(&mut self) {
         self.conn.send_close_notify();
+        self.shutdown_write_unclean();
+    }
+
+    fn shutdown_write_unclean(&mut self) {
         let _ = self.conn.write_tls(&mut SockIo(&self.tcp));
         let _ = socket2::SockRef::from(&self.tcp).shutdown(std::net::Shutdown::Write);
     }

@@ -28,6 +28,7 @@ pub mod opened_elsewhere;
 pub mod openssl_conf;
 pub mod ports;
 pub mod protocol;
+pub mod shutdown;
 pub mod vars;
 
 use crate::config::{Invocation, Walker};
