@@ -1,6 +1,6 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
-streams, returns X-Sendfile, and answers late (`?sleep=SECONDS`); over TLS
+streams, says whether its connection is a new one (`?conn=1`), returns X-Sendfile, and answers late (`?sleep=SECONDS`); over TLS
 with `--tls CERT KEY`.
 
 It is also the naive back end of the request-smuggling probes
@@ -88,6 +88,11 @@ class Handler(BaseHTTPRequestHandler):
         out.append("%s %s %s" % (self.command, self.path, self.request_version))
         for k, v in self.headers.items():
             out.append("%s: %s" % (k, v))
+        # Whether this upstream connection carried a request before
+        # (`?conn=1`): a new connection or a kept one.
+        self.served = getattr(self, "served", 0) + 1
+        if "conn" in q:
+            out.append("connection=%s" % ("new" if self.served == 1 else "kept"))
         if "sum" in q:
             # Large bodies: their length and digest only.
             out.append("body=%d bytes md5=%s" % (len(body), hashlib.md5(body).hexdigest()))

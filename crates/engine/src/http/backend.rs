@@ -261,6 +261,11 @@ pub struct HttpRequest {
     /// A tunnel after a `101` ends as soon as one side ends its output,
     /// instead of passing the half-close on (`proxy-nohalfclose`).
     pub no_half_close: bool,
+    /// The first request of a client connection goes on a new upstream
+    /// connection (`proxy-initial-not-pooled`): a kept one the upstream
+    /// closed meanwhile would fail a request the client cannot expect to
+    /// retry.
+    pub initial_not_pooled: bool,
 }
 
 /// The fields of an answer, in order, as the server writes them.

@@ -88,13 +88,17 @@ impl<T: crate::transport::Transport> Conn<T> {
         // A connection offered a protocol switch is not kept.
         let keep_upstream = !head.close && head.upgrade.is_none();
         let head_bytes = request_head(&head, body, keep_upstream);
+        // A client connection's first request under
+        // `proxy-initial-not-pooled` (Apache's `c->keepalives` still 0)
+        // goes on a new connection, kept afterwards as any other.
+        let pooled = keep_upstream && !(head.initial_not_pooled && self.keepalives == 0);
         // A kept-alive connection may have been closed by the upstream
         // meanwhile: one more try on a new one, when nothing of the
         // client's body was consumed by the failed try.
         let mut tries = 0;
         let (mut lease, response, mut inbuf) = loop {
             tries += 1;
-            let reuse = keep_upstream && !streams && tries == 1;
+            let reuse = pooled && !streams && tries == 1;
             let (mut lease, reused) = match pool::connect_or_reuse(&addr, waits, reuse).await {
                 Ok(x) => x,
                 Err(e) => {

@@ -267,6 +267,7 @@ mod tests {
             http10: false,
             interim: None,
             no_half_close: false,
+            initial_not_pooled: false,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),

@@ -445,6 +445,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         http10,
         interim: interim(&ctx, &field_map),
         no_half_close: ctx.env.contains("proxy-nohalfclose"),
+        initial_not_pooled: ctx.env.contains("proxy-initial-not-pooled"),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
