@@ -1,6 +1,6 @@
 """A small HTTP/1.1 application for the reverse-proxy cases: it echoes what
 it received, answers with chosen statuses, headers and bodies, redirects,
-streams, says whether its connection is a new one (`?conn=1`), returns X-Sendfile, and answers late (`?sleep=SECONDS`); over TLS
+streams, says whether its connection is a new one (`?conn=1`) and what follows the request on it (`?peek=1`), returns X-Sendfile, and answers late (`?sleep=SECONDS`); over TLS
 with `--tls CERT KEY`.
 
 It is also the naive back end of the request-smuggling probes
@@ -88,6 +88,16 @@ class Handler(BaseHTTPRequestHandler):
         out.append("%s %s %s" % (self.command, self.path, self.request_version))
         for k, v in self.headers.items():
             out.append("%s: %s" % (k, v))
+        if "peek" in q:
+            # What follows the request on the connection at once
+            # (`?peek=1`): a proxy's extra CRLF after the body.
+            self.connection.settimeout(0.5)
+            try:
+                after = self.rfile.peek(2)[:2]
+            except OSError:
+                after = b""
+            self.connection.settimeout(None)
+            out.append("after=%r" % after)
         # Whether this upstream connection carried a request before
         # (`?conn=1`): a new connection or a kept one.
         self.served = getattr(self, "served", 0) + 1

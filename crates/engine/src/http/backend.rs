@@ -266,6 +266,9 @@ pub struct HttpRequest {
     /// closed meanwhile would fail a request the client cannot expect to
     /// retry.
     pub initial_not_pooled: bool,
+    /// A CRLF follows the request's body, or its head when it has none
+    /// (`proxy-sendextracrlf`, for upstreams that read one more line).
+    pub extra_crlf: bool,
 }
 
 /// The fields of an answer, in order, as the server writes them.

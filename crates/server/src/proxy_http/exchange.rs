@@ -135,6 +135,12 @@ impl<T: crate::transport::Transport> Conn<T> {
                 },
                 other => other,
             };
+            let sent = match sent {
+                Ok(()) if head.extra_crlf => {
+                    send(&mut lease, &mut BytesMut::from(&b"\r\n"[..])).await
+                }
+                other => other,
+            };
             if let Err(stop) = sent {
                 match stop {
                     BodyStop::Backend(_) if reused => continue,

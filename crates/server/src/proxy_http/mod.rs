@@ -268,6 +268,7 @@ mod tests {
             interim: None,
             no_half_close: false,
             initial_not_pooled: false,
+            extra_crlf: false,
         };
         assert_eq!(
             request_head(&r, RequestBody::Length(3), true),

@@ -446,6 +446,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<super::cgi_env::Prev>) -> Decision<
         interim: interim(&ctx, &field_map),
         no_half_close: ctx.env.contains("proxy-nohalfclose"),
         initial_not_pooled: ctx.env.contains("proxy-initial-not-pooled"),
+        extra_crlf: ctx.env.contains("proxy-sendextracrlf"),
     };
     let addr = if tls {
         let ssl = &ctx.site.modules.ssl;
