@@ -6,7 +6,8 @@
 //! the response's type; `Status` its status; `Location`, `ETag`,
 //! `Content-Range` and a valid `Last-Modified` go to the normal table;
 //! `Content-Length` and `Transfer-Encoding` are dropped (FastCGI frames the
-//! body itself; the server chunks it); every other header goes to the
+//! body itself; the server chunks it), the length kept only where
+//! `ap_trust_cgilike_cl` is set; every other header goes to the
 //! "always" table (`err_headers_out`), repeated names merged with ", ",
 //! `Set-Cookie` kept one per line after the others. Without `Status`, a GET
 //! is checked against its conditional headers (a backend's `ETag` and
@@ -135,6 +136,11 @@ fn sort_fields(ctx: &mut Ctx<'_>, head: &BackendHead) -> Result<Sorted, u16> {
                 status_text = Some(value.trim_end().to_string());
             }
             "location" | "content-range" | "etag" => set(&mut normal, name, value),
+            // A script frames its body by its end; its own length is
+            // trusted only under `ap_trust_cgilike_cl` (Apache 2.4.60).
+            "content-length" if ctx.env.contains("ap_trust_cgilike_cl") => {
+                set(&mut normal, name, value)
+            }
             "content-length" | "transfer-encoding" => {}
             "last-modified" => {
                 if let Some(t) = crate::http::date::parse_http_date(value) {
@@ -292,7 +298,7 @@ pub fn stream<'a>(
             resp.stream = crate::http::Unannounced::Chunked;
         }
     }
-    if chunked && !closing {
+    if chunked && !closing && resp.header("Content-Length").is_none() {
         resp.headers
             .push(("Transfer-Encoding".into(), "chunked".into()));
     }
