@@ -36,7 +36,7 @@ pub struct ProtocolEnv {
     /// for an HTTP/1.0 request, and a connection that closes.
     pub force_response_10: bool,
     /// How a TLS connection ends, as mod_ssl chose it for the request
-    /// (`crate::modules::ssl::shutdown`); the connection keeps the first
+    /// (`ssl-unclean-shutdown`); the connection keeps the first
     /// choice it is given.
     pub tls_shutdown: Option<crate::http::tls::TlsShutdown>,
 }
@@ -67,6 +67,6 @@ pub fn header_filter(
         crate::http::vary::fixup_vary(headers);
     }
     found.no_keepalive = no_keepalive && !ctx.headers_in.contains("Via");
-    found.tls_shutdown = ctx.modules.ssl_shutdown.0;
+    found.tls_shutdown = crate::modules::hooks::tls_shutdown(ctx);
     found
 }

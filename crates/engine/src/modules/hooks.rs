@@ -120,6 +120,12 @@ pub fn renew_logged_variables(
     unique_id::refresh_logged(env, now_us)
 }
 
+/// How the request's TLS connection is to end, as mod_ssl chose it
+/// (`ssl-unclean-shutdown`); `None` off TLS.
+pub fn tls_shutdown(ctx: &Ctx<'_>) -> Option<crate::http::tls::TlsShutdown> {
+    ctx.modules.ssl_shutdown.0
+}
+
 /// `post_read_request` functions that answer before anything else.
 pub static EARLY_ANSWERS: &[EarlyAnswer] = &[md::post_read_request];
 
