@@ -823,6 +823,39 @@ pub fn unescape_with<'a>(
     let Some(first) = memchr::memchr(b'%', input) else {
         return Ok(Cow::Borrowed(input));
     };
+    let decoded = decode(input, first, mode);
+    if decoded.bad_escape {
+        Err(UnescapeError::BadEscape)
+    } else if decoded.forbidden {
+        Err(UnescapeError::Forbidden)
+    } else {
+        Ok(Cow::Owned(decoded.out))
+    }
+}
+
+/// Apache's `ap_unescape_url_keep2f` where its caller ignores the
+/// verdict (mod_proxy_fcgi's `PATH_INFO`): the bytes as decoded in
+/// place, every valid escape but `%2F` decoded, a bad one left as it is.
+pub fn unescape_keep2f_lossy(input: &[u8]) -> Vec<u8> {
+    let mode = UnescapeMode {
+        keep_slashes: true,
+        ..UnescapeMode::default()
+    };
+    match memchr::memchr(b'%', input) {
+        Some(first) => decode(input, first, &mode).out,
+        None => input.to_vec(),
+    }
+}
+
+/// What [`decode`] made of its input, and what it met on the way.
+struct Decoded {
+    out: Vec<u8>,
+    bad_escape: bool,
+    forbidden: bool,
+}
+
+/// Apache's `unescape_url` loop from the first `%` (at `first`) on.
+fn decode(input: &[u8], first: usize, mode: &UnescapeMode<'_>) -> Decoded {
     let mut out = Vec::with_capacity(input.len());
     out.extend_from_slice(&input[..first]);
     let (mut bad_escape, mut forbidden) = (false, false);
@@ -858,41 +891,11 @@ pub fn unescape_with<'a>(
         }
         i += 3;
     }
-    if bad_escape {
-        Err(UnescapeError::BadEscape)
-    } else if forbidden {
-        Err(UnescapeError::Forbidden)
-    } else {
-        Ok(Cow::Owned(out))
+    Decoded {
+        out,
+        bad_escape,
+        forbidden,
     }
-}
-
-/// Apache's `ap_unescape_url_keep2f` where its caller ignores the
-/// verdict (mod_proxy_fcgi's `PATH_INFO`): every valid escape but `%2F`
-/// decoded, a bad one left as it is.
-pub fn unescape_keep2f_lossy(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        let hex = (input[i] == b'%')
-            .then(|| {
-                let hi = input.get(i + 1).copied().and_then(hex_value)?;
-                let lo = input.get(i + 2).copied().and_then(hex_value)?;
-                Some(hi << 4 | lo)
-            })
-            .flatten();
-        match hex {
-            Some(d) if d != b'/' => {
-                out.push(d);
-                i += 3;
-            }
-            _ => {
-                out.push(input[i]);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Apache's `ap_unescape_url`: decodes every escape, refusing `%2F` and
@@ -1486,6 +1489,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(unescape_with(b"%3F%41", &keep).unwrap().as_ref(), b"%3FA");
+        // What a refused decoding still leaves in place.
+        assert_eq!(
+            unescape_keep2f_lossy(b"/a%20b%2Fc%zz%2f"),
+            b"/a b%2Fc%zz%2f"
+        );
+        assert_eq!(unescape_keep2f_lossy(b"plain"), b"plain");
     }
 
     #[test]

@@ -49,13 +49,18 @@ pub fn header_filter(
     headers: &mut Vec<(std::borrow::Cow<'static, str>, String)>,
 ) -> ProtocolEnv {
     let mut found = ProtocolEnv::default();
-    let mut no_vary = false;
-    let mut no_keepalive = false;
-    if !ctx.env.is_empty() {
-        no_keepalive = ctx.env.contains("nokeepalive");
-        found.downgrade = ctx.env.contains("downgrade-1.0");
-        found.force_response_10 = ctx.env.contains("force-response-1.0");
-        no_vary = ctx.env.contains("force-no-vary");
+    let (mut no_keepalive, mut no_vary) = (false, false);
+    for (name, _) in ctx.env.iter() {
+        let is = |wanted: &str| name.eq_ignore_ascii_case(wanted);
+        if is("nokeepalive") {
+            no_keepalive = true;
+        } else if is("downgrade-1.0") {
+            found.downgrade = true;
+        } else if is("force-response-1.0") {
+            found.force_response_10 = true;
+        } else if is("force-no-vary") {
+            no_vary = true;
+        }
     }
     if no_vary {
         headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Vary"));

@@ -382,8 +382,7 @@ pub fn decide(mut ctx: Ctx<'_>, prev: Option<cgi_env::Prev>) -> Decision<'_> {
     };
     // mod_proxy: r->filename becomes "proxy:" + the backend URL + the file.
     let mut script_filename = format!("proxy:{}{}", target.url_base, ctx.filename);
-    let path = http::canonenc(&ctx.filename, false);
-    fcgi_path_info(&mut ctx, &path, &mut script_filename);
+    fcgi_path_info(&mut ctx, None, &mut script_filename);
     // A worker a `ProxyPass` defined takes the request when its URL
     // covers the handler's URL and the file, as for a mapped request;
     // else mod_proxy's default worker does.
@@ -418,7 +417,7 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
         .map_or(url, |i| &url[i + 7..]);
     let path = fcgi.find('/').map_or("/", |i| &fcgi[i..]);
     let mut script_filename = format!("proxy:{}{path}", target.url_base);
-    fcgi_path_info(&mut ctx, path, &mut script_filename);
+    fcgi_path_info(&mut ctx, Some(path), &mut script_filename);
     let worker = http::worker(&ctx, url);
     let keep_conn = worker
         .as_ref()
@@ -434,20 +433,29 @@ pub fn decide_url<'a>(mut ctx: Ctx<'a>, url: &str, prev: Option<cgi_env::Prev>) 
 
 /// mod_proxy_fcgi's `proxy-fcgi-pathinfo` environment variable, for a
 /// backend that wants `PATH_INFO` guessed from the URL's `path` (as the
-/// backend gets it, `%`-encoded): `first-dot` and `last-dot` take what
+/// backend gets it, `%`-encoded; `None`: the handler's URL, whose path is
+/// the request's file, encoded only when the variable is set): `first-dot` and `last-dot` take what
 /// follows the first `/` after the first or last `.`; `full` walks the
 /// file system for the script as the core walks a request, which then
 /// goes as `SCRIPT_FILENAME` (observed with Apache 2.4.71: no `proxy:`
 /// prefix, the rest as `PATH_INFO`); any other value makes the whole
 /// path `PATH_INFO`, decoded when the value is `unescape`. Decoding
 /// keeps `%2F`. Without it the backend works out `PATH_INFO` itself.
-fn fcgi_path_info(ctx: &mut Ctx<'_>, path: &str, script_filename: &mut String) {
+fn fcgi_path_info(ctx: &mut Ctx<'_>, path: Option<&str>, script_filename: &mut String) {
     let Some(kind) = ctx
         .env
         .get("proxy-fcgi-pathinfo")
         .map(str::to_ascii_lowercase)
     else {
         return;
+    };
+    let encoded;
+    let path = match path {
+        Some(p) => p,
+        None => {
+            encoded = http::canonenc(&ctx.filename, false);
+            &encoded
+        }
     };
     let decoded =
         |p: &str| crate::path_text::from_bytes(crate::uri::unescape_keep2f_lossy(p.as_bytes()));
