@@ -17,7 +17,6 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
     if std::mem::replace(&mut ctx.output_done, true) {
         return;
     }
-    record_env(ctx, resp);
     // Apache's filter goes with the handler's output: an error page, whose
     // filters start again from the protocol's, has none.
     if !error && hooks::tracks_ttfb(ctx) {
@@ -96,6 +95,8 @@ pub fn output(ctx: &mut Ctx<'_>, resp: &mut Response, error: bool) {
             resp.stream = crate::http::Unannounced::No;
         }
     }
+    // After the header filter, which may note `force-response-1.0`.
+    record_env(ctx, resp);
     keep_notes(ctx, resp);
 }
 

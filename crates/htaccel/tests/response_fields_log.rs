@@ -2,7 +2,8 @@
 //! an answer (Apache's `ap_set_keepalive` and HTTP header filter put them
 //! in `r->headers_out`, where mod_log_config reads them): `Connection`
 //! (`close`, `Keep-Alive` merged into a handler's own), `Keep-Alive`,
-//! `Transfer-Encoding`, `Content-Length`. Compared with Debian's apache2 on
+//! `Transfer-Encoding`, `Content-Length`; and `%{force-response-1.0}e`,
+//! which `force-no-vary` sets as the HTTP header filter runs. Compared with Debian's apache2 on
 //! the same configuration (the differential harness compares what a
 //! client sees, not log files).
 
@@ -13,15 +14,16 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 fn conf(r: &Path, port: u16) -> String {
-    let head = common::server_head(r, port, "localhost", &["headers", "autoindex"]);
+    let head = common::server_head(r, port, "localhost", &["headers", "autoindex", "setenvif"]);
     let r = r.display();
     format!(
         "{head}ErrorLog {r}/error.log\n\
          KeepAlive On\nMaxKeepAliveRequests 3\nKeepAliveTimeout 5\n\
-         LogFormat \"%>s %U [%{{Connection}}o] [%{{Keep-Alive}}o] [%{{Transfer-Encoding}}o] [%{{Content-Length}}o]\" fields\n\
+         LogFormat \"%>s %U [%{{Connection}}o] [%{{Keep-Alive}}o] [%{{Transfer-Encoding}}o] [%{{Content-Length}}o] [%{{force-response-1.0}}e]\" fields\n\
          CustomLog {r}/fields.log fields\n\
          DocumentRoot {r}/site\n<Directory {r}/site>\n  Require all granted\n  Options +Indexes\n</Directory>\n\
-         <Location /own>\n  Header set Connection \"x-mine\"\n</Location>\n"
+         <Location /own>\n  Header set Connection \"x-mine\"\n</Location>\n\
+         BrowserMatch ^novary force-no-vary\n"
     )
 }
 
@@ -72,6 +74,8 @@ fn logged(program: &str, extra: &[&str]) -> String {
         "GET /index.html HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /dir/ HTTP/1.0\r\n\r\n",
     );
     exchange(port, "HEAD /index.html HTTP/1.0\r\n\r\n");
+    // force-no-vary notes force-response-1.0 where the log sees it.
+    exchange(port, &get("/index.html", "User-Agent: novary\r\n"));
     common::stop_program(child);
     std::fs::read_to_string(root.path().join("fields.log")).unwrap_or_default()
 }
@@ -84,4 +88,5 @@ fn fields_the_protocol_adds_are_logged_as_in_apache() {
     assert!(apache.contains("[close]"), "{apache}");
     assert!(apache.contains("[timeout=5"), "{apache}");
     assert!(apache.contains("[chunked]"), "{apache}");
+    assert!(apache.contains("[1]"), "{apache}");
 }
