@@ -18,8 +18,6 @@ pub struct Engine {
     pub log: Arc<dyn Log>,
     /// The `Server` header value.
     pub server_header: String,
-    /// `TraceEnable`.
-    pub trace_enable: bool,
     /// The `Listen` addresses whose protocol is `https` (mod_ssl's default
     /// for a virtual host with certificates on that very address).
     pub https_listeners: Vec<(Option<std::net::IpAddr>, u16)>,
@@ -30,6 +28,10 @@ pub struct Engine {
     id: u64,
     /// The virtual hosts of each local address, for many virtual hosts.
     vhost_index: crate::vhosts::VhostIndex,
+    /// Some virtual host's settings for the connection layer differ from
+    /// another server's, so that a request's own server must be looked up
+    /// for them.
+    settings_vary: bool,
     /// The environment variables the access logs' `env=` conditions name
     /// (copied into each answer's `log_env`).
     pub log_env_names: Vec<String>,
@@ -188,6 +190,11 @@ impl Engine {
                 Arc::new(Site::new(v, Some(&b.main), &loaded.env, log))
             })
             .collect();
+        let values = |s: &Site| crate::http::server_settings::ServerSettings {
+            keepalive_timeout_stated: false,
+            ..s.settings
+        };
+        let settings_vary = vhosts.iter().any(|v| values(v) != values(&main));
         let tokens = b
             .global
             .server_tokens
@@ -208,16 +215,12 @@ impl Engine {
             server_header,
             https_listeners: b.global.https_listeners.clone(),
             modules,
-            trace_enable: !b
-                .global
-                .trace_enable
-                .as_deref()
-                .is_some_and(|t| t.eq_ignore_ascii_case("off")),
             id: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
             vhost_index: Default::default(),
+            settings_vary,
             log_env_names: log_env_names(b),
             log_env_all: std::iter::once(&b.main)
                 .chain(&b.vhosts)
@@ -380,6 +383,20 @@ impl Handler for Engine {
 
     fn h2c(&self, local: std::net::SocketAddr) -> Option<crate::http::http2::H2Settings> {
         crate::http::http2::h2c_direct(self.site_by_address(local, None))
+    }
+
+    fn address_settings(
+        &self,
+        local: std::net::SocketAddr,
+    ) -> Option<crate::http::server_settings::ServerSettings> {
+        Some(self.site_by_address(local, None).settings)
+    }
+
+    fn request_settings(
+        &self,
+        req: &Request,
+    ) -> Option<crate::http::server_settings::ServerSettings> {
+        self.settings_vary.then(|| self.site_for(req).settings)
     }
 
     fn body_read_timeout(&self, req: &Request) -> Option<crate::http::read_timeout::ReadTimeout> {

@@ -253,14 +253,19 @@ fn options_star() -> Response {
 
 /// The core's TRACE handler: the request echoed back as `message/http`.
 fn trace(engine: &Engine, site: &Site, req: &Request) -> Response {
-    if !engine.trace_enable
+    if !site.trace_enable
         || matches!(req.framing, crate::http::BodyFraming::Length(n) if n > 0)
         || req.framing == crate::http::BodyFraming::Chunked
     {
         let uri = req.target.clone();
         let mut ctx = Ctx::new(engine, site, req, uri, None);
-        let status = if engine.trace_enable { 413 } else { 405 };
-        return crate::errors::error_response(&mut ctx, status);
+        if !site.trace_enable {
+            // Refused before any handler allowed a method (`r->allowed`
+            // empty): `Allow` is empty.
+            ctx.allow_no_method();
+            return crate::errors::error_response(&mut ctx, 405);
+        }
+        return crate::errors::error_response(&mut ctx, 413);
     }
     let mut body = Vec::new();
     body.extend_from_slice(req.request_line.as_bytes());
@@ -394,7 +399,7 @@ fn file(ctx: &mut Ctx<'_>) -> Result<Response, Status> {
         no_local_copy: unparsed,
         request_time_us: now,
         now_us: now,
-        trace_enabled: ctx.engine.trace_enable,
+        trace_enabled: ctx.site.trace_enable,
         range_limits: ctx.conf.core.range_limits(),
         boundary: &boundary,
     };

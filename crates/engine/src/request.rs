@@ -200,11 +200,7 @@ impl<'a> Ctx<'a> {
     /// `Allow` for a 405 or 501 of a module that allows no method itself
     /// (`r->allowed` empty): `TRACE` alone, when `TraceEnable` is on.
     pub fn allow_no_method(&mut self) {
-        self.allow = Some(if self.engine.trace_enable {
-            "TRACE"
-        } else {
-            ""
-        });
+        self.allow = Some(if self.site.trace_enable { "TRACE" } else { "" });
     }
 
     /// The name the handlers answer to, as `ap_invoke_handler` derives it:

@@ -37,12 +37,17 @@ pub struct Site {
     pub merge_slashes: bool,
     /// `StrictHostCheck` (a vhost's, else the main server's; default off).
     pub strict_host_check: bool,
+    /// `TraceEnable` not `off` (a vhost's, else the main server's).
+    pub trace_enable: bool,
     /// Where the `<VirtualHost>` section begins (`None`: the main server).
     pub defined_at: Option<htaccel_conf::Origin>,
     /// `HttpProtocolOptions Strict` (the default) rather than `Unsafe`: a
     /// fragment or user name in the target is refused, and a response
     /// field name must be a token.
     pub strict_protocol: bool,
+    /// The core's settings for the connection layer (this server's,
+    /// over the main server's).
+    pub settings: crate::http::server_settings::ServerSettings,
     /// mod_dir and mod_autoindex are loaded: without them a directory is
     /// not redirected, indexed or listed (the default handler's 404).
     pub dir_loaded: bool,
@@ -77,6 +82,10 @@ impl Site {
         log: Arc<dyn Log>,
     ) -> Site {
         let inherit = |f: fn(&ServerConf) -> Option<String>| f(conf).or_else(|| main.and_then(f));
+        let protocol = match main {
+            Some(m) => HttpProtocolOptions::merged(m.http_protocol, conf.http_protocol),
+            None => conf.http_protocol,
+        };
         let name = inherit(|c| c.server_name.clone()).unwrap_or_else(|| "localhost".to_string());
         let (server_name, mut port) = match name.rsplit_once(':') {
             Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) && !h.is_empty() => {
@@ -155,12 +164,11 @@ impl Site {
                 .strict_host_check
                 .or_else(|| main.and_then(|m| m.strict_host_check))
                 .unwrap_or(false),
+            trace_enable: !inherit(|c| c.trace_enable.clone())
+                .is_some_and(|t| t.eq_ignore_ascii_case("off")),
             defined_at: conf.origin.clone(),
-            strict_protocol: match main {
-                Some(m) => HttpProtocolOptions::merged(m.http_protocol, conf.http_protocol),
-                None => conf.http_protocol,
-            }
-            .strict(),
+            strict_protocol: protocol.strict(),
+            settings: server_settings(conf, main, protocol),
             server_admin: inherit(|c| c.server_admin.clone()),
             tree: ConfigTree::default(),
             env: env.clone(),
@@ -198,5 +206,44 @@ impl Site {
                 .aliases
                 .iter()
                 .any(|a| htaccel_conf::fnmatch::strcmp_match(host.as_bytes(), a.as_bytes(), true))
+    }
+}
+
+/// A server's settings for the connection layer: each its own where it
+/// states one, else the main server's, else Apache's default
+/// (`ap_fixup_virtual_hosts`).
+fn server_settings(
+    conf: &ServerConf,
+    main: Option<&ServerConf>,
+    protocol: HttpProtocolOptions,
+) -> crate::http::server_settings::ServerSettings {
+    use crate::http::server_settings::{Limits, ServerSettings};
+    use std::time::Duration;
+    fn pick<T: Copy>(
+        conf: &ServerConf,
+        main: Option<&ServerConf>,
+        f: fn(&ServerConf) -> Option<T>,
+    ) -> Option<T> {
+        f(conf).or_else(|| main.and_then(f))
+    }
+    let defaults = ServerSettings::default();
+    ServerSettings {
+        limits: Limits {
+            request_line: pick(conf, main, |c| c.limit_request_line)
+                .unwrap_or(defaults.limits.request_line),
+            field_size: pick(conf, main, |c| c.limit_request_field_size)
+                .unwrap_or(defaults.limits.field_size),
+            fields: pick(conf, main, |c| c.limit_request_fields).unwrap_or(defaults.limits.fields),
+            registered_methods: protocol.registered_methods(),
+            require_http10: protocol.require_http10(),
+            strict: protocol.strict(),
+        },
+        timeout: pick(conf, main, |c| c.timeout).map_or(defaults.timeout, Duration::from_secs),
+        keepalive: pick(conf, main, |c| c.keepalive).unwrap_or(defaults.keepalive),
+        keepalive_timeout: pick(conf, main, |c| c.keepalive_timeout)
+            .map_or(defaults.keepalive_timeout, Duration::from_secs),
+        keepalive_timeout_stated: conf.keepalive_timeout.is_some(),
+        max_keepalive_requests: pick(conf, main, |c| c.max_keepalive_requests)
+            .unwrap_or(defaults.max_keepalive_requests),
     }
 }

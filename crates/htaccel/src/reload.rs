@@ -57,7 +57,6 @@ impl Generation {
         let main = &loaded.build.main;
         let root = &loaded.env.server_root;
         let ssl = loaded.env.is_loaded("ssl_module");
-        let head_options = loaded.build.head_options()?;
         // The main server's access logs are opened once: a virtual host
         // writing to them (having none of its own, or through `GlobalLog`)
         // shares the descriptor or the piped logger, as in Apache.
@@ -105,22 +104,18 @@ impl Generation {
         {
             htaccel_server::md::start(engine.managed_domains(), log.clone());
         }
+        // The main server's settings; the engine gives each connection
+        // and request its own server's (`Handler::address_settings`).
+        let main_settings = engine.main.settings;
         let opts = ServerOptions {
-            limits: htaccel_server::Limits {
-                request_line: main.limit_request_line.unwrap_or(8190),
-                field_size: main.limit_request_field_size.unwrap_or(8190),
-                fields: main.limit_request_fields.unwrap_or(100),
-                registered_methods: head_options.registered_methods(),
-                require_http10: head_options.require_http10(),
-                strict: head_options.strict(),
-            },
+            limits: main_settings.limits,
             timeouts: htaccel_server::Timeouts {
-                timeout: Duration::from_secs(main.timeout.unwrap_or(60)),
-                keepalive: Duration::from_secs(main.keepalive_timeout.unwrap_or(5)),
+                timeout: main_settings.timeout,
+                keepalive: main_settings.keepalive_timeout,
                 ..Default::default()
             },
-            keepalive: main.keepalive.unwrap_or(true),
-            max_keepalive_requests: main.max_keepalive_requests.unwrap_or(100),
+            keepalive: main_settings.keepalive,
+            max_keepalive_requests: main_settings.max_keepalive_requests,
             server_header: engine.server_header.clone(),
             tls,
             ..Default::default()

@@ -19,7 +19,7 @@
 //! mod_reqtimeout's body stage.
 
 use crate::body::{BodyError, BodyReader};
-use crate::conn::{Conn, Event, Shared, Stage};
+use crate::conn::{Conn, Event, Stage};
 use crate::exchange::Exchange;
 use crate::spool::{Spooled, SPOOL_MAX};
 use bytes::Buf;
@@ -79,16 +79,15 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// prefetch, and with `send_length` (`proxy-sendcl`) the rest too.
     pub(crate) async fn chunked_body(
         &mut self,
-        shared: &Shared,
         ex: &mut Exchange<'_>,
         stage: &mut Stage,
         limit: u64,
         wait: bool,
         send_length: bool,
     ) -> Result<ChunkedBody, BodyStop> {
-        match self.prefetch_chunked(shared, stage, limit, wait).await? {
+        match self.prefetch_chunked(stage, limit, wait).await? {
             ChunkedBody::Streamed(p) if send_length => self
-                .spool_rest(shared, ex, stage, *p)
+                .spool_rest(ex, stage, *p)
                 .await
                 .map(ChunkedBody::Spooled),
             other => Ok(other),
@@ -100,12 +99,11 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// has already arrived.
     async fn prefetch_chunked(
         &mut self,
-        shared: &Shared,
         stage: &mut Stage,
         limit: u64,
         wait: bool,
     ) -> Result<ChunkedBody, BodyStop> {
-        let mut reader = BodyReader::chunked(limit, shared.limits.field_size);
+        let mut reader = BodyReader::chunked(limit, self.settings.limits.field_size);
         let mut data = Vec::new();
         let mut seen = false;
         loop {
@@ -114,7 +112,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 // (Apache's reads may take it up to PREFETCH_MAX, but a
                 // body is whole only if it ends before PREFETCH_ENOUGH.)
                 let budget = (PREFETCH_ENOUGH - data.len()) as u64;
-                let fed = reader.feed_upto(&self.rbuf, &shared.limits, budget, &mut |d| {
+                let fed = reader.feed_upto(&self.rbuf, &self.settings.limits, budget, &mut |d| {
                     data.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
@@ -126,7 +124,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 break;
             }
             if wait {
-                self.more_body(shared, stage).await?;
+                self.more_body(stage).await?;
             } else if !self.read_now(stage)? {
                 break;
             }
@@ -143,7 +141,6 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// (`ap_proxy_spool_input`): for a body that must go with its length.
     async fn spool_rest(
         &mut self,
-        shared: &Shared,
         ex: &mut Exchange<'_>,
         stage: &mut Stage,
         prefetched: Prefetched,
@@ -160,7 +157,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         loop {
             if !self.rbuf.is_empty() {
                 seen = true;
-                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                let fed = reader.feed_with(&self.rbuf, &self.settings.limits, &mut |d| {
                     pending.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
@@ -183,7 +180,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if self.before_body_wait(ex, seen, stage)? {
                 continue;
             }
-            self.more_body(shared, stage).await?;
+            self.more_body(stage).await?;
         }
     }
 
@@ -255,15 +252,8 @@ impl<T: crate::transport::Transport> Conn<T> {
     }
 
     /// Wait for more of the client's body.
-    pub(crate) async fn more_body(
-        &mut self,
-        shared: &Shared,
-        stage: &mut Stage,
-    ) -> Result<(), BodyStop> {
-        match self
-            .read(shared, stage.next(shared.timeouts.timeout), false)
-            .await
-        {
+    pub(crate) async fn more_body(&mut self, stage: &mut Stage) -> Result<(), BodyStop> {
+        match self.read(stage.next(self.settings.timeout), false).await {
             Event::Data(n) => {
                 stage.extend(n);
                 Ok(())

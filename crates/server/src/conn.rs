@@ -34,7 +34,7 @@ use crate::scoreboard::Slot;
 use crate::shutdown::Stop;
 use crate::transport::Transport;
 use crate::write::Output;
-use crate::{Limits, ReqTimeout, Timeouts};
+use crate::{Limits, ReqTimeout, ServerSettings, Timeouts};
 use bytes::{Buf, BytesMut};
 use htaccel_engine::http::read_timeout::ConnReadTimeouts;
 use htaccel_engine::http::{BodyFraming, Handler, ProtocolError, Request};
@@ -166,6 +166,41 @@ pub(crate) fn read_timeouts(shared: &Shared, local_addr: SocketAddr) -> ConnRead
         })
 }
 
+/// The settings a connection to `local_addr` reads its request heads
+/// under (its base server's): the engine's, else the server's own.
+pub(crate) fn address_settings(shared: &Shared, local_addr: SocketAddr) -> ServerSettings {
+    shared
+        .handler
+        .address_settings(local_addr)
+        .unwrap_or_else(|| shared.defaults())
+}
+
+impl Shared {
+    /// The server's own settings, for a handler that names none.
+    pub(crate) fn defaults(&self) -> ServerSettings {
+        ServerSettings {
+            limits: self.limits,
+            timeout: self.timeouts.timeout,
+            keepalive: self.keepalive,
+            keepalive_timeout: self.timeouts.keepalive,
+            keepalive_timeout_stated: true,
+            max_keepalive_requests: self.max_keepalive_requests,
+        }
+    }
+}
+
+/// The wait for a connection's first bytes: mod_reqtimeout's header stage
+/// (its first limit), else `Timeout`; at most `Timeout`.
+pub(crate) fn header_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
+    let stages = read_timeouts(shared, local_addr);
+    let timeout = address_settings(shared, local_addr).timeout;
+    if stages.header.is_off() {
+        timeout
+    } else {
+        stages.header.timeout.min(timeout)
+    }
+}
+
 /// Serve one accepted connection to its end.
 pub(crate) async fn serve<T: Transport>(
     stream: T,
@@ -178,7 +213,16 @@ pub(crate) async fn serve<T: Transport>(
     let stages = read_timeouts(&shared, local_addr);
     // Unregister even if the engine panics and unwinds through this task.
     let _registered = Registered(&local, id);
-    let mut c = Conn::new(stream, remote, local_addr, id, local.clone(), stages);
+    let settings = address_settings(&shared, local_addr);
+    let mut c = Conn::new(
+        stream,
+        remote,
+        local_addr,
+        id,
+        local.clone(),
+        stages,
+        settings,
+    );
     let linger = c.run(&shared).await;
     if let Some(up) = c.upgrade.take() {
         // `Upgrade: h2c` accepted and the `101` sent: the connection is an
@@ -223,7 +267,16 @@ pub(crate) async fn refuse_plain_http<T: Transport>(
     let id = local.register();
     let _registered = Registered(&local, id);
     let stages = read_timeouts(&shared, local_addr);
-    let mut c = Conn::new(stream, remote, local_addr, id, local.clone(), stages);
+    let settings = address_settings(&shared, local_addr);
+    let mut c = Conn::new(
+        stream,
+        remote,
+        local_addr,
+        id,
+        local.clone(),
+        stages,
+        settings,
+    );
     let linger = c
         .refuse(
             &shared,
@@ -323,6 +376,12 @@ pub(crate) struct Conn<T> {
     pub(crate) stages: ConnReadTimeouts,
     /// The body stage of the request being served (its own server's).
     pub(crate) body_stage: ReqTimeout,
+    /// The core's settings of the connection's base server, which its
+    /// request heads are read under.
+    pub(crate) base: ServerSettings,
+    /// The settings in force: the base server's while a head is read, the
+    /// request's own server's for the rest of its exchange.
+    pub(crate) settings: ServerSettings,
     /// Where mod_status shows this connection.
     pub(crate) slot: Slot,
     /// `out.position()` when the current answer began (for `%O`).
@@ -383,6 +442,7 @@ impl<T: Transport> Conn<T> {
         id: usize,
         local: Rc<Local>,
         stages: ConnReadTimeouts,
+        settings: ServerSettings,
     ) -> Self {
         Conn {
             stream,
@@ -403,6 +463,8 @@ impl<T: Transport> Conn<T> {
             local,
             stages,
             body_stage: stages.body,
+            base: settings,
+            settings,
             slot: Slot::accepted(),
             answer_start: Cell::new(None),
             sent_framing: Cell::new(Default::default()),
@@ -424,8 +486,8 @@ impl<T: Transport> Conn<T> {
                     self.slot.set(Counter::ConnsWriting);
                     match self.exchange(shared, n, received, started).await {
                         Some(true) if self.skip_pipelined_blank_lines() => continue,
-                        Some(true) => return self.finish(shared).await,
-                        Some(false) => return self.finish(shared).await,
+                        Some(true) => return self.finish().await,
+                        Some(false) => return self.finish().await,
                         None => return false,
                     }
                 }
@@ -435,7 +497,7 @@ impl<T: Transport> Conn<T> {
                         .refuse(shared, e.status, e.note, e.head_only, received, started)
                         .await;
                 }
-                Next::Close => return self.finish(shared).await,
+                Next::Close => return self.finish().await,
             }
         }
     }
@@ -496,12 +558,12 @@ impl<T: Transport> Conn<T> {
         if self.respond(shared, &ex, &resp).is_err() {
             return false;
         }
-        return self.finish(shared).await;
+        return self.finish().await;
     }
 
     /// Write what is queued; whether to linger afterwards.
-    async fn finish(&mut self, shared: &Shared) -> bool {
-        if self.flush_out(shared.timeouts.timeout).await.is_err() {
+    async fn finish(&mut self) -> bool {
+        if self.flush_out(self.settings.timeout).await.is_err() {
             return false;
         }
         !self.peer_closed
@@ -522,14 +584,18 @@ impl<T: Transport> Conn<T> {
         });
         let mut received = (!self.rbuf.is_empty()).then(SystemTime::now);
         let mut started = now;
+        // The wait for a next request is the last one's server's; the head
+        // is read under the connection's base server.
+        let idle_wait = self.settings.keepalive_wait(&self.base);
+        self.settings = self.base;
         loop {
             if !self.rbuf.is_empty() {
                 let stream_limits;
                 let limits = if self.stream.carries_one_request() {
-                    stream_limits = crate::stream_limits::head_limits(&shared.limits);
+                    stream_limits = crate::stream_limits::head_limits(&self.settings.limits);
                     &stream_limits
                 } else {
-                    &shared.limits
+                    &self.settings.limits
                 };
                 match self
                     .parser
@@ -549,10 +615,10 @@ impl<T: Transport> Conn<T> {
                 return Next::Close;
             }
             let deadline = match &stage {
-                None => Instant::now() + shared.timeouts.keepalive,
-                Some(s) => s.next(shared.timeouts.timeout),
+                None => Instant::now() + idle_wait,
+                Some(s) => s.next(self.settings.timeout),
             };
-            match self.read(shared, deadline, idle).await {
+            match self.read(deadline, idle).await {
                 Event::Data(n) => {
                     if received.is_none() {
                         received = Some(SystemTime::now());
@@ -607,8 +673,8 @@ impl<T: Transport> Conn<T> {
 
     /// Wait for input until `deadline` and read what came. The queued output
     /// is written first: the client may be waiting for it.
-    pub(crate) async fn read(&mut self, shared: &Shared, deadline: Instant, idle: bool) -> Event {
-        if !self.out.is_empty() && self.flush_out(shared.timeouts.timeout).await.is_err() {
+    pub(crate) async fn read(&mut self, deadline: Instant, idle: bool) -> Event {
+        if !self.out.is_empty() && self.flush_out(self.settings.timeout).await.is_err() {
             return Event::Error;
         }
         loop {

@@ -225,6 +225,11 @@ impl<T: Transport> Conn<T> {
             self.respond(shared, &ex, &resp).ok()?;
             return Some(false);
         }
+        // The rest of the exchange is the request's own server's
+        // (Apache's `apply_server_config` once `Host` chose it).
+        if let Some(own) = shared.handler.request_settings(&req) {
+            self.settings = own;
+        }
         // mod_reqtimeout's body stage is the request's own server's.
         if self.stages.enabled && req.framing != BodyFraming::None {
             self.body_stage = shared
@@ -255,7 +260,7 @@ impl<T: Transport> Conn<T> {
                 match Box::pin(self.backend(shared, &mut ex, &req, call)).await {
                     crate::fastcgi::exchange::Done::Sent(keep) => {
                         if keep == Some(true) && self.out.queued() > FLUSH_AT {
-                            self.flush_out(shared.timeouts.timeout).await.ok()?;
+                            self.flush_out(self.settings.timeout).await.ok()?;
                         }
                         return keep;
                     }
@@ -291,7 +296,7 @@ impl<T: Transport> Conn<T> {
         if has_body {
             let limit = resp.body_limit;
             let reader = match req.framing {
-                BodyFraming::Chunked => BodyReader::chunked(limit, shared.limits.field_size),
+                BodyFraming::Chunked => BodyReader::chunked(limit, self.settings.limits.field_size),
                 BodyFraming::Length(n) => BodyReader::length(n, limit),
                 BodyFraming::None => BodyReader::length(0, limit),
             };
@@ -322,7 +327,7 @@ impl<T: Transport> Conn<T> {
                                 .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             ex.expecting = false;
                         }
-                        Box::pin(self.discard(shared, reader)).await.err()
+                        Box::pin(self.discard(reader)).await.err()
                     };
                     if let Some(f) = failed {
                         let (status, no_length) = match f {
@@ -350,12 +355,12 @@ impl<T: Transport> Conn<T> {
         let keep = self.respond(shared, &ex, &resp).ok()?;
         drop(resp);
         if let (Some(reader), true) = (after, keep) {
-            if Box::pin(self.discard(shared, reader)).await.is_err() {
+            if Box::pin(self.discard(reader)).await.is_err() {
                 return Some(false);
             }
         }
         if keep && (self.out.has_file() || self.out.queued() > FLUSH_AT) {
-            self.flush_out(shared.timeouts.timeout).await.ok()?;
+            self.flush_out(self.settings.timeout).await.ok()?;
         }
         Some(keep)
     }
@@ -397,9 +402,9 @@ impl<T: Transport> Conn<T> {
         let reader = match req.framing {
             BodyFraming::None | BodyFraming::Length(0) => return None,
             BodyFraming::Length(n) => BodyReader::length(n, LIMIT),
-            BodyFraming::Chunked => BodyReader::chunked(LIMIT, shared.limits.field_size),
+            BodyFraming::Chunked => BodyReader::chunked(LIMIT, self.settings.limits.field_size),
         };
-        let status = match self.discard(shared, reader).await {
+        let status = match self.discard(reader).await {
             Ok(()) => return None,
             Err(Failure::Io) => return Some(None),
             Err(Failure::Timeout) => 408,
@@ -427,26 +432,19 @@ impl<T: Transport> Conn<T> {
     }
 
     /// Read and drop a request body.
-    pub(crate) async fn discard(
-        &mut self,
-        shared: &Shared,
-        mut reader: BodyReader,
-    ) -> Result<(), Failure> {
+    pub(crate) async fn discard(&mut self, mut reader: BodyReader) -> Result<(), Failure> {
         let mut stage = Stage::start(&self.body_stage, Instant::now());
         loop {
             if !self.rbuf.is_empty() {
                 let n = reader
-                    .feed(&self.rbuf, &shared.limits)
+                    .feed(&self.rbuf, &self.settings.limits)
                     .map_err(Failure::Body)?;
                 self.rbuf.advance(n);
             }
             if reader.is_done() {
                 return Ok(());
             }
-            match self
-                .read(shared, stage.next(shared.timeouts.timeout), false)
-                .await
-            {
+            match self.read(stage.next(self.settings.timeout), false).await {
                 Event::Data(n) => stage.extend(n),
                 Event::Eof => {
                     self.peer_closed = true;
@@ -485,7 +483,7 @@ impl<T: Transport> Conn<T> {
             return self.respond_checked(shared, ex, resp, prepared.facts, Some(prepared));
         }
         // HTTP/2 and HTTP/3 fields carry token names only.
-        let strict = shared.limits.strict || self.stream.carries_one_request();
+        let strict = self.settings.limits.strict || self.stream.carries_one_request();
         match check_headers(&resp.headers, strict) {
             // HTTP/2 and HTTP/3 fields cannot hold an obs-fold either.
             Some(true) | None if self.stream.carries_one_request() => {
@@ -607,14 +605,14 @@ impl<T: Transport> Conn<T> {
             && !stream;
         let length_known = header_only || engine_cl || synth_cl || chunked || proto_num >= 1001;
         let wimpy = facts.wimpy;
-        let max = shared.max_keepalive_requests;
+        let max = self.settings.max_keepalive_requests;
         let left = max.saturating_sub(self.keepalives);
         let keep = !closing
             && !ex.http09()
             && !ex.expecting
             && length_known
-            && shared.keepalive
-            && !shared.timeouts.keepalive.is_zero()
+            && self.settings.keepalive
+            && !self.settings.keepalive_timeout.is_zero()
             && (max == 0 || left > 0)
             && !status::drops_connection(status)
             && !wimpy
@@ -665,7 +663,7 @@ impl<T: Transport> Conn<T> {
             self.keepalives += 1;
             if ex.client == ClientAsked::KeepAlive {
                 framing.keep_alive = Some((
-                    shared.timeouts.keepalive.as_secs(),
+                    self.settings.keepalive_timeout.as_secs(),
                     (max != 0).then_some(left),
                 ));
                 framing.connection = Some("Keep-Alive");

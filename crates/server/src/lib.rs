@@ -106,41 +106,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Apache's request limits (`LimitRequestLine`, `LimitRequestFieldSize`,
-/// `LimitRequestFields`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// `LimitRequestLine`: longest request line (Apache accepts one byte more, see `src/head.rs`).
-    pub request_line: usize,
-    /// `LimitRequestFieldSize`: longest header field line and merged value; also the chunk-size line limit.
-    pub field_size: usize,
-    /// `LimitRequestFields`: most header fields (0: unlimited, still capped at 10,000).
-    pub fields: usize,
-    /// `HttpProtocolOptions RegisteredMethods`: a method nobody registered is a 501.
-    pub registered_methods: bool,
-    /// `HttpProtocolOptions Require1.0`: an HTTP/0.9 request is a 400.
-    pub require_http10: bool,
-    /// `HttpProtocolOptions Strict` (the default); false under `Unsafe`:
-    /// lines may end in a bare LF, the request line may hold runs of
-    /// spaces, any visible method and a lower-case protocol, the target a
-    /// fragment or user name, field names anything up to the colon, host
-    /// names anything without `/`, `\` or `..`, response field names any
-    /// visible bytes.
-    pub strict: bool,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            request_line: 8190,
-            field_size: 8190,
-            fields: 100,
-            registered_methods: false,
-            require_http10: false,
-            strict: true,
-        }
-    }
-}
+/// Apache's request limits and `HttpProtocolOptions`, and a server's
+/// settings for the connection layer (the engine's types: the engine
+/// resolves them per server, [`Handler::address_settings`](htaccel_engine::http::Handler::address_settings)).
+pub use htaccel_engine::http::server_settings::{Limits, ServerSettings};
 
 /// One stage of mod_reqtimeout's `RequestReadTimeout` (the engine's type:
 /// the engine resolves the stages from the configuration,

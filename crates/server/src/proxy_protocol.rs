@@ -88,7 +88,7 @@ pub(crate) async fn client(
     let limit = if tls {
         crate::tls::handshake_limit(shared, local)
     } else {
-        header_limit(shared, local)
+        crate::conn::header_limit(shared, local)
     };
     let deadline = started + limit;
     let mut reader = HeaderReader::new(peer);
@@ -136,17 +136,6 @@ pub(crate) async fn client(
 fn take_what_came(tcp: &TcpStream) {
     let mut sink = [0u8; 8000];
     let _ = tcp.try_read(&mut sink);
-}
-
-/// mod_reqtimeout's header stage (its first limit), else `Timeout`.
-fn header_limit(shared: &Shared, local: SocketAddr) -> Duration {
-    let stages = crate::conn::read_timeouts(shared, local);
-    let limit = if stages.header.is_off() {
-        shared.timeouts.timeout
-    } else {
-        stages.header.timeout
-    };
-    limit.min(shared.timeouts.timeout)
 }
 
 /// Apache logs the `408` of a connection whose first request never came:

@@ -143,6 +143,8 @@ pub struct ServerConf {
     /// `StrictHostCheck`: a host name no `ServerName` or `ServerAlias` of
     /// the address's servers names is answered 400.
     pub strict_host_check: Option<bool>,
+    /// `TraceEnable` (`on`, `off` or `extended`).
+    pub trace_enable: Option<String>,
     /// `ErrorLogFormat` (the main form), parsed when read.
     pub error_log_format: Option<crate::error_log_format::ErrorLogFormat>,
     /// `HttpProtocolOptions`: the words given, each a bit of its pair.
@@ -193,7 +195,6 @@ pub struct Global {
     pub server_tokens: Option<String>,
     pub types_config: Option<PathBuf>,
 
-    pub trace_enable: Option<String>,
     /// `AccessFileWatch`, `AccessFileCheckInterval`, `StatCacheEntries`.
     pub access_file_watch: Option<bool>,
     pub access_file_check_interval: Option<std::time::Duration>,
@@ -235,26 +236,6 @@ pub struct ServerBuild {
 }
 
 impl ServerBuild {
-    /// The `HttpProtocolOptions` request heads are read under. Apache
-    /// reads a head under the default server of the address it came to;
-    /// htaccel reads every head under one set of options: the main
-    /// server's without virtual hosts, else the virtual hosts' (each
-    /// over the main server's), which must then agree.
-    pub fn head_options(&self) -> Result<HttpProtocolOptions, String> {
-        let main = self.main.http_protocol;
-        let mut each = self
-            .vhosts
-            .iter()
-            .map(|v| HttpProtocolOptions::merged(main, v.http_protocol));
-        let Some(first) = each.next() else {
-            return Ok(main);
-        };
-        if each.any(|o| o != first) {
-            return Err("HttpProtocolOptions differs between virtual hosts: not supported by htaccel yet (every request head is read under one set of options)".into());
-        }
-        Ok(first)
-    }
-
     pub fn new() -> Self {
         ServerBuild {
             main: ServerConf {

@@ -23,6 +23,7 @@ pub mod method;
 pub mod protocol_env;
 pub mod range;
 pub mod read_timeout;
+pub mod server_settings;
 pub mod status;
 pub mod tls;
 pub mod vary;
@@ -576,6 +577,20 @@ pub trait Handler: Send + Sync + 'static {
     fn host_refused(&self, req: &Request) -> bool {
         let _ = req;
         false
+    }
+    /// The core's settings of the server a connection accepted on `local`
+    /// reads its request heads under (Apache's base server: the address's
+    /// first virtual host, else the main server). `None`: the server's own
+    /// defaults.
+    fn address_settings(&self, local: SocketAddr) -> Option<server_settings::ServerSettings> {
+        let _ = local;
+        None
+    }
+    /// The settings of `req`'s own server, for the rest of its exchange.
+    /// `None`: the connection's base server's.
+    fn request_settings(&self, req: &Request) -> Option<server_settings::ServerSettings> {
+        let _ = req;
+        None
     }
     /// The body stage for `req` on a connection mod_reqtimeout watches:
     /// from the request's own server (a name-based virtual host's

@@ -92,7 +92,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         stdout: Option<ChildStdout>,
         finish: Finish<'_>,
     ) -> Done {
-        let timeout = script.timeout.unwrap_or(shared.timeouts.timeout);
+        let timeout = script.timeout.unwrap_or(self.settings.timeout);
         if let Err(stop) = self
             .cgi_body(shared, ex, req, script, body_limit, stdin, timeout)
             .await
@@ -209,7 +209,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         if ex.body_end != BodyEnd::Open {
             // mod_cgi reads what the script still writes and drops it.
             if !ended {
-                if self.flush_out(shared.timeouts.timeout).await.is_err() {
+                if self.flush_out(self.settings.timeout).await.is_err() {
                     return Done::Sent(None);
                 }
                 if let Err(e) = drain(&mut stdout, timeout, script).await {
@@ -228,7 +228,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let mut piece = rest;
         let complete = ended
             || loop {
-                if !self.out.is_empty() && self.flush_out(shared.timeouts.timeout).await.is_err() {
+                if !self.out.is_empty() && self.flush_out(self.settings.timeout).await.is_err() {
                     break false;
                 }
                 piece.clear();
@@ -246,7 +246,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             };
         if !complete {
             self.log_backend(shared, ex, status, total, &headers);
-            let _ = self.flush_out(shared.timeouts.timeout).await;
+            let _ = self.flush_out(self.settings.timeout).await;
             return Done::Sent(None);
         }
         if chunked {
@@ -274,7 +274,9 @@ impl<T: crate::transport::Transport> Conn<T> {
         let mut reader = match req.framing {
             BodyFraming::None | BodyFraming::Length(0) => return Ok(()),
             BodyFraming::Length(n) => BodyReader::length(n, body_limit),
-            BodyFraming::Chunked => BodyReader::chunked(body_limit, shared.limits.field_size),
+            BodyFraming::Chunked => {
+                BodyReader::chunked(body_limit, self.settings.limits.field_size)
+            }
         };
         // mod_cgi's first read of the body blocks, and Apache's input
         // filter answers a waiting client first, whatever already came.
@@ -285,7 +287,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         loop {
             if !self.rbuf.is_empty() {
                 seen = true;
-                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                let fed = reader.feed_with(&self.rbuf, &self.settings.limits, &mut |d| {
                     piece.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
@@ -318,7 +320,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if self.before_body_wait(ex, seen, &mut stage)? {
                 continue;
             }
-            self.more_body(shared, &mut stage).await?;
+            self.more_body(&mut stage).await?;
         }
     }
 
@@ -341,7 +343,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 Output::Data => {
                     total += piece.len() as u64;
                     self.out.buf.extend_from_slice(&piece);
-                    if self.flush_out(shared.timeouts.timeout).await.is_err() {
+                    if self.flush_out(self.settings.timeout).await.is_err() {
                         break;
                     }
                 }
@@ -354,7 +356,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         }
         // Apache's log has the status the request had: 200.
         self.log_backend(shared, ex, 200, total, &[]);
-        let _ = self.flush_out(shared.timeouts.timeout).await;
+        let _ = self.flush_out(self.settings.timeout).await;
         // The script's end is the answer's end: on a stream the body ends
         // with it (the stream is not reset), on a connection the close
         // follows.

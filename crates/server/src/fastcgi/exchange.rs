@@ -82,11 +82,11 @@ impl<T: crate::transport::Transport> Conn<T> {
             timeouts,
             finish,
         } = call;
-        let waits = pool::Waits::of(timeouts, shared.timeouts.timeout);
+        let waits = pool::Waits::of(timeouts, self.settings.timeout);
         if !early_hints.is_empty() {
             // Sent while the backend works, which is what they are for.
             self.early_hints(shared, req, &early_hints);
-            if self.flush_out(shared.timeouts.timeout).await.is_err() {
+            if self.flush_out(self.settings.timeout).await.is_err() {
                 ex.close = true;
             }
         }
@@ -96,7 +96,9 @@ impl<T: crate::transport::Transport> Conn<T> {
         let without_body;
         let req = if body_read && req.framing != BodyFraming::None {
             let reader = match req.framing {
-                BodyFraming::Chunked => BodyReader::chunked(body_limit, shared.limits.field_size),
+                BodyFraming::Chunked => {
+                    BodyReader::chunked(body_limit, self.settings.limits.field_size)
+                }
                 BodyFraming::Length(n) => BodyReader::length(n, body_limit),
                 BodyFraming::None => BodyReader::length(0, body_limit),
             };
@@ -107,7 +109,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                     .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                 ex.expecting = false;
             }
-            if self.discard(shared, reader).await.is_err() {
+            if self.discard(reader).await.is_err() {
                 ex.close = true;
             }
             without_body = Request {
@@ -141,7 +143,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                     .await
             }
         };
-        let timeout = shared.timeouts.timeout;
+        let timeout = self.settings.timeout;
         let has_body = match req.framing {
             BodyFraming::None => false,
             BodyFraming::Length(n) => n > 0,
@@ -159,7 +161,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let mut stage = Stage::start(&self.body_stage, Instant::now());
         let chunked = if req.framing == BodyFraming::Chunked {
             match self
-                .chunked_body(shared, ex, &mut stage, body_limit, false, send_length)
+                .chunked_body(ex, &mut stage, body_limit, false, send_length)
                 .await
             {
                 Ok(b) => Some(b),
@@ -218,23 +220,15 @@ impl<T: crate::transport::Transport> Conn<T> {
                 let Prefetched { data, rest, seen } = *p;
                 codec::put_stream(&mut out, codec::STDIN, ID, &data);
                 drop(data);
-                self.stream_body(
-                    shared,
-                    ex,
-                    Some(rest),
-                    seen,
-                    &mut stage,
-                    &mut lease,
-                    &mut out,
-                )
-                .await
+                self.stream_body(ex, Some(rest), seen, &mut stage, &mut lease, &mut out)
+                    .await
             }
             None => {
                 let reader = has_body.then(|| match req.framing {
                     BodyFraming::Length(n) => BodyReader::length(n, body_limit),
-                    _ => BodyReader::chunked(body_limit, shared.limits.field_size),
+                    _ => BodyReader::chunked(body_limit, self.settings.limits.field_size),
                 });
-                self.stream_body(shared, ex, reader, false, &mut stage, &mut lease, &mut out)
+                self.stream_body(ex, reader, false, &mut stage, &mut lease, &mut out)
                     .await
             }
         };
@@ -428,7 +422,6 @@ impl<T: crate::transport::Transport> Conn<T> {
     #[allow(clippy::too_many_arguments)]
     async fn stream_body(
         &mut self,
-        shared: &Shared,
         ex: &mut Exchange<'_>,
         reader: Option<BodyReader>,
         mut seen: bool,
@@ -440,7 +433,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             loop {
                 if !self.rbuf.is_empty() {
                     seen = true;
-                    let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                    let fed = reader.feed_with(&self.rbuf, &self.settings.limits, &mut |d| {
                         codec::put_stream(out, codec::STDIN, ID, d)
                     });
                     self.take_fed(fed)?;
@@ -457,7 +450,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 if self.before_body_wait(ex, seen, stage)? {
                     continue;
                 }
-                self.more_body(shared, stage).await?;
+                self.more_body(stage).await?;
             }
         }
         codec::put_stream(out, codec::STDIN, ID, &[]);

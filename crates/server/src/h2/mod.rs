@@ -62,6 +62,8 @@ struct Session {
     max_data_frame: usize,
     /// `H2EarlyHints`.
     early_hints: bool,
+    /// The core's settings of the address's base server.
+    server: crate::ServerSettings,
     /// Streams being answered.
     open: Cell<usize>,
     /// Woken when a stream ends, so that an idle session starts its timer.
@@ -81,7 +83,9 @@ pub(crate) async fn serve<IO>(
 ) where
     IO: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    let limits = &shared.limits;
+    // The session's limits and timeouts are its address's base server's.
+    let server = crate::conn::address_settings(&shared, local_addr);
+    let limits = &server.limits;
     let header_list = (limits.field_size as u64 + 32)
         .saturating_mul(limits.fields.max(1) as u64)
         .min(u32::MAX as u64) as u32;
@@ -94,7 +98,7 @@ pub(crate) async fn serve<IO>(
         .max_send_buffer_size(64 * 1024);
     let id = local.register();
     let _registered = crate::conn::Registered(&local, id);
-    let timeout = shared.timeouts.timeout;
+    let timeout = server.timeout;
     let io = Rc::new(RefCell::new(io));
     let handshake = builder.handshake(linger::Lent(io.clone()));
     let mut conn = match tokio::time::timeout(timeout, handshake).await {
@@ -110,10 +114,11 @@ pub(crate) async fn serve<IO>(
         number: SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         max_data_frame: settings.max_data_frame_len as usize,
         early_hints: settings.early_hints,
+        server,
         open: Cell::new(0),
         ended: tokio::sync::Notify::new(),
     });
-    let keepalive = shared.timeouts.keepalive;
+    let keepalive = server.keepalive_timeout;
     let mut idle_since = Instant::now();
     let mut closing = false;
     loop {
@@ -197,13 +202,7 @@ pub(crate) async fn serve_cleartext(
     shared: Arc<Shared>,
     local: Rc<Local>,
 ) {
-    let stages = crate::conn::read_timeouts(&shared, local_addr);
-    let limit = if stages.header.is_off() {
-        shared.timeouts.timeout
-    } else {
-        stages.header.timeout.min(shared.timeouts.timeout)
-    };
-    let deadline = Instant::now() + limit;
+    let deadline = Instant::now() + crate::conn::header_limit(&shared, local_addr);
     let mut first = [0u8; PREFACE.len()];
     let is_h2 = loop {
         let n = match tokio::time::timeout_at(deadline, tcp.peek(&mut first)).await {
@@ -261,7 +260,8 @@ pub(crate) async fn serve_upgraded(
         use tokio::io::AsyncWriteExt;
         // GOAWAY: last stream 0, PROTOCOL_ERROR.
         let goaway = [0, 0, 8, 0x7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-        let _ = tokio::time::timeout(shared.timeouts.timeout, tcp.write_all(&goaway)).await;
+        let timeout = crate::conn::address_settings(&shared, local_addr).timeout;
+        let _ = tokio::time::timeout(timeout, tcp.write_all(&goaway)).await;
         linger::linger(&mut tcp).await;
         return;
     }

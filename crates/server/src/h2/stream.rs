@@ -26,7 +26,7 @@ pub(super) async fn serve(
     let stream_id = u32::from(respond.stream_id());
     let (parts, body) = request.into_parts();
     let has_body = !body.is_end_stream();
-    let verdict = crate::stream_limits::verdict(&parts, &session.shared.limits);
+    let verdict = crate::stream_limits::verdict(&parts, &session.server.limits);
     if verdict == stream_exchange::Verdict::Reset {
         let mut respond = respond;
         respond.send_reset(h2::Reason::ENHANCE_YOUR_CALM);
@@ -48,7 +48,7 @@ pub(super) async fn serve(
         sink,
         session.tls.clone(),
     )
-    .draining_for(session.shared.timeouts.timeout)
+    .draining_for(session.server.timeout)
     .refused_by(verdict)
     .sending_early_hints(session.early_hints)
     .on_h2_stream(htaccel_engine::http::http2::H2Stream {

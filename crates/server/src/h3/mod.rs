@@ -59,6 +59,8 @@ struct Session {
     /// `H2EarlyHints` of the server the handshake chose (HTTP/3 sends
     /// the 103s HTTP/2 would).
     early_hints: bool,
+    /// The core's settings of the address's base server.
+    server: crate::ServerSettings,
     /// Streams being answered.
     open: std::cell::Cell<usize>,
     /// Woken when a stream ends, so that an idle connection starts its timer.
@@ -103,7 +105,10 @@ pub(crate) async fn accept_loop(
             Some((
                 t.clone(),
                 port,
-                t.quic_config(port, shared.timeouts.timeout)?,
+                t.quic_config(
+                    port,
+                    crate::conn::address_settings(&shared, local_addr).timeout,
+                )?,
             ))
         });
         let Some((setup, port, config)) = chosen else {
@@ -147,7 +152,9 @@ async fn serve(
     shared: Arc<Shared>,
     local: Rc<Local>,
 ) {
-    let limits = &shared.limits;
+    // The connection's limits and timeouts are its address's base server's.
+    let server = crate::conn::address_settings(&shared, local_addr);
+    let limits = &server.limits;
     let header_list = (limits.field_size as u64 + 32).saturating_mul(limits.fields.max(1) as u64);
     let id = local.register();
     let _registered = crate::conn::Registered(&local, id);
@@ -157,7 +164,7 @@ async fn serve(
         .max_field_section_size(header_list)
         .send_grease(false);
     let built = builder.build::<_, bytes::Bytes>(h3_quinn::Connection::new(conn));
-    let mut h3 = match tokio::time::timeout(shared.timeouts.timeout, built).await {
+    let mut h3 = match tokio::time::timeout(server.timeout, built).await {
         Ok(Ok(c)) => c,
         _ => {
             quic.close(H3_INTERNAL_ERROR, b"");
@@ -171,10 +178,11 @@ async fn serve(
         shared: shared.clone(),
         local: local.clone(),
         early_hints,
+        server,
         open: std::cell::Cell::new(0),
         ended: tokio::sync::Notify::new(),
     });
-    let keepalive = shared.timeouts.keepalive;
+    let keepalive = server.keepalive_timeout;
     let mut idle_since = Instant::now();
     let mut closing = false;
     loop {

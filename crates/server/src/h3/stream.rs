@@ -33,7 +33,7 @@ pub(super) async fn serve(resolver: RequestResolver<Quic, Bytes>, session: Rc<Se
 }
 
 async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
-    let timeout = session.shared.timeouts.timeout;
+    let timeout = session.server.timeout;
     let Ok(Ok((request, stream))) = tokio::time::timeout(timeout, resolver.resolve_request()).await
     else {
         return;
@@ -59,7 +59,7 @@ async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
     };
     // mod_http2's limits, as HTTP/3 has no Apache of its own; a request
     // HTTP/2 would reset is answered 431 here.
-    let verdict = match crate::stream_limits::verdict(&parts, &session.shared.limits) {
+    let verdict = match crate::stream_limits::verdict(&parts, &session.server.limits) {
         stream_exchange::Verdict::Reset => stream_exchange::Verdict::Refuse {
             status: 431,
             path_refused: false,
@@ -79,7 +79,7 @@ async fn answer(resolver: RequestResolver<Quic, Bytes>, session: &Session) {
         },
         Some(session.tls.clone()),
     )
-    .draining_for(session.shared.timeouts.timeout)
+    .draining_for(session.server.timeout)
     .refused_by(verdict)
     .sending_early_hints(session.early_hints);
     match first {

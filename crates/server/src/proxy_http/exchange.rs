@@ -36,7 +36,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         waits: pool::Waits,
         finish: Finish<'_>,
     ) -> Done {
-        let timeout = shared.timeouts.timeout;
+        let timeout = self.settings.timeout;
         if let Some(refused) =
             crate::fastcgi::exchange::declared_too_large(shared, ex, req, body_limit)
         {
@@ -49,7 +49,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let chunked_body = if req.framing == ClientFraming::Chunked {
             self.continue_100(ex);
             match self
-                .chunked_body(shared, ex, &mut stage, body_limit, true, send_length)
+                .chunked_body(ex, &mut stage, body_limit, true, send_length)
                 .await
             {
                 Ok(b) => Some(b),
@@ -128,7 +128,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                         // (A `Content-Length` body: mod_proxy_http asks
                         // for it once the upstream is reached.)
                         self.continue_100(ex);
-                        self.stream_raw(shared, reader, chunked, &mut stage, &mut lease)
+                        self.stream_raw(reader, chunked, &mut stage, &mut lease)
                             .await
                     }
                     None => Ok(()),
@@ -153,7 +153,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
             }
             match self
-                .upstream_head(shared, &mut lease, &addr, ex, head.interim.as_ref())
+                .upstream_head(&mut lease, &addr, ex, head.interim.as_ref())
                 .await
             {
                 Ok((h, buf)) => break (lease, h, buf),
@@ -186,10 +186,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         }));
         if let BackendAnswer::Collect(collect) = answer {
             // A content filter needs the whole body: read it all first.
-            let Some(body) = self
-                .upstream_body(shared, &mut lease, &mut inbuf, framing)
-                .await
-            else {
+            let Some(body) = self.upstream_body(&mut lease, &mut inbuf, framing).await else {
                 self.error_log(
                     shared,
                     "error",
@@ -253,7 +250,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             BodyFraming::Length(n) => n,
             _ => u64::MAX,
         };
-        let mut dechunk = BodyReader::chunked(0, shared.limits.field_size);
+        let mut dechunk = BodyReader::chunked(0, self.settings.limits.field_size);
         let ended = loop {
             let done = match framing {
                 BodyFraming::None => true,
@@ -264,9 +261,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                     remaining == 0
                 }
                 BodyFraming::Chunked => {
-                    match dechunk
-                        .feed_with(&inbuf, &shared.limits, &mut |d| emit(&mut self.out.buf, d))
-                    {
+                    match dechunk.feed_with(&inbuf, &self.settings.limits, &mut |d| {
+                        emit(&mut self.out.buf, d)
+                    }) {
                         Ok(n) => {
                             let _ = inbuf.split_to(n);
                         }
@@ -314,7 +311,6 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// An upstream's whole body (at most `COLLECT_MAX` bytes), decoded.
     async fn upstream_body(
         &mut self,
-        shared: &Shared,
         lease: &mut pool::Lease,
         inbuf: &mut BytesMut,
         framing: BodyFraming,
@@ -324,7 +320,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             BodyFraming::Length(n) => n,
             _ => u64::MAX,
         };
-        let mut dechunk = BodyReader::chunked(0, shared.limits.field_size);
+        let mut dechunk = BodyReader::chunked(0, self.settings.limits.field_size);
         loop {
             let done = match framing {
                 BodyFraming::None => true,
@@ -336,7 +332,9 @@ impl<T: crate::transport::Transport> Conn<T> {
                 }
                 BodyFraming::Chunked => {
                     let n = dechunk
-                        .feed_with(inbuf, &shared.limits, &mut |d| body.extend_from_slice(d))
+                        .feed_with(inbuf, &self.settings.limits, &mut |d| {
+                            body.extend_from_slice(d)
+                        })
                         .ok()?;
                     let _ = inbuf.split_to(n);
                     dechunk.is_done()
@@ -364,7 +362,6 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// piece read a chunk when `chunked` (then the last chunk).
     async fn stream_raw(
         &mut self,
-        shared: &Shared,
         mut reader: BodyReader,
         chunked: bool,
         stage: &mut Stage,
@@ -374,7 +371,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let mut data = Vec::new();
         loop {
             if !self.rbuf.is_empty() {
-                let fed = reader.feed_with(&self.rbuf, &shared.limits, &mut |d| {
+                let fed = reader.feed_with(&self.rbuf, &self.settings.limits, &mut |d| {
                     data.extend_from_slice(d)
                 });
                 self.take_fed(fed)?;
@@ -388,7 +385,7 @@ impl<T: crate::transport::Transport> Conn<T> {
             if reader.is_done() {
                 return Ok(());
             }
-            self.more_body(shared, stage).await?;
+            self.more_body(stage).await?;
         }
     }
 
@@ -400,7 +397,6 @@ impl<T: crate::transport::Transport> Conn<T> {
     /// at all had come (a kept-alive connection the upstream had closed).
     async fn upstream_head(
         &mut self,
-        shared: &Shared,
         lease: &mut pool::Lease,
         upstream: &BackendAddr,
         ex: &mut Exchange<'_>,
@@ -416,7 +412,7 @@ impl<T: crate::transport::Transport> Conn<T> {
                         if h.status == 100 {
                             self.continue_100(ex);
                         } else if let Some(interim) = interim.filter(|_| ex.proto_num >= 1001) {
-                            self.pass_interim(shared, interim, h).await;
+                            self.pass_interim(interim, h).await;
                         }
                         continue;
                     }
@@ -473,7 +469,7 @@ impl<T: crate::transport::Transport> Conn<T> {
 
 impl<T: crate::transport::Transport> Conn<T> {
     /// An upstream's interim answer, as the client gets it, sent at once.
-    async fn pass_interim(&mut self, shared: &Shared, interim: &Interim, h: ResponseHead) {
+    async fn pass_interim(&mut self, interim: &Interim, h: ResponseHead) {
         let status_line = format!("{} {}", h.status, h.reason);
         let head = BackendHead {
             status: Some((h.status, h.reason)),
@@ -483,7 +479,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         let fields = (interim.0)(&head);
         crate::write::write_interim(&mut self.out.buf, &status_line, &fields);
         // (A client gone is found by the answer's own write.)
-        let _ = self.flush_out(shared.timeouts.timeout).await;
+        let _ = self.flush_out(self.settings.timeout).await;
     }
 }
 

@@ -68,7 +68,7 @@ impl<T: crate::transport::Transport> Conn<T> {
         }
         self.out.buf.extend_from_slice(&early);
         lease.leave_bound();
-        let idle = shared.timeouts.timeout.max(lease.timeout());
+        let idle = self.settings.timeout.max(lease.timeout());
         self.tunnel(&mut lease, idle, no_half_close).await;
         // The interim answer's fields were sent and cleared.
         let fields: &[_] = if informed { &[] } else { &resp.headers };

@@ -27,14 +27,15 @@ use tokio::time::Instant;
 /// as Apache without mod_reqtimeout. At most `Timeout`.
 pub(crate) fn handshake_limit(shared: &Shared, local_addr: SocketAddr) -> Duration {
     let stages = conn::read_timeouts(shared, local_addr);
+    let timeout = conn::address_settings(shared, local_addr).timeout;
     let limit = if stages.enabled && !stages.handshake.is_off() {
         stages.handshake.timeout
     } else if !stages.header.is_off() {
         stages.header.timeout
     } else {
-        shared.timeouts.timeout
+        timeout
     };
-    limit.min(shared.timeouts.timeout)
+    limit.min(timeout)
 }
 
 /// Whether the first bytes are an HTTP request OpenSSL recognises (its
@@ -88,7 +89,7 @@ pub(crate) async fn serve(
         &setup,
         port,
         deadline,
-        shared.timeouts.timeout,
+        conn::address_settings(&shared, local_addr).timeout,
     )
     .await
     else {

@@ -427,7 +427,7 @@ pub static DIRECTIVES: &[Directive] = &[
         b.global.extended_status = Some(flag(&inv.words)); Ok(())
     }) },
     Directive { name: "TraceEnable", args: Args::Take1, req_override: RSRC_CONF, about: "'on' (default), 'off' or 'extended' to trace request body content", run: Run::Handler(|w, inv, _| {
-        w.server.as_deref_mut().ok_or("TraceEnable not allowed here")?.global.trace_enable = Some(one(inv)); Ok(())
+        w.server()?.trace_enable = Some(one(inv)); Ok(())
     }) },
     Directive { name: "Define", args: Args::Take12, req_override: RSRC_CONF | EXEC_ON_READ, about: "Define a variable, optionally to a value.  Same as passing -D to the command line.", run: Run::Handler(run_define) },
     Directive { name: "UnDefine", args: Args::Take1, req_override: RSRC_CONF | EXEC_ON_READ, about: "Undefine the existence of a variable. Undo a Define.", run: Run::Handler(run_undefine) },

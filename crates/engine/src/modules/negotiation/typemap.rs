@@ -489,7 +489,7 @@ fn inline(
 ) -> Result<crate::http::Response, Status> {
     if !matches!(&*ctx.method, "GET" | "HEAD" | "POST") {
         // The methods the map allows, and TRACE as the core adds it.
-        ctx.allow = Some(if ctx.engine.trace_enable {
+        ctx.allow = Some(if ctx.site.trace_enable {
             "GET,HEAD,POST,OPTIONS,TRACE"
         } else {
             "GET,HEAD,POST,OPTIONS"
