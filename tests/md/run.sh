@@ -84,7 +84,8 @@ printf '#!/bin/sh\necho "$*" >> %s/events/%s\n' "$work" notify > "$work/notify.s
 printf '#!/bin/sh\necho "$*" >> %s/events/%s\n' "$work" message > "$work/message.sh"
 chmod 755 "$work/notify.sh" "$work/message.sh"
 echo "managed" > "$work/docroot/index.html"
-printf 'Require all denied\n' > "$work/docroot/.htaccess"
+printf 'Require all denied\n<Files open.html>\n    Require all granted\n</Files>\n' > "$work/docroot/.htaccess"
+echo "open" > "$work/docroot/open.html"
 cat > "$work/httpd.conf" <<CONF
 ServerRoot $work
 PidFile $work/logs/httpd.pid
@@ -209,8 +210,8 @@ check "a client trusting pebble's root verifies it (and the site answers)" \
     '[ "$(curl -s -o /dev/null -w "%{ssl_verify_result} %{http_code}" --cacert "$work/root.pem" --resolve example.test:$https:127.0.0.1 https://example.test:$https/)" = "0 403" ]'
 check "the .htaccess denying everything did not hide the challenge (a 403 page now)" \
     '[[ "$body" == *Forbidden* ]]'
-check "the store holds pubcert.pem and privkey.pem (mode 0600, written as www-data)" \
-    '[ -s "$work/md/domains/example.test/pubcert.pem" ] && [ "$(stat -c "%a %U" "$work/md/domains/example.test/privkey.pem")" = "600 www-data" ]'
+check "the store holds pubcert.secp256r1.pem and privkey.secp256r1.pem, mod_md's names for MDPrivateKeys secp256r1 (mode 0600, written as www-data)" \
+    '[ -s "$work/md/domains/example.test/pubcert.secp256r1.pem" ] && [ "$(stat -c "%a %U" "$work/md/domains/example.test/privkey.secp256r1.pem")" = "600 www-data" ]'
 
 # tls-alpn-01 for alpn.test.
 alpn=""
@@ -220,6 +221,8 @@ for _ in $(seq 100); do
     sleep 0.2
 done
 check "alpn.test gets pebble's certificate by tls-alpn-01" '[ -n "$alpn" ]'
+check "alpn.test's MDRequireHttps permanent sends Strict-Transport-Security over HTTPS" \
+    '[[ "$(curl -s -o /dev/null -D - --cacert "$work/root.pem" --resolve alpn.test:$https:127.0.0.1 https://alpn.test:$https/open.html)" == *"Strict-Transport-Security: max-age=15768000"* ]]'
 check "noalpn.test, whose virtual host lacks Protocols acme-tls/1, is not tried by tls-alpn-01 (as mod_md)" \
     'grep -q "processing noalpn.test: none of the challenge types offered for noalpn.test can be used" "$work/logs/error.log" && [[ "$(served noalpn.test)" == *"Temporary Certificate"* ]]'
 

@@ -61,21 +61,16 @@ pub fn decide_synced<'a>(engine: &'a Engine, site: &'a Site, req: &'a Request) -
     let early = hooks::EARLY_ANSWERS.iter().find_map(|answer| {
         answer(
             engine,
-            site,
             req,
             parsed.target.path.as_deref().unwrap_or_default(),
             &uri,
-            parsed.target.query.as_deref(),
         )
     });
     if let Some(answer) = early {
         let mut ctx = Ctx::new(engine, site, req, uri, parsed.target.query);
         let resp = match answer {
             Ok(resp) => crate::errors::finish(&mut ctx, resp),
-            Err((status, location)) => {
-                if let Some(location) = location {
-                    ctx.headers_out.push(("Location".into(), location));
-                }
+            Err(status) => {
                 // Before any handler: no method is allowed yet.
                 ctx.allow_no_method();
                 crate::errors::error_response(&mut ctx, status)

@@ -541,6 +541,7 @@ impl<'a> Ctx<'a> {
             if self.redirects == 0 {
                 hooks::run_all(hooks::READ_REQUEST_CHECKS, self)?;
             }
+            hooks::run_all(hooks::POST_READ_REQUEST_CHECKS, self)?;
         }
         if !self.file_subreq {
             self.translate_name()?;

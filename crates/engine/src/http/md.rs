@@ -6,22 +6,69 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A private key type a managed domain's certificates are made for
-/// (`MDPrivateKeys`).
+/// An elliptic curve htaccel makes a managed domain's keys on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KeySpec {
+pub enum Curve {
     /// `secp256r1` / `P-256`.
     P256,
     /// `secp384r1` / `P-384`.
     P384,
 }
 
-impl KeySpec {
-    /// mod_md's name of the key type (the store's file names use it).
+impl Curve {
+    /// The curve's name in mod_md's status.
     pub fn name(self) -> &'static str {
         match self {
-            KeySpec::P256 => "secp256r1",
-            KeySpec::P384 => "secp384r1",
+            Curve::P256 => "secp256r1",
+            Curve::P384 => "secp384r1",
+        }
+    }
+}
+
+/// A private key type a managed domain's certificates are made for
+/// (`MDPrivateKeys`): the curve, and the word that named it, which mod_md
+/// keeps as the type's name (the store's file names and the status pages
+/// use it, so a store Apache filled is found under the same names).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    pub curve: Curve,
+    /// As `MDPrivateKeys` wrote it; `None` without `MDPrivateKeys`:
+    /// mod_md's default type, whose files are `privkey.pem` and
+    /// `pubcert.pem`.
+    written: Option<String>,
+}
+
+impl KeySpec {
+    /// The type `MDPrivateKeys` names by `word`.
+    pub fn named(curve: Curve, word: &str) -> KeySpec {
+        KeySpec {
+            curve,
+            written: Some(word.to_string()),
+        }
+    }
+
+    /// The type used without `MDPrivateKeys` (mod_md's is RSA 2048;
+    /// htaccel makes P-256 keys, kept under the default type's files).
+    pub fn unnamed() -> KeySpec {
+        KeySpec {
+            curve: Curve::P256,
+            written: None,
+        }
+    }
+
+    /// mod_md's name of the key type (`md_pkey_spec_name`): the word as
+    /// written, else the curve's name.
+    pub fn name(&self) -> &str {
+        self.written.as_deref().unwrap_or(self.curve.name())
+    }
+
+    /// A store file's name for this type (`pk_filename`): `privkey.pem`
+    /// for the default type, `privkey.secp384r1.pem` (the written name,
+    /// lower-case) for the others.
+    pub fn file_name(&self, base: &str) -> String {
+        match &self.written {
+            None => format!("{base}.pem"),
+            Some(w) => format!("{base}.{}.pem", w.to_ascii_lowercase()),
         }
     }
 }
@@ -192,7 +239,7 @@ pub struct CertState {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DomainState {
     /// By key type name (`secp256r1`).
-    pub certs: Vec<(&'static str, CertState)>,
+    pub certs: Vec<(String, CertState)>,
     /// Failed attempts since the last success.
     pub errors: u32,
     /// The last failure's description.

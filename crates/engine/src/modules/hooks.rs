@@ -22,7 +22,6 @@ use crate::modules::{
     vhost_alias,
 };
 use crate::request::{Ctx, Status};
-use crate::site::Site;
 
 /// A function of a phase that cannot fail.
 pub type Notice = fn(&mut Ctx<'_>);
@@ -34,16 +33,8 @@ pub type RunFirst = fn(&mut Ctx<'_>) -> Result<bool, Status>;
 pub type Handler = fn(&mut Ctx<'_>) -> Option<Result<Response, Status>>;
 /// A `post_read_request` function that may answer before a request
 /// context exists (mod_md's ACME challenges): the request, its raw and
-/// decoded path and its query; `Err` carries a status and a `Location`.
-#[allow(clippy::type_complexity)]
-pub type EarlyAnswer = fn(
-    &Engine,
-    &Site,
-    &Request,
-    &str,
-    &str,
-    Option<&str>,
-) -> Option<Result<Response, (Status, Option<String>)>>;
+/// decoded path; `Err` carries the status of an error answer.
+pub type EarlyAnswer = fn(&Engine, &Request, &str, &str) -> Option<Result<Response, Status>>;
 /// A scheduled internal redirect (mod_rewrite's `redirect-handler`): the
 /// new request after its phases, or the answer when it cannot be made;
 /// `None`: nothing was scheduled.
@@ -131,15 +122,24 @@ pub static EARLY_ANSWERS: &[EarlyAnswer] = &[md::post_read_request];
 
 /// `post_read_request`: once a request (or an internal redirect) exists,
 /// with the server-level configuration only. mod_remoteip first, so that
-/// what follows sees the client's address; mod_unique_id after
-/// mod_setenvif (both in the middle, in Debian's load order).
+/// what follows sees the client's address, and mod_headers' `early` edits
+/// (`APR_HOOK_FIRST`); mod_ssl after mod_setenvif, mod_md after mod_ssl
+/// (as they order themselves); mod_unique_id last (all in the middle, in
+/// Debian's load order).
 pub static POST_READ_REQUEST: &[Notice] = &[
     remoteip::post_read_request,
     headers::early,
     setenvif::post_read_request,
     ssl::shutdown::post_read_request,
+    md::strict_transport_security,
     unique_id::post_read_request,
 ];
+
+/// `post_read_request` functions that may refuse a request or one of its
+/// internal redirects (a refusal of a redirect is an error of the
+/// redirect, as Apache's `ap_die` makes it): mod_md's redirection to
+/// `https:`.
+pub static POST_READ_REQUEST_CHECKS: &[RunAll] = &[md::require_https];
 
 /// `translate_name`: the URI to a file name. mod_rewrite's server rules
 /// first, mod_proxy's `ProxyPass`, mod_alias, then the core (the document

@@ -88,7 +88,7 @@ fn renew_at(md: &ManagedDomain, cell: &CertCell) -> i64 {
 /// last stretch (renewal has been failing, or is not automatic).
 fn warn_if_due(
     md: &ManagedDomain,
-    key: KeySpec,
+    key: &KeySpec,
     cell: &CertCell,
     warned: &mut HashSet<String>,
     log: &Arc<dyn Log>,
@@ -125,7 +125,7 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
     loop {
         let mut due = Vec::new();
         let mut next = super::now() + md.check_interval.as_secs() as i64;
-        for &key in &md.keys {
+        for key in &md.keys {
             let cell = match super::cell(&md, key) {
                 Ok(c) => c,
                 Err(e) => {
@@ -136,7 +136,7 @@ async fn drive(md: Arc<ManagedDomain>, log: Arc<dyn Log>) {
             warn_if_due(&md, key, &cell, &mut warned, &log);
             let at = renew_at(&md, &cell);
             if at <= super::now() {
-                due.push((key, cell));
+                due.push((key.clone(), cell));
             } else {
                 next = next.min(at);
             }
@@ -224,9 +224,9 @@ fn report(md: &ManagedDomain, change: impl FnOnce(&mut htaccel_engine::http::md:
     let certs: Vec<_> = md
         .keys
         .iter()
-        .filter_map(|&key| {
+        .filter_map(|key| {
             let live = super::cell(md, key).ok()?.get();
-            Some((key.name(), cert_state(&live)))
+            Some((key.name().to_string(), cert_state(&live)))
         })
         .collect();
     htaccel_engine::http::md::update_state(&md.name, |s| {
@@ -383,12 +383,12 @@ async fn renew(
     }
     let account = account(md).await?;
     for (key, cell) in due {
-        let chain_and_key = order(md, &account, *key).await;
+        let chain_and_key = order(md, &account, key).await;
         cleanup_challenges(md);
         let (chain, key_pem) = chain_and_key?;
         let live = super::live(chain.as_bytes(), key_pem.as_bytes(), false)
             .map_err(|e| format!("the issued certificate: {e}"))?;
-        store::save(md, *key, &chain, &key_pem)?;
+        store::save(md, key, &chain, &key_pem)?;
         let until = live.facts.not_after;
         cell.set(live);
         log.error(
@@ -410,7 +410,7 @@ async fn renew(
 async fn order(
     md: &ManagedDomain,
     account: &Account,
-    key: KeySpec,
+    key: &KeySpec,
 ) -> Result<(String, String), String> {
     let identifiers: Vec<Identifier> = md
         .domains
@@ -496,7 +496,7 @@ async fn order(
     if status != OrderStatus::Ready {
         return Err(order_problem(&mut order, status).await);
     }
-    let pair = store::new_key(key)?;
+    let pair = store::new_key(key.curve)?;
     let mut params =
         rcgen::CertificateParams::new(md.domains.clone()).map_err(|e| e.to_string())?;
     params.distinguished_name = rcgen::DistinguishedName::new();

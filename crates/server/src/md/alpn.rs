@@ -17,7 +17,7 @@ fn open() -> &'static Mutex<HashMap<String, Arc<CertifiedKey>>> {
 
 /// Answer `host`'s challenge with a certificate for `digest`.
 pub(super) fn insert(host: &str, digest: &[u8]) -> Result<(), String> {
-    let pair = super::store::new_key(htaccel_engine::http::md::KeySpec::P256)?;
+    let pair = super::store::new_key(htaccel_engine::http::md::Curve::P256)?;
     let mut params =
         rcgen::CertificateParams::new(vec![host.to_string()]).map_err(|e| e.to_string())?;
     params

@@ -18,7 +18,7 @@ mod store;
 pub use acme::start;
 
 use crate::tls::der::CertFacts;
-use htaccel_engine::http::md::{KeySpec, ManagedDomain};
+use htaccel_engine::http::md::{Curve, KeySpec, ManagedDomain};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
 use std::collections::HashMap;
@@ -89,9 +89,9 @@ fn cells() -> &'static Cells {
 
 /// The cell of `md`'s certificate for `key`: made on first use from the
 /// store, else from a new fallback certificate.
-pub(crate) fn cell(md: &ManagedDomain, key: KeySpec) -> Result<Arc<CertCell>, String> {
+pub(crate) fn cell(md: &ManagedDomain, key: &KeySpec) -> Result<Arc<CertCell>, String> {
     let mut all = cells().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(c) = all.get(&(md.name.clone(), key)) {
+    if let Some(c) = all.get(&(md.name.clone(), key.clone())) {
         return Ok(c.clone());
     }
     let live = match store::load(md, key) {
@@ -101,7 +101,7 @@ pub(crate) fn cell(md: &ManagedDomain, key: KeySpec) -> Result<Arc<CertCell>, St
     let c = Arc::new(CertCell {
         live: RwLock::new(Arc::new(live)),
     });
-    all.insert((md.name.clone(), key), c.clone());
+    all.insert((md.name.clone(), key.clone()), c.clone());
     Ok(c)
 }
 
@@ -137,10 +137,10 @@ fn live(chain_pem: &[u8], key_pem: &[u8], fallback: bool) -> Result<Live, String
 }
 
 /// The signature schemes a key of this type makes.
-pub(crate) fn schemes(key: KeySpec) -> Vec<rustls::SignatureScheme> {
-    match key {
-        KeySpec::P256 => vec![rustls::SignatureScheme::ECDSA_NISTP256_SHA256],
-        KeySpec::P384 => vec![rustls::SignatureScheme::ECDSA_NISTP384_SHA384],
+pub(crate) fn schemes(curve: Curve) -> Vec<rustls::SignatureScheme> {
+    match curve {
+        Curve::P256 => vec![rustls::SignatureScheme::ECDSA_NISTP256_SHA256],
+        Curve::P384 => vec![rustls::SignatureScheme::ECDSA_NISTP384_SHA384],
     }
 }
 
@@ -164,7 +164,10 @@ mod tests {
             ca_cert_file: None,
             contact: None,
             agreement: true,
-            keys: vec![KeySpec::P256, KeySpec::P384],
+            keys: vec![
+                KeySpec::named(Curve::P256, "P-256"),
+                KeySpec::named(Curve::P384, "secp384r1"),
+            ],
             challenges: vec![Challenge::Http01],
             acme_tls_1: Vec::new(),
             answers_http01: true,
@@ -186,8 +189,9 @@ mod tests {
     fn a_domain_without_a_certificate_starts_with_a_temporary_one_per_key_type() {
         let store = std::env::temp_dir().join(format!("htaccel-md-cell-{}", std::process::id()));
         let md = domain(&store);
-        let p256 = cell(&md, KeySpec::P256).unwrap();
-        let again = cell(&md, KeySpec::P256).unwrap();
+        let (p256_type, p384_type) = (&md.keys[0], &md.keys[1]);
+        let p256 = cell(&md, p256_type).unwrap();
+        let again = cell(&md, p256_type).unwrap();
         assert!(
             Arc::ptr_eq(&p256, &again),
             "one cell per domain and key type"
@@ -196,32 +200,37 @@ mod tests {
         assert!(live.fallback);
         assert!(live.facts.subject.contains("Temporary Certificate"));
         assert_eq!(live.facts.key_alg, "id-ecPublicKey");
-        let p384 = cell(&md, KeySpec::P384).unwrap().get();
-        assert!(p384
-            .key
-            .key
-            .choose_scheme(&schemes(KeySpec::P384))
-            .is_some());
-        // The temporary key is kept with mode 0600.
+        let p384 = cell(&md, p384_type).unwrap().get();
+        assert!(p384.key.key.choose_scheme(&schemes(Curve::P384)).is_some());
+        // The temporary key is kept with mode 0600, under the name mod_md
+        // gives the type (its word in MDPrivateKeys, lower-case).
         use std::os::unix::fs::PermissionsExt;
-        let key = store::domain_dir(&md).join("fallback-privkey.pem");
+        let key = store::domain_dir(&md).join("fallback-privkey.p-256.pem");
         let mode = std::fs::metadata(key).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         // Nothing in the store yet; once a certificate is saved there, it is
         // what the next start loads.
-        assert!(store::load(&md, KeySpec::P256).is_none());
-        let pair = store::new_key(KeySpec::P256).unwrap();
+        assert!(store::load(&md, p256_type).is_none());
+        let pair = store::new_key(Curve::P256).unwrap();
         let cert = rcgen::CertificateParams::new(md.domains.clone())
             .unwrap()
             .self_signed(&pair)
             .unwrap();
-        store::save(&md, KeySpec::P256, &cert.pem(), &pair.serialize_pem()).unwrap();
-        let loaded = store::load(&md, KeySpec::P256).expect("the saved certificate");
+        store::save(&md, p256_type, &cert.pem(), &pair.serialize_pem()).unwrap();
+        let dir = store::domain_dir(&md);
+        assert!(dir.join("privkey.p-256.pem").is_file());
+        assert!(dir.join("pubcert.p-256.pem").is_file());
+        let loaded = store::load(&md, p256_type).expect("the saved certificate");
         assert!(!loaded.fallback);
         assert_eq!(
             loaded.pem.as_ref(),
             htaccel_engine::http::tls::pem(cert.der())
         );
+        // Without MDPrivateKeys, the files of mod_md's default type.
+        assert!(store::load(&md, &KeySpec::unnamed()).is_none());
+        store::save(&md, &KeySpec::unnamed(), &cert.pem(), &pair.serialize_pem()).unwrap();
+        assert!(dir.join("privkey.pem").is_file());
+        assert!(store::load(&md, &KeySpec::unnamed()).is_some());
         let _ = std::fs::remove_dir_all(&store);
     }
 }

@@ -9,22 +9,14 @@
 //! sees half a file.
 
 use super::{live, Live};
-use htaccel_engine::http::md::{KeySpec, ManagedDomain};
+use htaccel_engine::http::md::{Curve, KeySpec, ManagedDomain};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// The names of a key type's files: `privkey.pem` for the domain's first
-/// key type, `privkey.secp384r1.pem` for the others.
-fn file_names(md: &ManagedDomain, key: KeySpec) -> (String, String) {
-    if md.keys.first() == Some(&key) {
-        ("privkey.pem".into(), "pubcert.pem".into())
-    } else {
-        (
-            format!("privkey.{}.pem", key.name()),
-            format!("pubcert.{}.pem", key.name()),
-        )
-    }
+/// The names of a key type's files, as mod_md names them.
+fn file_names(key: &KeySpec) -> (String, String) {
+    (key.file_name("privkey"), key.file_name("pubcert"))
 }
 
 pub(super) fn domain_dir(md: &ManagedDomain) -> PathBuf {
@@ -33,8 +25,8 @@ pub(super) fn domain_dir(md: &ManagedDomain) -> PathBuf {
 
 /// The stored certificate of `md` for `key`, if it is there, readable,
 /// not expired, and covers every name of the domain.
-pub(super) fn load(md: &ManagedDomain, key: KeySpec) -> Option<Live> {
-    let (key_file, cert_file) = file_names(md, key);
+pub(super) fn load(md: &ManagedDomain, key: &KeySpec) -> Option<Live> {
+    let (key_file, cert_file) = file_names(key);
     let dir = domain_dir(md);
     let chain = std::fs::read(dir.join(cert_file)).ok()?;
     let key_pem = std::fs::read(dir.join(key_file)).ok()?;
@@ -45,11 +37,11 @@ pub(super) fn load(md: &ManagedDomain, key: KeySpec) -> Option<Live> {
 /// Keep a new certificate and its key in the store.
 pub(super) fn save(
     md: &ManagedDomain,
-    key: KeySpec,
+    key: &KeySpec,
     chain: &str,
     key_pem: &str,
 ) -> Result<(), String> {
-    let (key_file, cert_file) = file_names(md, key);
+    let (key_file, cert_file) = file_names(key);
     let dir = domain_dir(md);
     private_dir(&dir)?;
     write_private(&dir.join(key_file), key_pem.as_bytes())?;
@@ -59,8 +51,8 @@ pub(super) fn save(
 /// A new temporary self-signed certificate for `md` (kept in the store
 /// for the record; a new one is made at each start while no real one
 /// exists), as mod_md serves until the CA's arrives.
-pub(super) fn fallback(md: &ManagedDomain, key: KeySpec) -> Result<Live, String> {
-    let pair = new_key(key)?;
+pub(super) fn fallback(md: &ManagedDomain, key: &KeySpec) -> Result<Live, String> {
+    let pair = new_key(key.curve)?;
     let mut params = rcgen::CertificateParams::new(md.domains.clone())
         .map_err(|e| format!("fallback certificate for {}: {e}", md.name))?;
     let mut dn = rcgen::DistinguishedName::new();
@@ -73,28 +65,21 @@ pub(super) fn fallback(md: &ManagedDomain, key: KeySpec) -> Result<Live, String>
     let key_pem = pair.serialize_pem();
     let dir = domain_dir(md);
     if super::store_writable() && private_dir(&dir).is_ok() {
-        let suffix = if md.keys.first() == Some(&key) {
-            String::new()
-        } else {
-            format!(".{}", key.name())
-        };
+        let (key_file, cert_file) = file_names(key);
         let _ = write_private(
-            &dir.join(format!("fallback-privkey{suffix}.pem")),
+            &dir.join(format!("fallback-{key_file}")),
             key_pem.as_bytes(),
         );
-        let _ = write_private(
-            &dir.join(format!("fallback-pubcert{suffix}.pem")),
-            chain.as_bytes(),
-        );
+        let _ = write_private(&dir.join(format!("fallback-{cert_file}")), chain.as_bytes());
     }
     live(chain.as_bytes(), key_pem.as_bytes(), true)
 }
 
 /// A new private key of the given type.
-pub(super) fn new_key(key: KeySpec) -> Result<rcgen::KeyPair, String> {
-    let alg = match key {
-        KeySpec::P256 => &rcgen::PKCS_ECDSA_P256_SHA256,
-        KeySpec::P384 => &rcgen::PKCS_ECDSA_P384_SHA384,
+pub(super) fn new_key(curve: Curve) -> Result<rcgen::KeyPair, String> {
+    let alg = match curve {
+        Curve::P256 => &rcgen::PKCS_ECDSA_P256_SHA256,
+        Curve::P384 => &rcgen::PKCS_ECDSA_P384_SHA384,
     };
     rcgen::KeyPair::generate_for(alg).map_err(|e| format!("key generation: {e}"))
 }

@@ -216,12 +216,12 @@ pub(crate) fn build(
     // temporary certificate only when there are none (`Site::pick_key`).
     let mut entries: Vec<Entry> = Vec::new();
     if let Some(md) = &spec.managed {
-        for &key in &md.keys {
+        for key in &md.keys {
             let cell = crate::md::cell(md, key)?;
             entries.push((
                 Arc::new(crate::md::CellResolver(cell.clone())),
                 true,
-                crate::md::schemes(key),
+                crate::md::schemes(key.curve),
                 CertSource::Managed(cell),
                 None,
                 None,

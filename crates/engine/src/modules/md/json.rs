@@ -48,7 +48,7 @@ fn period(from: i64, until: i64) -> Value {
 }
 
 /// `md_pkey_spec_to_json`.
-fn key_spec(k: KeySpec) -> Value {
+fn key_spec(k: &KeySpec) -> Value {
     json!({ "type": "EC", "curve": k.name() })
 }
 
@@ -59,14 +59,14 @@ pub fn state_of(md: &ManagedDomain) -> DomainState {
 }
 
 /// The certificates in use, by key type: the temporary one is none.
-fn real_certs<'s>(md: &ManagedDomain, s: &'s DomainState) -> Vec<(&'static str, &'s CertState)> {
+fn real_certs<'s>(md: &ManagedDomain, s: &'s DomainState) -> Vec<(&'s str, &'s CertState)> {
     md.keys
         .iter()
         .filter_map(|k| {
             s.certs
                 .iter()
-                .find(|(name, c)| *name == k.name() && !c.fallback)
-                .map(|(name, c)| (*name, c))
+                .find(|(name, c)| name == k.name() && !c.fallback)
+                .map(|(name, c)| (name.as_str(), c))
         })
         .collect()
 }
@@ -92,7 +92,7 @@ fn cert_json(c: &CertState) -> Value {
 
 /// `status_get_certs_json`: each certificate by key type, then the span
 /// in which all of them are valid.
-fn certs_json(certs: &[(&'static str, &CertState)]) -> Value {
+fn certs_json(certs: &[(&str, &CertState)]) -> Value {
     let mut o = Map::new();
     for (name, c) in certs {
         o.insert((*name).into(), cert_json(c));
@@ -107,7 +107,7 @@ fn certs_json(certs: &[(&'static str, &CertState)]) -> Value {
 
 /// `md_state_t` and its description (`state_init`): complete when every
 /// key type has its certificate, else the first one missing.
-fn state(md: &ManagedDomain, certs: &[(&'static str, &CertState)]) -> (i64, Option<String>) {
+fn state(md: &ManagedDomain, certs: &[(&str, &CertState)]) -> (i64, Option<String>) {
     match md
         .keys
         .iter()
@@ -176,7 +176,7 @@ pub fn domain(md: &ManagedDomain, now: i64) -> Value {
         ca.insert("challenges".into(), names.into());
     }
     o.insert("ca".into(), Value::Object(ca));
-    let keys: Vec<Value> = md.keys.iter().map(|k| key_spec(*k)).collect();
+    let keys: Vec<Value> = md.keys.iter().map(key_spec).collect();
     o.insert(
         "privkey".into(),
         match <[Value; 1]>::try_from(keys) {

@@ -7,8 +7,10 @@
 //! store) for the server ([`crate::http::md::ManagedDomain`]), answers
 //! `http-01` challenges before any other phase of the request (mod_md's
 //! `post_read_request` hook, so no `.htaccess` rule or access check can
-//! hide them), and redirects plain HTTP to HTTPS where `MDRequireHttps`
-//! asks. The ACME client, the store and the live certificates are the
+//! hide them), and where `MDRequireHttps` asks, redirects plain HTTP to
+//! HTTPS (each internal redirect too, as Apache runs the hook again) and,
+//! under `permanent`, adds `Strict-Transport-Security` to HTTPS answers as
+//! an ordinary response field. The ACME client, the store and the live certificates are the
 //! server's (`server::md`).
 //!
 //! mod_md's settings exist at two levels, as in Apache: the process's
@@ -26,7 +28,7 @@ pub mod status;
 
 use crate::config::{Invocation, Walker};
 use crate::dirconf::DirConf;
-use crate::http::md::{Challenge, KeySpec, ManagedDomain, RequireHttps, Window};
+use crate::http::md::{Challenge, Curve, KeySpec, ManagedDomain, RequireHttps, Window};
 use crate::registry::{Args, Directive, Module, Run, OR_AUTHCFG, RSRC_CONF};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -338,7 +340,7 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
             let mut keys = Vec::new();
             for word in words {
                 let lower = word.to_ascii_lowercase();
-                let spec = match lower.as_str() {
+                let curve = match lower.as_str() {
                     "default" if words.len() > 1 => {
                         return Err("'Default' allows no other parameter".into())
                     }
@@ -347,8 +349,8 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                             "{name} Default means RSA 2048, and htaccel makes elliptic-curve keys only: name secp256r1 (P-256) or secp384r1 (P-384)"
                         ))
                     }
-                    "secp256r1" | "p-256" | "prime256v1" => KeySpec::P256,
-                    "secp384r1" | "p-384" => KeySpec::P384,
+                    "secp256r1" | "p-256" | "prime256v1" => Curve::P256,
+                    "secp384r1" | "p-384" => Curve::P384,
                     rsa if rsa.starts_with("rsa") || rsa.bytes().all(|b| b.is_ascii_digit()) => {
                         return Err(format!(
                             "{name} {word}: htaccel makes elliptic-curve keys only (its crypto library generates no RSA keys): name secp256r1 (P-256) or secp384r1 (P-384)"
@@ -360,10 +362,10 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                         ))
                     }
                 };
-                if keys.contains(&spec) {
+                if keys.iter().any(|k: &KeySpec| k.curve == curve) {
                     return Err(format!("two keys of type '{word}' are not possible."));
                 }
-                keys.push(spec);
+                keys.push(KeySpec::named(curve, word));
             }
             settings(w, name)?.keys = Some(keys);
         }
@@ -399,6 +401,18 @@ fn run_md(w: &mut Walker<'_>, inv: &Invocation<'_>, _: &mut DirConf) -> Result<(
                 ))
                 }
             };
+            // Apache refuses it in these sections (`MD_LOC_ALL`).
+            use crate::config::SectionKind;
+            for (kind, section) in [
+                (SectionKind::Directory, "<Directory"),
+                (SectionKind::Location, "<Location"),
+                (SectionKind::Files, "<Files"),
+                (SectionKind::If, "<If"),
+            ] {
+                if w.ctx.within(kind) {
+                    return Err(format!("{name} cannot occur within {section}> section"));
+                }
+            }
             if w.ctx.path.is_some() {
                 return Err(format!(
                     "{name} in a directory context is not supported by htaccel: set it in the main server or an <MDomain> section"
@@ -742,7 +756,7 @@ pub fn managed_domains(
                 ca_cert_file: g.ca_cert_file.clone(),
                 contact: s.contact.or_else(|| b.main.server_admin.clone()),
                 agreement: s.agreement.is_some(),
-                keys: s.keys.unwrap_or_else(|| vec![KeySpec::P256]),
+                keys: s.keys.unwrap_or_else(|| vec![KeySpec::unnamed()]),
                 answers_http01: s
                     .challenges
                     .as_ref()
@@ -855,20 +869,17 @@ pub fn domain_of<'m>(
 /// Where ACME's `http-01` challenges are asked.
 const ACME_CHALLENGE_PREFIX: &str = "/.well-known/acme-challenge/";
 
-/// mod_md's `post_read_request` hooks, before any other phase: the answer
-/// to an `http-01` challenge for a managed name (read from the store, where
-/// the certificate manager writes it), and the redirection to `https:`
-/// that `MDRequireHttps` asks for. `None`: the request goes on; an error
-/// status (with its `Location`, for a redirection) is answered with the
-/// server's error document.
+/// mod_md's `post_read_request` hooks that answer before any other phase:
+/// the answer to an `http-01` challenge for a managed name (read from the
+/// store, where the certificate manager writes it), and the certificate
+/// status page. `None`: the request goes on; an error status is answered
+/// with the server's error document.
 pub fn post_read_request(
     engine: &crate::engine::Engine,
-    site: &crate::site::Site,
     req: &crate::http::Request,
     raw_path: &str,
     path: &str,
-    query: Option<&str>,
-) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
+) -> Option<Result<crate::http::Response, u16>> {
     if engine.modules.md.domains.is_empty() {
         return None;
     }
@@ -876,35 +887,92 @@ pub fn post_read_request(
     let md = engine.modules.md.domains.iter().find(|m| m.covers(&host))?;
     // mod_md compares the path as sent, before any decoding.
     if let Some(answer) = status::certificate_status(engine, &req.method, raw_path, md) {
-        return Some(answer.map_err(|status| (status, None)));
+        return Some(answer);
     }
     if let Some(token) = path.strip_prefix(ACME_CHALLENGE_PREFIX) {
         return challenge(engine, md, req, &host, token);
     }
-    // The redirection needs the request's server to be one the domain
-    // covers (mod_md's assignment of virtual hosts).
-    let assigned = domain_of(&engine.modules.md.domains, &site.server_name, &site.aliases)
+    None
+}
+
+/// The managed domain whose `MDRequireHttps` applies to a request for
+/// `host` and `path` on `site` (`md_require_https_maybe`): one covering
+/// the host, assigned to the request's server (it covers one of the
+/// server's names), with `MDRequireHttps` on; `/.well-known/` is exempt.
+fn requiring_https<'e>(
+    engine: &'e crate::engine::Engine,
+    site: &crate::site::Site,
+    host: &str,
+    path: &str,
+) -> Option<&'e ManagedDomain> {
+    let domains = &engine.modules.md.domains;
+    let md = domains.iter().find(|m| m.covers(host))?;
+    let assigned = domain_of(domains, &site.server_name, &site.aliases)
         .is_some_and(|m| std::sync::Arc::ptr_eq(m, md));
-    if req.tls.is_some()
-        || md.require_https == RequireHttps::Off
-        || !assigned
-        || path.starts_with("/.well-known/")
-    {
-        return None;
+    (assigned && md.require_https != RequireHttps::Off && !path.starts_with("/.well-known/"))
+        .then_some(&**md)
+}
+
+/// The `max-age` of the `Strict-Transport-Security` field mod_md sends
+/// (`MD_HSTS_MAX_AGE_DEFAULT`, half a year; no directive changes it).
+const HSTS_MAX_AGE: u32 = 15_768_000;
+
+/// mod_md's `post_read_request` on plain HTTP (`md_require_https_maybe`),
+/// for a request and each of its internal redirects: where
+/// `MDRequireHttps` applies, the same URL on `https:` — 301 (`permanent`)
+/// or 302 for `GET`, 308 or 307 for other methods, which must be kept.
+pub fn require_https(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::request::Status> {
+    if ctx.engine.modules.md.domains.is_empty() || ctx.req.tls.is_some() {
+        return Ok(());
     }
+    let Some((host, _)) = crate::engine::request_host(ctx.req) else {
+        return Ok(());
+    };
+    let Some(md) = requiring_https(ctx.engine, ctx.site, &host, &ctx.uri) else {
+        return Ok(());
+    };
     let permanent = md.require_https == RequireHttps::Permanent;
-    let status = match (req.method == "GET", permanent) {
+    let status = match (ctx.method == "GET", permanent) {
         (true, true) => 301,
         (true, false) => 302,
         (false, true) => 308,
         (false, false) => 307,
     };
-    let mut location = format!("https://{host}{path}");
-    if let Some(q) = query {
+    let mut location = format!("https://{host}{}", ctx.uri);
+    if let Some(q) = &ctx.args {
         location.push('?');
         location.push_str(q);
     }
-    Some(Err((status, Some(location))))
+    ctx.headers_out.push(("Location".into(), location));
+    Err(status)
+}
+
+/// mod_md's `post_read_request` on HTTPS (`md_require_https_maybe`): under
+/// `MDRequireHttps permanent`, `Strict-Transport-Security` joins the
+/// response's fields (`r->headers_out`) of each request and internal
+/// redirect, unless something set it before (`Header early`). Being an
+/// ordinary field, it is dropped from an error page the server makes, and
+/// later `Header` edits see it.
+pub fn strict_transport_security(ctx: &mut crate::request::Ctx<'_>) {
+    if ctx.engine.modules.md.domains.is_empty() || ctx.req.tls.is_none() {
+        return;
+    }
+    let Some((host, _)) = crate::engine::request_host(ctx.req) else {
+        return;
+    };
+    let permanent = requiring_https(ctx.engine, ctx.site, &host, &ctx.uri)
+        .is_some_and(|md| md.require_https == RequireHttps::Permanent);
+    let already = || {
+        ctx.headers_out
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("Strict-Transport-Security"))
+    };
+    if permanent && !already() {
+        ctx.headers_out.push((
+            "Strict-Transport-Security".into(),
+            format!("max-age={HSTS_MAX_AGE}"),
+        ));
+    }
 }
 
 /// `md_http_challenge_pr`: the store's answer for this host, whatever the
@@ -915,7 +983,7 @@ fn challenge(
     req: &crate::http::Request,
     host: &str,
     token: &str,
-) -> Option<Result<crate::http::Response, (u16, Option<String>)>> {
+) -> Option<Result<crate::http::Response, u16>> {
     if !md.answers_http01 || token.is_empty() || token.contains('/') {
         return None;
     }
@@ -924,7 +992,7 @@ fn challenge(
     match std::fs::read(md.http01_file(host)) {
         Ok(data) => {
             if req.method != "GET" {
-                return Some(Err((501, None)));
+                return Some(Err(501));
             }
             let mut resp = crate::http::Response::new(200);
             resp.add_header("Content-Length", data.len().to_string());
@@ -932,7 +1000,7 @@ fn challenge(
             Some(Ok(resp))
         }
         Err(_) if !md.renew_auto => None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Err((404, None))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Err(404)),
         Err(e) => {
             engine.main.log.error(
                 "error",
@@ -940,7 +1008,7 @@ fn challenge(
                 Some(req.remote()),
                 &format!("AH10081: loading challenge {token} from store: {e}"),
             );
-            Some(Err((500, None)))
+            Some(Err(500))
         }
     }
 }
@@ -1116,7 +1184,7 @@ mod tests {
             ca_cert_file: None,
             contact: None,
             agreement: true,
-            keys: vec![KeySpec::P256],
+            keys: vec![KeySpec::unnamed()],
             challenges: vec![Challenge::Http01],
             acme_tls_1: Vec::new(),
             answers_http01: true,
