@@ -10,8 +10,8 @@
 //! hide them), and where `MDRequireHttps` asks, redirects plain HTTP to
 //! HTTPS (each internal redirect too, as Apache runs the hook again) and,
 //! under `permanent`, adds `Strict-Transport-Security` to HTTPS answers as
-//! an ordinary response field. The ACME client, the store and the live certificates are the
-//! server's (`server::md`).
+//! an ordinary response field. The ACME client, the store and the live
+//! certificates are the server's (`server::md`).
 //!
 //! mod_md's settings exist at two levels, as in Apache: the process's
 //! (`MDStoreDir`, `MDRetryDelay`, `MDCheckInterval`, `MDCACertificateFile`,
@@ -895,22 +895,22 @@ pub fn post_read_request(
     None
 }
 
-/// The managed domain whose `MDRequireHttps` applies to a request for
-/// `host` and `path` on `site` (`md_require_https_maybe`): one covering
-/// the host, assigned to the request's server (it covers one of the
-/// server's names), with `MDRequireHttps` on; `/.well-known/` is exempt.
-fn requiring_https<'e>(
-    engine: &'e crate::engine::Engine,
-    site: &crate::site::Site,
-    host: &str,
-    path: &str,
-) -> Option<&'e ManagedDomain> {
-    let domains = &engine.modules.md.domains;
-    let md = domains.iter().find(|m| m.covers(host))?;
-    let assigned = domain_of(domains, &site.server_name, &site.aliases)
+/// The managed domain whose `MDRequireHttps` applies to the request (or
+/// internal redirect) `ctx`, with the host it names
+/// (`md_require_https_maybe`): one covering the host, assigned to the
+/// request's server (it covers one of the server's names), with
+/// `MDRequireHttps` on; `/.well-known/` is exempt.
+fn requiring_https<'e>(ctx: &crate::request::Ctx<'e>) -> Option<(&'e ManagedDomain, String)> {
+    let domains = &ctx.engine.modules.md.domains;
+    if domains.is_empty() {
+        return None;
+    }
+    let (host, _) = crate::engine::request_host(ctx.req)?;
+    let md = domains.iter().find(|m| m.covers(&host))?;
+    let assigned = domain_of(domains, &ctx.site.server_name, &ctx.site.aliases)
         .is_some_and(|m| std::sync::Arc::ptr_eq(m, md));
-    (assigned && md.require_https != RequireHttps::Off && !path.starts_with("/.well-known/"))
-        .then_some(&**md)
+    (assigned && md.require_https != RequireHttps::Off && !ctx.uri.starts_with("/.well-known/"))
+        .then_some((&**md, host))
 }
 
 /// The `max-age` of the `Strict-Transport-Security` field mod_md sends
@@ -922,13 +922,10 @@ const HSTS_MAX_AGE: u32 = 15_768_000;
 /// `MDRequireHttps` applies, the same URL on `https:` — 301 (`permanent`)
 /// or 302 for `GET`, 308 or 307 for other methods, which must be kept.
 pub fn require_https(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::request::Status> {
-    if ctx.engine.modules.md.domains.is_empty() || ctx.req.tls.is_some() {
+    if ctx.req.tls.is_some() {
         return Ok(());
     }
-    let Some((host, _)) = crate::engine::request_host(ctx.req) else {
-        return Ok(());
-    };
-    let Some(md) = requiring_https(ctx.engine, ctx.site, &host, &ctx.uri) else {
+    let Some((md, host)) = requiring_https(ctx) else {
         return Ok(());
     };
     let permanent = md.require_https == RequireHttps::Permanent;
@@ -954,14 +951,11 @@ pub fn require_https(ctx: &mut crate::request::Ctx<'_>) -> Result<(), crate::req
 /// ordinary field, it is dropped from an error page the server makes, and
 /// later `Header` edits see it.
 pub fn strict_transport_security(ctx: &mut crate::request::Ctx<'_>) {
-    if ctx.engine.modules.md.domains.is_empty() || ctx.req.tls.is_none() {
+    if ctx.req.tls.is_none() {
         return;
     }
-    let Some((host, _)) = crate::engine::request_host(ctx.req) else {
-        return;
-    };
-    let permanent = requiring_https(ctx.engine, ctx.site, &host, &ctx.uri)
-        .is_some_and(|md| md.require_https == RequireHttps::Permanent);
+    let permanent =
+        requiring_https(ctx).is_some_and(|(md, _)| md.require_https == RequireHttps::Permanent);
     let already = || {
         ctx.headers_out
             .iter()
