@@ -44,6 +44,7 @@
 //! record while a decision is being recorded.
 
 use crate::clock::ClockMap;
+use crate::http::backend::Decision;
 use crate::http::{BodyFraming, Headers, Request, Response};
 use crate::sightings::Sightings;
 use std::cell::{Cell, RefCell};
@@ -411,36 +412,49 @@ impl Recording {
         Recording(())
     }
 
-    /// Stop recording; keep `response` as the answer to `req` when the
-    /// decision read nothing volatile and the answer is one that is kept.
-    pub fn finish(self, engine: u64, req: &Request, stamp: u64, response: Option<&Response>) {
+    /// Stop recording; keep the answer `decision` holds as the answer to
+    /// `req` when the decision read nothing volatile and the answer is one
+    /// that is kept. A kept answer is handed back shared
+    /// (`Decision::Kept`), as later requests get it: it is not copied, and
+    /// the head the server prepares for this request serves them too.
+    pub fn finish<'a>(
+        self,
+        engine: u64,
+        req: &Request,
+        stamp: u64,
+        decision: Decision<'a>,
+    ) -> Decision<'a> {
         RECORDING.with(|c| c.set(false));
-        let kept = RECORDER.with(|r| {
+        let (kept, decision) = RECORDER.with(|r| {
             let r = r.borrow();
-            let response = response.filter(|resp| keepable_response(resp));
-            match response {
-                Some(resp) if !r.volatile => Kept::Answer {
-                    deps: Deps {
-                        all_headers: r.all_headers,
-                        no_preconditions: r.no_preconditions,
-                        names: r.names[..r.used]
-                            .iter()
-                            .map(|n| n.as_str().into())
-                            .collect(),
-                        remote_ip: r.remote_ip,
-                        remote_port: r.remote_port,
+            match decision {
+                Decision::Respond(resp) if !r.volatile && keepable_response(&resp) => {
+                    let mut resp = resp;
+                    resp.head_cache = Some(crate::http::HeadCache::default());
+                    let response = Arc::new(resp);
+                    let kept = Kept::Answer {
+                        deps: Deps {
+                            all_headers: r.all_headers,
+                            no_preconditions: r.no_preconditions,
+                            names: r.names[..r.used]
+                                .iter()
+                                .map(|n| n.as_str().into())
+                                .collect(),
+                            remote_ip: r.remote_ip,
+                            remote_port: r.remote_port,
+                        },
+                        headers: req.headers.clone(),
+                        remote: req.peer,
+                        response: Arc::clone(&response),
+                    };
+                    (kept, Decision::Kept(response))
+                }
+                other => (
+                    Kept::Volatile {
+                        skips: VOLATILE_SKIPS,
                     },
-                    headers: req.headers.clone(),
-                    remote: req.peer,
-                    response: {
-                        let mut kept = resp.clone();
-                        kept.head_cache = Some(crate::http::HeadCache::default());
-                        Arc::new(kept)
-                    },
-                },
-                _ => Kept::Volatile {
-                    skips: VOLATILE_SKIPS,
-                },
+                    other,
+                ),
             }
         });
         put(
@@ -456,6 +470,7 @@ impl Recording {
                 kept,
             },
         );
+        decision
     }
 }
 
@@ -602,7 +617,12 @@ mod tests {
         }
         let rec = Recording::start();
         read(req);
-        rec.finish(1, req, stamp, Some(resp));
+        let decision = rec.finish(1, req, stamp, Decision::Respond(resp.clone()));
+        // A kept answer is handed back shared, as later requests get it.
+        assert_eq!(
+            matches!(decision, Decision::Kept(_)),
+            keepable_response(resp) && !RECORDER.with(|r| r.borrow().volatile)
+        );
     }
 
     #[test]

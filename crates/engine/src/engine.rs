@@ -424,12 +424,7 @@ impl Handler for Engine {
                 crate::stats::bump(crate::stats::Counter::AnswerMemoRecorded);
                 let recording = Recording::start();
                 let decision = crate::handler::decide_synced(self, self.site_for(req), req);
-                let answer = match &decision {
-                    Decision::Respond(r) => Some(r),
-                    Decision::Kept(_) | Decision::Backend(_) => None,
-                };
-                recording.finish(self.id, req, stamp, answer);
-                decision
+                recording.finish(self.id, req, stamp, decision)
             }
         }
     }
@@ -542,7 +537,7 @@ impl Ctx<'_> {
     pub fn document_root(&self) -> std::borrow::Cow<'_, str> {
         match &self.document_root {
             Some(root) => std::borrow::Cow::Borrowed(root.as_str()),
-            None => self.site.document_root.to_string_lossy(),
+            None => std::borrow::Cow::Borrowed(&self.site.document_root_text),
         }
     }
 

@@ -136,8 +136,9 @@ pub fn open(path: &str, seen: &FileInfo) -> std::io::Result<StaticFile> {
         && file.stamp.mtime_us == seen.mtime_us
     {
         OPEN.with(|c| {
+            // No entry for `path` is left: the lookup above dropped a
+            // stale one.
             let mut cache = c.borrow_mut();
-            cache.remove(path);
             cache.make_room();
             if file.stamp.size <= CONTENT_MAX
                 && cache.content_bytes + file.stamp.size as usize <= CONTENT_PER_THREAD

@@ -61,14 +61,15 @@ impl FileInfo {
     }
 }
 
-/// `stat(2)`, following symlinks; answered from the metadata cache while
-/// the watcher vouches for it (see [`crate::statcache`]).
-pub fn stat(path: &Path) -> std::io::Result<FileInfo> {
+/// `stat(2)`, following symlinks, of a file name in the text form the
+/// request phases hold (`crate::path_text`); answered from the metadata
+/// cache while the watcher vouches for it (see [`crate::statcache`]).
+pub fn stat(path: &str) -> std::io::Result<FileInfo> {
     crate::statcache::lookup(crate::watch::global(), path, true)
 }
 
 /// `lstat(2)`, through the same cache.
-pub fn lstat(path: &Path) -> std::io::Result<FileInfo> {
+pub fn lstat(path: &str) -> std::io::Result<FileInfo> {
     crate::statcache::lookup(crate::watch::global(), path, false)
 }
 

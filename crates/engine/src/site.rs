@@ -20,6 +20,9 @@ pub struct Site {
     pub aliases: Vec<String>,
     pub addrs: Vec<String>,
     pub document_root: PathBuf,
+    /// `document_root` as text, as the request phases join it with a URI
+    /// (made once: it comes from the configuration's text).
+    pub document_root_text: String,
     /// The server-level per-directory configuration.
     pub base: Arc<DirConf>,
     /// Non-regex `<Directory>` sections, sorted by depth (stable).
@@ -127,16 +130,18 @@ impl Site {
             Some(m) => ServerSlots::merge(&m.modules, &conf.modules),
             None => conf.modules.clone(),
         };
+        let document_root = conf
+            .document_root
+            .clone()
+            .or_else(|| main.and_then(|m| m.document_root.clone()))
+            .unwrap_or_else(|| PathBuf::from("/usr/local/apache2/htdocs"));
         Site {
+            document_root_text: document_root.to_string_lossy().into_owned(),
+            document_root,
             server_name,
             port,
             aliases: conf.server_aliases.clone(),
             addrs: conf.addrs.clone(),
-            document_root: conf
-                .document_root
-                .clone()
-                .or_else(|| main.and_then(|m| m.document_root.clone()))
-                .unwrap_or_else(|| PathBuf::from("/usr/local/apache2/htdocs")),
             base: Arc::new(base),
             dir_sections: plain,
             regex_dir_sections: regex,

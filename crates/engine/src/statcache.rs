@@ -303,9 +303,9 @@ pub fn take_unwatched() -> bool {
     UNWATCHED.with(|u| u.replace(false))
 }
 
-fn uncached(path: &Path, follow: bool) -> io::Result<FileInfo> {
+fn uncached(path: &str, follow: bool) -> io::Result<FileInfo> {
     note_unwatched();
-    let path = crate::path_text::os_path(path);
+    let path = crate::path_text::os_path(Path::new(path));
     let m = if follow {
         std::fs::metadata(&path)
     } else {
@@ -329,23 +329,22 @@ fn is_clean(s: &str) -> bool {
     })
 }
 
-/// `stat` (`follow`) or `lstat` of `path`, from the cache when it can vouch
-/// for the answer.
-pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> {
+/// `stat` (`follow`) or `lstat` of `path` (in the text form of
+/// `crate::path_text`, as the request phases hold file names), from the
+/// cache when it can vouch for the answer.
+pub fn lookup(watch: &Watch, path: &str, follow: bool) -> io::Result<FileInfo> {
     let cache = &watch.stats;
-    let Some(s) = path.to_str().filter(|s| s.starts_with('/')) else {
-        return uncached(path, follow);
-    };
-    if cache.capacity() == 0
+    if !path.starts_with('/')
+        || cache.capacity() == 0
         || (!watch.is_watching() && watch.check_interval().is_zero())
-        || !is_clean(s)
+        || !is_clean(path)
     {
         return uncached(path, follow);
     }
     // A trailing slash asks for a directory, following a final symlink.
-    if s.len() > 1 && s.ends_with('/') {
-        let trimmed = dir_itself(s);
-        return lookup(watch, Path::new(trimmed), true).and_then(|i| {
+    if path.len() > 1 && path.ends_with('/') {
+        let trimmed = dir_itself(path);
+        return lookup(watch, trimmed, true).and_then(|i| {
             if i.kind == crate::fs::Kind::Dir {
                 Ok(i)
             } else {
@@ -353,18 +352,17 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
             }
         });
     }
-    if let Some(a) = cache.get(s, follow) {
+    if let Some(a) = cache.get(path, follow) {
         return a.result();
     }
-    if watch.is_own_write(s) {
+    if watch.is_own_write(path) {
         // A log the server writes after every request: its events must
         // not count as changes, so nothing may be derived from a cached
         // answer about it.
         return uncached(path, follow);
     }
-    let now = Instant::now();
     let fill = watch.begin_fill();
-    let expires = match watch.ensure_ancestors(s) {
+    let expires = match watch.ensure_ancestors(path) {
         Mode::Watched => None,
         // A directory above is missing: whatever appears there first shows
         // in a directory nobody watches under this path.
@@ -375,14 +373,14 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
                 return uncached(path, follow);
             }
             note_unwatched();
-            Some(now + interval)
+            Some(Instant::now() + interval)
         }
     };
     // One lstat answers both questions unless the path ends in a symlink.
-    match std::fs::symlink_metadata(crate::path_text::os_path(path)) {
+    match std::fs::symlink_metadata(crate::path_text::os_path(Path::new(path))) {
         Ok(m) if m.file_type().is_symlink() => {
             let info = FileInfo::from_meta(&m);
-            cache.store(&fill, &[(false, Answer::Info(info))], s, expires);
+            cache.store(&fill, &[(false, Answer::Info(info))], path, expires);
             if follow {
                 uncached(path, true)
             } else {
@@ -391,12 +389,12 @@ pub fn lookup(watch: &Watch, path: &Path, follow: bool) -> io::Result<FileInfo> 
         }
         Ok(m) => {
             let a = Answer::Info(FileInfo::from_meta(&m));
-            cache.store(&fill, &[(false, a), (true, a)], s, expires);
+            cache.store(&fill, &[(false, a), (true, a)], path, expires);
             a.result()
         }
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => {
             let a = Answer::Missing(e.raw_os_error().unwrap_or(libc::ENOENT));
-            cache.store(&fill, &[(false, a), (true, a)], s, expires);
+            cache.store(&fill, &[(false, a), (true, a)], path, expires);
             Err(e)
         }
         Err(e) => {
@@ -440,20 +438,20 @@ mod tests {
         let w = Watch::new(Settings::default());
         let f = d.join("f.txt");
         std::fs::write(&f, "abc").unwrap();
-        assert_eq!(lookup(&w, &f, true).unwrap().size, 3);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), true).unwrap().size, 3);
         assert!(w.stats.len() >= 2);
         std::fs::write(&f, "abcdef").unwrap();
         w.sync();
-        assert_eq!(lookup(&w, &f, true).unwrap().size, 6);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), true).unwrap().size, 6);
         std::fs::remove_file(&f).unwrap();
         w.sync();
         assert_eq!(
-            lookup(&w, &f, false).unwrap_err().kind(),
+            lookup(&w, f.to_str().unwrap(), false).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
         std::fs::write(&f, "x").unwrap();
         w.sync();
-        assert_eq!(lookup(&w, &f, false).unwrap().size, 1);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), false).unwrap().size, 1);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -465,7 +463,7 @@ mod tests {
         let log = d.join("access.log");
         std::fs::write(&f, "abc").unwrap();
         std::fs::write(&log, "").unwrap();
-        assert!(lookup(&w, &f, true).is_ok());
+        assert!(lookup(&w, f.to_str().unwrap(), true).is_ok());
         let dir = format!("{}/", d.display());
         let text = |p: &Path| p.to_str().unwrap().to_string();
         let entry = |p: &Path, structural| Forget::Entry {
@@ -477,9 +475,9 @@ mod tests {
         assert!(!w.stats.apply(entry(&log, false)));
         // The file itself, written to.
         assert!(w.stats.apply(entry(&f, false)));
-        assert!(lookup(&w, &f, true).is_ok());
+        assert!(lookup(&w, f.to_str().unwrap(), true).is_ok());
         // The log created or removed: the directory's own answer goes.
-        assert!(lookup(&w, &d, true).is_ok());
+        assert!(lookup(&w, d.to_str().unwrap(), true).is_ok());
         assert!(w.stats.apply(entry(&log, true)));
         std::fs::remove_dir_all(&d).unwrap();
     }
@@ -491,14 +489,14 @@ mod tests {
         std::fs::create_dir_all(d.join("a/b")).unwrap();
         std::fs::write(d.join("a/b/f"), "1").unwrap();
         let f = d.join("a/b/f");
-        assert!(lookup(&w, &f, true).is_ok());
+        assert!(lookup(&w, f.to_str().unwrap(), true).is_ok());
         std::fs::rename(d.join("a"), d.join("z")).unwrap();
         w.sync();
-        assert!(lookup(&w, &f, true).is_err());
+        assert!(lookup(&w, f.to_str().unwrap(), true).is_err());
         std::fs::create_dir_all(d.join("a/b")).unwrap();
         std::fs::write(d.join("a/b/f"), "22").unwrap();
         w.sync();
-        assert_eq!(lookup(&w, &f, true).unwrap().size, 2);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), true).unwrap().size, 2);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -507,9 +505,9 @@ mod tests {
         let d = tmp("slash");
         let w = Watch::new(Settings::default());
         std::fs::write(d.join("f"), "1").unwrap();
-        let e = lookup(&w, Path::new(&format!("{}/f/", d.display())), true).unwrap_err();
+        let e = lookup(&w, &format!("{}/f/", d.display()), true).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOTDIR));
-        assert!(lookup(&w, Path::new(&format!("{}/", d.display())), true).is_ok());
+        assert!(lookup(&w, &format!("{}/", d.display()), true).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -521,13 +519,13 @@ mod tests {
         std::os::unix::fs::symlink(d.join("t"), d.join("l")).unwrap();
         let l = d.join("l");
         assert_eq!(
-            lookup(&w, &l, false).unwrap().kind,
+            lookup(&w, l.to_str().unwrap(), false).unwrap().kind,
             crate::fs::Kind::Symlink
         );
-        assert_eq!(lookup(&w, &l, true).unwrap().size, 1);
+        assert_eq!(lookup(&w, l.to_str().unwrap(), true).unwrap().size, 1);
         std::fs::write(d.join("t"), "22").unwrap();
         // No sync: an uncached target is read from the disk every time.
-        assert_eq!(lookup(&w, &l, true).unwrap().size, 2);
+        assert_eq!(lookup(&w, l.to_str().unwrap(), true).unwrap().size, 2);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -541,22 +539,22 @@ mod tests {
             check_interval: Duration::ZERO,
             ..Settings::default()
         });
-        assert!(lookup(&w, &f, true).is_ok());
+        assert!(lookup(&w, f.to_str().unwrap(), true).is_ok());
         assert!(w.stats.is_empty());
         let w = Watch::new(Settings {
             watch: false,
             check_interval: Duration::from_millis(50),
             ..Settings::default()
         });
-        assert_eq!(lookup(&w, &f, true).unwrap().size, 1);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), true).unwrap().size, 1);
         std::fs::write(&f, "22").unwrap();
         assert_eq!(
-            lookup(&w, &f, true).unwrap().size,
+            lookup(&w, f.to_str().unwrap(), true).unwrap().size,
             1,
             "trusted within the interval"
         );
         std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(lookup(&w, &f, true).unwrap().size, 2);
+        assert_eq!(lookup(&w, f.to_str().unwrap(), true).unwrap().size, 2);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -568,7 +566,7 @@ mod tests {
             ..Settings::default()
         });
         for i in 0..40 {
-            let _ = lookup(&w, &d.join(format!("n{i}")), false);
+            let _ = lookup(&w, d.join(format!("n{i}")).to_str().unwrap(), false);
         }
         assert!(w.stats.len() <= 8, "{}", w.stats.len());
         std::fs::remove_dir_all(&d).unwrap();

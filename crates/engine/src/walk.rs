@@ -14,7 +14,6 @@ use crate::modules::core::options::{OPT_SYM_LINKS, OPT_SYM_OWNER};
 use crate::site::Site;
 use crate::tree::{Level, LevelError};
 use crate::walk_memo;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Why a walk stopped the request.
@@ -94,7 +93,7 @@ fn walk(
 ) -> Result<Walked, WalkError> {
     let trailing_slash = filename.ends_with('/') && filename.len() > 1;
     let comps = components(filename);
-    let full = fs::stat(Path::new(filename)).ok();
+    let full = fs::stat(filename).ok();
     // One buffer for the walk: the directory reached so far (with its
     // trailing slash), extended by the next component to test it.
     let mut dir_path = String::with_capacity(filename.len() + 1);
@@ -156,7 +155,7 @@ fn walk(
             // second lookup of the same path (lstat, then stat again for a
             // symlink) would answer the same.
             Some(f) if follow_freely => Ok(f),
-            _ => fs::lstat(Path::new(candidate)),
+            _ => fs::lstat(candidate),
         };
         let info = match info {
             Ok(i) => i,
@@ -291,7 +290,7 @@ fn resolve_symlink(
     if opts & (OPT_SYM_LINKS | OPT_SYM_OWNER) == 0 {
         return Err(denied());
     }
-    let target = fs::stat(Path::new(path)).map_err(|_| denied())?;
+    let target = fs::stat(path).map_err(|_| denied())?;
     if opts & OPT_SYM_LINKS == 0 && target.uid != link.uid {
         return Err(denied());
     }

@@ -367,6 +367,8 @@ pub(crate) struct Conn<T> {
     pub(crate) keepalives: u32,
     /// Requests read so far.
     pub(crate) served: u64,
+    /// The timer of the connection's waits for input, and the instant it
+    /// is set for: never after the current wait's deadline (`read`).
     pub(crate) sleep: Pin<Box<Sleep>>,
     pub(crate) sleep_at: Option<Instant>,
     pub(crate) peer_closed: bool,
@@ -615,7 +617,7 @@ impl<T: Transport> Conn<T> {
                 return Next::Close;
             }
             let deadline = match &stage {
-                None => Instant::now() + idle_wait,
+                None => now + idle_wait,
                 Some(s) => s.next(self.settings.timeout),
             };
             match self.read(deadline, idle).await {
@@ -699,7 +701,12 @@ impl<T: Transport> Conn<T> {
                 // thread until the client sends something.
                 self.local.give_back(std::mem::take(&mut self.rbuf));
             }
-            if self.sleep_at != Some(deadline) {
+            // The timer moves only for a deadline earlier than it is set
+            // for. A later one (each keep-alive wait ends a little later
+            // than the last) is checked when the timer fires, which then
+            // moves to it: one timer update per timeout instead of one per
+            // request.
+            if self.sleep_at.is_none_or(|at| at > deadline) {
                 self.sleep.as_mut().reset(deadline);
                 self.sleep_at = Some(deadline);
             }
@@ -724,6 +731,10 @@ impl<T: Transport> Conn<T> {
             .await;
             match ready {
                 Event::Data(_) => continue,
+                Event::Timeout if Instant::now() < deadline => {
+                    self.sleep.as_mut().reset(deadline);
+                    self.sleep_at = Some(deadline);
+                }
                 other => return other,
             }
         }

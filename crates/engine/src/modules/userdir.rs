@@ -128,7 +128,7 @@ pub fn translate(ctx: &mut Ctx<'_>) -> Result<bool, Status> {
         let Some(filename) = filename else {
             continue;
         };
-        if last || crate::fs::stat(std::path::Path::new(&filename)).is_ok() {
+        if last || crate::fs::stat(&filename).is_ok() {
             ctx.filename = format!("{filename}{dname}");
             ctx.context_prefix = Some(format!("/~{user}"));
             ctx.context_document_root = Some(filename);

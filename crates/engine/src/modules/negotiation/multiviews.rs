@@ -246,7 +246,7 @@ fn read_types_multi<'a>(ctx: &mut Ctx<'a>, t: &Target) -> Result<Found<'a>, Stat
     // and fast redirects (a rewrite to a front page, a `FallbackResource`).
     let etag_bits = crate::modules::core::server_directives::ETagSet::effective(ctx.conf.core.etag);
     if etag_bits & crate::http::etag::ETAG_NONE == 0 {
-        if let Ok(d) = crate::fs::stat(&dir_path) {
+        if let Ok(d) = crate::fs::stat(&t.dir) {
             let own = crate::http::etag::vlist_tag(d.mtime_us, crate::engine::clock_us());
             // A list tag the request already carried (an internal redirect
             // from another MultiViews request) is folded into the new one,

@@ -11,7 +11,6 @@ use super::parse::{flag, Rule};
 use crate::http::Response;
 use crate::modules::core::options::{OPT_SYM_LINKS, OPT_SYM_OWNER};
 use crate::request::{Ctx, Status};
-use std::path::Path;
 use std::sync::Arc;
 
 /// Apache's `LimitRequestLine` default; twice it bounds a rewritten name.
@@ -447,7 +446,7 @@ fn prefix_stat(ctx: &Ctx<'_>, path: &str, lastsub: Option<&Rule>) -> bool {
         return false;
     }
     let statpath = format!("/{seg}");
-    if crate::fs::stat(Path::new(&statpath)).is_err() {
+    if crate::fs::stat(&statpath).is_err() {
         return false;
     }
     let Some(rule) = lastsub else {

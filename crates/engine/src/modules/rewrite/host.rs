@@ -173,13 +173,13 @@ impl Host for HostCtx<'_, '_> {
                 return Some(seen);
             }
         }
-        crate::fs::stat(Path::new(path)).ok()
+        crate::fs::stat(path).ok()
     }
     fn lstat(&mut self, path: &str) -> Option<crate::fs::FileInfo> {
         if path.is_empty() {
             return None;
         }
-        crate::fs::lstat(Path::new(path)).ok()
+        crate::fs::lstat(path).ok()
     }
     fn subreq_ok(&self) -> bool {
         !self.ctx.is_subreq || self.ctx.modules.rewrite.main_uri.as_deref() != Some(&self.ctx.uri)
@@ -216,7 +216,7 @@ impl Host for HostCtx<'_, '_> {
             Ok(()) => 200,
             Err(s) => s,
         };
-        let exists = crate::fs::stat(Path::new(&sub.filename)).is_ok();
+        let exists = crate::fs::stat(&sub.filename).is_ok();
         (status, exists)
     }
     fn lookahead(&mut self, path: &str, file: bool, var: &str) -> String {

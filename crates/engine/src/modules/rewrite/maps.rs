@@ -129,7 +129,7 @@ impl RewriteMap {
         match &self.kind {
             Kind::Int(f) => (Some(int_map(*f, key)), None),
             Kind::Txt { path, random } => {
-                let info = match crate::fs::stat(path) {
+                let info = match crate::fs::stat(&path.to_string_lossy()) {
                     Ok(i) => i,
                     Err(e) => {
                         return (
