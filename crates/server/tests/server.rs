@@ -548,41 +548,6 @@ fn timeouts() {
     server.wait().unwrap();
 }
 
-/// Each request moves the keep-alive deadline later; the connection's
-/// timer is moved only when it fires (`Conn::read`), so a connection must
-/// outlive the deadline of an earlier wait and still close at its own.
-#[test]
-fn a_later_keep_alive_wait_outlives_the_earlier_deadline() {
-    let mut opts = options();
-    opts.timeouts.keepalive = Duration::from_secs(2);
-    let (server, addr) = start(handler(), opts);
-    let mut s = TcpStream::connect(addr).unwrap();
-    let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-    s.write_all(req).unwrap();
-    let (r, closed) = read_all(&mut s, Q);
-    assert!(!closed && statuses(&r) == [200], "{r}");
-    // A second request 1.2 s in: its wait ends at about 3.2 s.
-    std::thread::sleep(Duration::from_millis(900));
-    s.write_all(req).unwrap();
-    assert!(!read_all(&mut s, Q).1);
-    // Past the first wait's end (2 s): the connection is still open.
-    std::thread::sleep(Duration::from_millis(900));
-    let third = Instant::now();
-    s.write_all(req).unwrap();
-    let (r, closed) = read_all(&mut s, Q);
-    assert!(!closed && statuses(&r) == [200], "{r}");
-    // And closes KeepAliveTimeout after the last answer.
-    let (r, closed) = read_all(&mut s, Duration::from_secs(4));
-    assert!(closed && r.is_empty(), "{r}");
-    let waited = third.elapsed();
-    assert!(
-        waited >= Duration::from_millis(1900) && waited < Duration::from_secs(5),
-        "{waited:?}"
-    );
-    server.shutdown();
-    server.wait().unwrap();
-}
-
 #[test]
 fn files() {
     let h = handler();

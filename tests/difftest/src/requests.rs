@@ -371,7 +371,9 @@ fn raw_block(lines: &[&str]) -> Result<Segments, String> {
             Gap::Answers
         },
     ));
-    segments.retain(|(s, gap)| !s.is_empty() || *gap == Gap::Shutdown);
+    // An empty segment stays where its gap does something of its own: a
+    // `<sleep>` right after a `<pause>` waits for the answers, then sleeps.
+    segments.retain(|(s, gap)| !s.is_empty() || matches!(gap, Gap::Shutdown | Gap::Sleep(_)));
     let (segments, gaps) = segments.into_iter().unzip();
     Ok((title.unwrap_or_else(|| "raw".into()), segments, gaps))
 }
@@ -608,6 +610,13 @@ mod tests {
         let r = parse("raw\nPOST / HTTP/1.1\n\n<sleep 250>\n0\n").unwrap();
         assert_eq!(r[0].gaps[0], Gap::Sleep(Duration::from_millis(250)));
         assert_eq!(r[0].segments[1], b"0\r\n");
+        // A sleep after a pause: the answers first, then the sleep.
+        let r = parse("raw\nGET / HTTP/1.1\n\n<pause>\n<sleep 250>\nGET / HTTP/1.1\n\n").unwrap();
+        assert_eq!(
+            r[0].gaps[..2],
+            [Gap::Answers, Gap::Sleep(Duration::from_millis(250))]
+        );
+        assert!(r[0].segments[1].is_empty());
     }
 
     #[test]
