@@ -428,8 +428,7 @@ impl Recording {
         let (kept, decision) = RECORDER.with(|r| {
             let r = r.borrow();
             match decision {
-                Decision::Respond(resp) if !r.volatile && keepable_response(&resp) => {
-                    let mut resp = resp;
+                Decision::Respond(mut resp) if !r.volatile && keepable_response(&resp) => {
                     resp.head_cache = Some(crate::http::HeadCache::default());
                     let response = Arc::new(resp);
                     let kept = Kept::Answer {

@@ -537,7 +537,7 @@ impl Ctx<'_> {
     pub fn document_root(&self) -> std::borrow::Cow<'_, str> {
         match &self.document_root {
             Some(root) => std::borrow::Cow::Borrowed(root.as_str()),
-            None => std::borrow::Cow::Borrowed(&self.site.document_root_text),
+            None => std::borrow::Cow::Borrowed(&self.site.document_root),
         }
     }
 

@@ -592,7 +592,7 @@ impl<'a> Ctx<'a> {
     /// The core's `translate_name`: the document root joined with the URI
     /// (the last of the hook, it always maps).
     fn core_translate(&mut self) -> Result<bool, Status> {
-        let root = self.site.document_root_text.trim_end_matches('/');
+        let root = self.site.document_root.trim_end_matches('/');
         if core_name_too_long(root, &self.uri) {
             let line = format!("AH00127: Cannot map {} to file", self.req.request_line);
             return Err(self.fail(403, "error", line));

@@ -19,10 +19,9 @@ pub struct Site {
     pub port: Option<u16>,
     pub aliases: Vec<String>,
     pub addrs: Vec<String>,
-    pub document_root: PathBuf,
-    /// `document_root` as text, as the request phases join it with a URI
-    /// (made once: it comes from the configuration's text).
-    pub document_root_text: String,
+    /// `DocumentRoot`, in the text form the request phases hold file
+    /// names in (they join it with the URI).
+    pub document_root: String,
     /// The server-level per-directory configuration.
     pub base: Arc<DirConf>,
     /// Non-regex `<Directory>` sections, sorted by depth (stable).
@@ -136,8 +135,7 @@ impl Site {
             .or_else(|| main.and_then(|m| m.document_root.clone()))
             .unwrap_or_else(|| PathBuf::from("/usr/local/apache2/htdocs"));
         Site {
-            document_root_text: document_root.to_string_lossy().into_owned(),
-            document_root,
+            document_root: document_root.to_string_lossy().into_owned(),
             server_name,
             port,
             aliases: conf.server_aliases.clone(),

@@ -96,7 +96,7 @@ fn check_docroot(
     let engine = Engine::new(&loaded, Arc::new(Quiet))?;
     let site = std::iter::once(&engine.main)
         .chain(engine.vhosts.iter())
-        .find(|s| s.document_root == root)
+        .find(|s| std::path::Path::new(&s.document_root) == root)
         .unwrap_or(&engine.main)
         .clone();
     let report = site_report(&site, &root);

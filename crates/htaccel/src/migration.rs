@@ -91,7 +91,7 @@ pub fn run(start: &Start, json: bool, out: &mut dyn std::io::Write) -> Result<bo
         text.push(format!("{line_file}:{line}: {name}: {}", row_summary(*row)));
     }
     for site in std::iter::once(&engine.main).chain(engine.vhosts.iter()) {
-        let root = &site.document_root;
+        let root = std::path::Path::new(&site.document_root);
         let report = if root.is_dir() {
             Some(check::site_report(site, root))
         } else {
@@ -172,7 +172,7 @@ fn site_entry(site: &Site, report: Option<&SiteReport>, verdict: &str) -> Value 
     json!({
         "server_name": site.server_name,
         "addresses": site.addrs,
-        "document_root": site.document_root.display().to_string(),
+        "document_root": site.document_root,
         "document_root_exists": report.is_some(),
         "access_files": files,
         "errors": report.map_or(0, SiteReport::failed),
